@@ -1,0 +1,1 @@
+"""Device drivers: turn bytes from a shoe or scanner into device events."""

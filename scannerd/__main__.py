@@ -1,0 +1,3 @@
+from scannerd.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""The drawing rules of punto banco, as pure functions of the cards on the layout.
+
+Kept apart from the validator's bookkeeping so the rule itself can be
+checked exhaustively (see ``tests/test_baccarat.py``).
+"""
+
+from __future__ import annotations
+
+from scannerd.cards import CARD_POINTS
+
+# Banker with a given total draws when the Player's third card has one of these values.
+_BANKER_DRAWS_ON: dict[int, frozenset[int]] = {
+    0: frozenset(range(10)),
+    1: frozenset(range(10)),
+    2: frozenset(range(10)),
+    3: frozenset({0, 1, 2, 3, 4, 5, 6, 7, 9}),
+    4: frozenset({2, 3, 4, 5, 6, 7}),
+    5: frozenset({4, 5, 6, 7}),
+    6: frozenset({6, 7}),
+    7: frozenset(),
+}
+
+
+def player_draws(player_total: int, banker_total: int) -> bool:
+    """Whether the Player takes a third card after the first four (no natural on either side)."""
+    if player_total >= 8 or banker_total >= 8:
+        return False
+    return player_total <= 5
+
+
+def banker_draws(banker_total: int, player_third: int | None, player_total: int = 0) -> bool:
+    """Whether the Banker takes a third card.
+
+    ``player_third`` is the point value of the Player's third card, or None when
+    the Player stood; ``player_total`` (two-card) only matters for naturals.
+    """
+    if banker_total >= 8 or player_total >= 8:
+        return False
+    if player_third is None:
+        return banker_total <= 5
+    return player_third in _BANKER_DRAWS_ON.get(banker_total, frozenset())
+
+
+_FIRST_FOUR = ("player1", "banker1", "player2", "banker2")
+
+
+def next_position(player: list[str], banker: list[str]) -> str | None:
+    """The position the next card from the shoe goes to, or None when the round is complete."""
+    dealt = len(player) + len(banker)
+    if dealt < 4:
+        return _FIRST_FOUR[dealt]
+    p = (CARD_POINTS[player[0]] + CARD_POINTS[player[1]]) % 10
+    b = (CARD_POINTS[banker[0]] + CARD_POINTS[banker[1]]) % 10
+    if len(player) == 2 and len(banker) == 2:
+        if player_draws(p, b):
+            return "player3"
+        return "banker3" if banker_draws(b, None, p) else None
+    if len(player) == 3 and len(banker) == 2:
+        return "banker3" if banker_draws(b, CARD_POINTS[player[2]], p) else None
+    return None

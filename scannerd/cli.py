@@ -1,0 +1,47 @@
+"""The ``scannerd`` command: one entry point, one module per subcommand.
+
+Each module in ``scannerd.commands`` offers ``add_arguments(parser)`` and
+``run(args) -> int``; listing it in ``COMMANDS`` is all it takes to appear.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from scannerd import __version__
+
+# subcommand name -> (module under scannerd.commands, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="scannerd",
+        description="Card-shoe scanner daemon for live baccarat tables.",
+    )
+    parser.add_argument("--version", action="version", version=f"scannerd {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        module = importlib.import_module(f"scannerd.commands.{module_name}")
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

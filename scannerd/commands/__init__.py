@@ -1,0 +1,1 @@
+"""Subcommands of the ``scannerd`` command line, one module each."""

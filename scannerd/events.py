@@ -1,0 +1,168 @@
+"""The validator's inputs and outputs.
+
+Inputs carry their own timestamp (``ts``, Unix seconds, UTC) so that the
+validator never reads a clock: a live table and a replay of its recording
+produce identical events. Outputs are the payloads published to the game
+server; their JSON form is the MQTT contract (``docs/mqtt.md``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# --------------------------------------------------------------------------
+# Inputs (plain frozen dataclasses: built once per card on the hot path)
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CardDrawn:
+    """A physical card left the shoe. ``card`` is None when it could not be read."""
+
+    ts: float
+    card: str | None
+    device_burn: bool = False  # the device itself marked the card as a burn
+
+
+@dataclass(frozen=True, slots=True)
+class CutCardSeen:
+    """The shoe reported the cut card."""
+
+    ts: float
+
+
+@dataclass(frozen=True, slots=True)
+class LinkChanged:
+    """The device link went down or came back."""
+
+    ts: float
+    up: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Time passed with nothing else happening; lets stalls be judged on event time."""
+
+    ts: float
+
+
+CommandName = Literal["new_shoe", "betting_open", "betting_close", "void_round", "ack_alert"]
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A game-server (or dealer-display) command."""
+
+    ts: float
+    name: CommandName
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+ValidatorInput = CardDrawn | CutCardSeen | LinkChanged | Tick | Command
+
+# --------------------------------------------------------------------------
+# Outputs (pydantic: they are the published contract)
+# --------------------------------------------------------------------------
+
+Position = Literal["player1", "banker1", "player2", "banker2", "player3", "banker3", "burn", "discard"]
+Severity = Literal["misdeal", "warning", "info"]
+Phase = Literal["betting", "dealing", "complete", "void"]
+Winner = Literal["player", "banker", "tie"]
+ShoeStatus = Literal["unknown", "burning", "dealing", "last_hand", "closed"]
+
+AlertCode = Literal[
+    "CARD_BEFORE_BETS_CLOSED",
+    "EXTRA_CARD",
+    "SHORT_DEAL",
+    "UNREADABLE_CARD",
+    "FOREIGN_CARD",
+    "DEVICE_DISCONNECTED",
+    "DEVICE_RECONNECTED",
+    "CARD_AFTER_SHOE_END",
+    "BURN_MISMATCH",
+    "ROUND_STALLED",
+    "CUT_CARD",
+]
+
+
+class EventBase(BaseModel):
+    """Fields every published event carries; ``seq`` is strictly increasing per table."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq: int = Field(ge=1)
+    ts: float = Field(description="Unix seconds (UTC) of the input that caused the event.")
+    table_id: str
+    shoe_id: str | None = None
+
+
+class CardEvent(EventBase):
+    """One physical card drawn, and where it went."""
+
+    kind: Literal["card"] = "card"
+    round_id: str | None = None
+    position: Position
+    card: str | None = Field(description="Card code such as 'AS', or null when unreadable.")
+    shoe_card_no: int | None = Field(
+        None, description="1-based count of cards drawn in this shoe; null while the shoe is unknown."
+    )
+
+
+class Hand(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    cards: list[str] = Field(default_factory=list)
+    total: int = 0
+
+
+class RoundEvent(EventBase):
+    """A round changed phase. Results are set once ``phase`` is ``complete``."""
+
+    kind: Literal["round"] = "round"
+    round_id: str
+    phase: Phase
+    hand_no: int = Field(description="1-based hand number within the shoe (or since start).")
+    last_hand: bool = False
+    player: Hand = Field(default_factory=Hand)
+    banker: Hand = Field(default_factory=Hand)
+    winner: Winner | None = None
+    natural: bool | None = None
+    player_pair: bool | None = None
+    banker_pair: bool | None = None
+    reason: str | None = Field(None, description="For void rounds: the alert code or OPERATOR_VOID.")
+    detail: str | None = Field(None, description="Free text given with an operator void.")
+
+
+class AlertEvent(EventBase):
+    """A misdeal or fault a dealer must see. Misdeals and warnings stay open until acknowledged."""
+
+    kind: Literal["alert"] = "alert"
+    alert_id: int
+    round_id: str | None = None
+    code: AlertCode
+    severity: Severity
+    message: str
+    card: str | None = None
+    acknowledged: bool = False
+
+
+class ShoeEvent(EventBase):
+    """The shoe's state: published when it changes phase and after every round."""
+
+    kind: Literal["shoe"] = "shoe"
+    status: ShoeStatus
+    decks: int
+    cards_dealt: int
+    cards_remaining: int | None
+    burn_required: int | None = Field(None, description="Cards to burn; null until known.")
+    burn_done: int = 0
+    cut_card_seen: bool = False
+    hands_dealt: int = 0
+    last_hand_no: int | None = None
+
+
+Event = CardEvent | RoundEvent | AlertEvent | ShoeEvent

@@ -1,0 +1,54 @@
+"""House settings: the policies a casino chooses for its baccarat tables.
+
+One model is shared by the config file, the recording header and the
+validator, so a replay runs under exactly the rules the table ran under.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+BurnPolicy = Literal["first-card-value", "none"] | Annotated[int, Field(ge=0, le=60)]
+
+
+class HouseRules(BaseModel):
+    """The house settings that change how a deal is judged."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    decks: int = Field(8, ge=1, le=12, description="Decks in a full shoe.")
+    round_control: Literal["server", "auto"] = Field(
+        "server",
+        description="'server': the game server opens and closes betting; "
+        "'auto': the first card drawn opens a round (no game server).",
+    )
+    burn: BurnPolicy = Field(
+        "first-card-value",
+        description="Cards burned at the start of a shoe: 'first-card-value' "
+        "(turn the first card, burn that many more; A=1, 10/J/Q/K=10), a fixed "
+        "number of cards, or 'none'.",
+    )
+    cut_card_remaining: int | None = Field(
+        None,
+        ge=0,
+        description="Virtual cut card this many cards from the back, for shoes "
+        "that cannot see the cut card; None to rely on the device.",
+    )
+    last_hand: Literal["finish", "one-more"] = Field(
+        "finish",
+        description="'finish': the hand in which the cut card appears is the last "
+        "(if it appears between hands, the next hand is); 'one-more': deal one more.",
+    )
+    stall_timeout_s: float = Field(
+        30.0, gt=0, description="Seconds without a card, while cards are due, before ROUND_STALLED."
+    )
+
+    def burn_fixed(self) -> int | None:
+        """The fixed burn count, or None when the count comes from the first card."""
+        if self.burn == "first-card-value":
+            return None
+        if self.burn == "none":
+            return 0
+        return int(self.burn)

@@ -1,0 +1,1 @@
+"""Stand-ins for the table's hardware and the game server, for tests and demos."""
