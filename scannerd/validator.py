@@ -1,0 +1,590 @@
+"""The deal validator: cards and game-server commands in, placements, results and alerts out.
+
+It is a state machine and nothing else: no clock (every input carries its
+timestamp), no I/O, no globals. The same inputs always give the same events,
+which is what makes a recorded session replay exactly and lets the daemon
+restore it from a snapshot after a crash.
+
+The rules it enforces are written down in ``docs/validator.md``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from scannerd.baccarat import next_position
+from scannerd.cards import BURN_COUNT, CARD_POINTS
+from scannerd.events import (
+    AlertEvent,
+    CardDrawn,
+    CardEvent,
+    Command,
+    CutCardSeen,
+    Event,
+    Hand,
+    LinkChanged,
+    RoundEvent,
+    ShoeEvent,
+    Tick,
+    ValidatorInput,
+)
+from scannerd.house import HouseRules
+
+
+class CommandRejected(Exception):
+    """A command that makes no sense in the current state; the state is left untouched."""
+
+
+@dataclass(slots=True)
+class ShoeState:
+    shoe_id: str
+    counts: dict[str, int]
+    burn_required: int | None  # burn cards in all, the turned card included; None until known
+    burning: bool
+    cards_dealt: int = 0
+    burn_done: int = 0
+    cut_card_seen: bool = False
+    hands_started: int = 0
+    last_hand_no: int | None = None
+    closed: bool = False
+
+
+@dataclass(slots=True)
+class RoundState:
+    round_id: str
+    hand_no: int
+    phase: str  # betting | dealing | complete | void
+    last_activity: float
+    last_hand: bool = False
+    stalled: bool = False
+    player: list[str] = field(default_factory=list)
+    banker: list[str] = field(default_factory=list)
+
+
+# Severity is part of each code's meaning, so it is fixed here rather than per call.
+_SEVERITY = {
+    "CARD_BEFORE_BETS_CLOSED": "misdeal",
+    "EXTRA_CARD": "misdeal",
+    "SHORT_DEAL": "misdeal",
+    "UNREADABLE_CARD": "misdeal",
+    "FOREIGN_CARD": "misdeal",
+    "CARD_AFTER_SHOE_END": "misdeal",
+    "BURN_MISMATCH": "warning",
+    "ROUND_STALLED": "warning",
+    "DEVICE_RECONNECTED": "info",
+    "CUT_CARD": "info",
+}
+
+_POSITION_WORDS = {
+    "player1": "PLAYER FIRST",
+    "banker1": "BANKER FIRST",
+    "player2": "PLAYER SECOND",
+    "banker2": "BANKER SECOND",
+    "player3": "PLAYER THIRD",
+    "banker3": "BANKER THIRD",
+}
+
+
+def _stamp(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y%m%d-%H%M%S")
+
+
+class Validator:
+    """Judges one table's deal as it happens."""
+
+    def __init__(self, table_id: str, rules: HouseRules | None = None) -> None:
+        self.table_id = table_id
+        self.rules = rules or HouseRules()
+        self.next_seq = 1
+        self.shoe: ShoeState | None = None
+        self.round: RoundState | None = None
+        self.clearing = False  # a round was voided: the dealer may still draw its cards
+        self.link_up = True
+        self.rounds_started = 0  # hand numbers while the shoe is unknown
+        self.open_alerts: dict[int, AlertEvent] = {}
+        self._out: list[Event] = []
+
+    # ------------------------------------------------------------------ input
+
+    def handle(self, inp: ValidatorInput) -> list[Event]:
+        """Apply one input; returns the events it caused, in publish order."""
+        self._out = out = []
+        self._check_stall(inp.ts)
+        if isinstance(inp, CardDrawn):
+            self._card(inp.ts, inp.card, inp.device_burn)
+        elif isinstance(inp, Command):
+            self._command(inp)
+        elif isinstance(inp, CutCardSeen):
+            self._cut_card(inp.ts)
+        elif isinstance(inp, LinkChanged):
+            self._link(inp)
+        elif not isinstance(inp, Tick):
+            raise TypeError(f"not a validator input: {inp!r}")
+        return out
+
+    def _command(self, cmd: Command) -> None:
+        handler = _COMMANDS.get(cmd.name)
+        if handler is None:
+            raise CommandRejected(f"unknown command {cmd.name!r}")
+        handler(self, cmd.ts, cmd.args)
+
+    # ------------------------------------------------------------------ cards
+
+    def _card(self, ts: float, card: str | None, device_burn: bool) -> None:
+        shoe, rnd = self.shoe, self.round
+        dealing = rnd is not None and rnd.phase == "dealing"
+        card_no = None
+        foreign = False
+        if shoe is not None:
+            shoe.cards_dealt += 1
+            card_no = shoe.cards_dealt
+            if card is not None:
+                seen = shoe.counts.get(card, 0) + 1
+                shoe.counts[card] = seen
+                foreign = seen > self.rules.decks
+            if shoe.closed:
+                self._card_event(ts, "discard", card, None, card_no)
+                self._alert(
+                    ts, "CARD_AFTER_SHOE_END", "Shoe finished: no more cards - start a new shoe", card
+                )
+                return
+
+        if dealing:
+            assert rnd is not None
+            if card is None:
+                self._card_event(ts, "discard", None, rnd.round_id, card_no)
+                self._alert(ts, "UNREADABLE_CARD", "Card not read - round void", None, rnd.round_id)
+                self._void(ts, "UNREADABLE_CARD")
+            elif foreign:
+                self._card_event(ts, "discard", card, rnd.round_id, card_no)
+                self._foreign(ts, card, rnd.round_id)
+                self._void(ts, "FOREIGN_CARD")
+            else:
+                self._deal(ts, rnd, card, card_no)
+        elif shoe is not None and shoe.burning:
+            self._burn(ts, shoe, card, card_no)
+            if foreign:
+                self._foreign(ts, card, None)
+        elif foreign:
+            self._card_event(ts, "discard", card, rnd.round_id if rnd else None, card_no)
+            self._foreign(ts, card, None)
+        elif device_burn:
+            self._card_event(ts, "burn", card, None, card_no)
+        elif rnd is not None and rnd.phase == "betting":
+            self._card_event(ts, "discard", card, rnd.round_id, card_no)
+            self._alert(
+                ts,
+                "CARD_BEFORE_BETS_CLOSED",
+                f"Card {card or '(unread)'} drawn before bets closed - set it aside, wait for NO MORE BETS",
+                card,
+                rnd.round_id,
+            )
+        elif self.rules.round_control == "auto":
+            rnd = self._open_round(ts, None, "dealing")
+            if card is None:
+                self._card_event(ts, "discard", None, rnd.round_id, card_no)
+                self._alert(ts, "UNREADABLE_CARD", "Card not read - round void", None, rnd.round_id)
+                self._void(ts, "UNREADABLE_CARD")
+            else:
+                self._deal(ts, rnd, card, card_no)
+        elif self.clearing:
+            self._card_event(ts, "discard", card, None, card_no)
+        else:
+            self._card_event(ts, "discard", card, None, card_no)
+            self._alert(
+                ts, "EXTRA_CARD", f"Extra card {card or '(unread)'}: no card is due - set it aside", card
+            )
+
+        if (
+            shoe is not None
+            and not shoe.cut_card_seen
+            and self.rules.cut_card_remaining is not None
+            and self._remaining(shoe) <= self.rules.cut_card_remaining
+        ):
+            self._cut_card(ts)
+
+    def _deal(self, ts: float, rnd: RoundState, card: str, card_no: int | None) -> None:
+        position = next_position(rnd.player, rnd.banker)
+        assert position is not None  # a dealing round always has a card due
+        (rnd.player if position[0] == "p" else rnd.banker).append(card)
+        rnd.last_activity = ts
+        self._card_event(ts, position, card, rnd.round_id, card_no)
+        if next_position(rnd.player, rnd.banker) is None:
+            self._finish(ts, rnd)
+
+    def _burn(self, ts: float, shoe: ShoeState, card: str | None, card_no: int | None) -> None:
+        self._card_event(ts, "burn", card, None, card_no)
+        if shoe.burn_done == 0 and shoe.burn_required is None and card is not None:
+            shoe.burn_required = 1 + BURN_COUNT[card[0]]
+        shoe.burn_done += 1
+        # An unreadable turned card leaves the count unknown: the burn then runs until betting closes.
+        if shoe.burn_required is not None and shoe.burn_done >= shoe.burn_required:
+            shoe.burning = False
+            self._shoe_event(ts)
+
+    def _foreign(self, ts: float, card: str, round_id: str | None) -> None:
+        self._alert(
+            ts,
+            "FOREIGN_CARD",
+            f"Foreign card {card}: more than {self.rules.decks} in this shoe - call the supervisor",
+            card,
+            round_id,
+        )
+
+    # ------------------------------------------------------------------ rounds
+
+    def _open_round(self, ts: float, round_id: str | None, phase: str) -> RoundState:
+        shoe = self.shoe
+        if shoe is not None:
+            shoe.hands_started += 1
+            hand_no = shoe.hands_started
+            round_id = round_id or f"{shoe.shoe_id}-{hand_no:03d}"
+        else:
+            self.rounds_started += 1
+            hand_no = self.rounds_started
+            round_id = round_id or f"{self.table_id}-R{hand_no}"
+        last = shoe is not None and shoe.last_hand_no == hand_no
+        self.round = rnd = RoundState(round_id, hand_no, phase, ts, last_hand=last)
+        self.clearing = False
+        self._round_event(ts, rnd)
+        return rnd
+
+    def _finish(self, ts: float, rnd: RoundState) -> None:
+        rnd.phase = "complete"
+        self._round_event(ts, rnd)
+        self._round_over(ts, rnd)
+
+    def _void(self, ts: float, reason: str, detail: str | None = None) -> None:
+        rnd = self.round
+        assert rnd is not None
+        rnd.phase = "void"
+        self._round_event(ts, rnd, reason, detail)
+        # In auto mode no betting_open ends the clearing, so cards go straight to the next round.
+        self.clearing = self.rules.round_control == "server"
+        self._round_over(ts, rnd)
+
+    def _round_over(self, ts: float, rnd: RoundState) -> None:
+        shoe = self.shoe
+        if shoe is None:
+            return
+        if rnd.last_hand:
+            shoe.closed = True
+        self._shoe_event(ts)
+
+    def _check_stall(self, ts: float) -> None:
+        rnd = self.round
+        if (
+            rnd is not None
+            and rnd.phase == "dealing"
+            and not rnd.stalled
+            and ts - rnd.last_activity >= self.rules.stall_timeout_s
+        ):
+            rnd.stalled = True
+            due = _POSITION_WORDS[next_position(rnd.player, rnd.banker) or "player1"]
+            self._alert(ts, "ROUND_STALLED", f"Round stalled: {due} card is due", None, rnd.round_id)
+
+    # ------------------------------------------------------------------ shoe and device
+
+    def _cut_card(self, ts: float) -> None:
+        shoe, rnd = self.shoe, self.round
+        if shoe is None:
+            self._alert(ts, "CUT_CARD", "Cut card out", None)
+            return
+        if shoe.cut_card_seen or shoe.closed:
+            return
+        shoe.cut_card_seen = True
+        in_hand = rnd is not None and rnd.phase in ("betting", "dealing")
+        this_hand = rnd.hand_no if in_hand and rnd is not None else shoe.hands_started + 1
+        last = this_hand + (1 if self.rules.last_hand == "one-more" else 0)
+        shoe.last_hand_no = last
+        if in_hand and rnd is not None and rnd.hand_no == last:
+            rnd.last_hand = True
+        if in_hand and last == this_hand:
+            text = "Cut card out: this hand is the last of the shoe"
+        elif last == shoe.hands_started + 1:
+            text = "Cut card out: the next hand is the last of the shoe"
+        else:
+            text = "Cut card out: two more hands, then the shoe ends"
+        self._alert(ts, "CUT_CARD", text, None, rnd.round_id if in_hand and rnd else None)
+        self._shoe_event(ts)
+
+    def _link(self, inp: LinkChanged) -> None:
+        if inp.up == self.link_up:
+            return
+        self.link_up = inp.up
+        if inp.up:
+            self._alert(inp.ts, "DEVICE_RECONNECTED", "Shoe reconnected", None)
+            return
+        rnd = self.round
+        if rnd is not None and rnd.phase == "dealing":
+            self._alert(
+                inp.ts, "DEVICE_DISCONNECTED", "Shoe disconnected - round void", None, rnd.round_id, "misdeal"
+            )
+            self._void(inp.ts, "DEVICE_DISCONNECTED")
+        else:
+            self._alert(
+                inp.ts, "DEVICE_DISCONNECTED", "Shoe disconnected - do not deal", None, None, "warning"
+            )
+
+    # ------------------------------------------------------------------ commands
+
+    def _new_shoe(self, ts: float, args: dict[str, Any]) -> None:
+        rnd = self.round
+        if rnd is not None and rnd.phase in ("betting", "dealing"):
+            raise CommandRejected(f"round {rnd.round_id} is still open: void it or finish it first")
+        shoe_id = _optional_id(args, "shoe_id") or f"S{_stamp(ts)}"
+        burn = self.rules.burn_fixed()
+        self.shoe = ShoeState(shoe_id, {}, burn, burning=burn != 0)
+        self.round = None
+        self.clearing = False
+        self._shoe_event(ts)
+
+    def _betting_open(self, ts: float, args: dict[str, Any]) -> None:
+        round_id = _optional_id(args, "round_id")
+        shoe, rnd = self.shoe, self.round
+        if shoe is not None and shoe.closed:
+            raise CommandRejected(f"shoe {shoe.shoe_id} is finished: start a new shoe")
+        if rnd is not None and rnd.phase == "betting":
+            raise CommandRejected(f"betting is already open for round {rnd.round_id}")
+        if rnd is not None and rnd.phase == "dealing" and rnd.last_hand:
+            raise CommandRejected(
+                f"round {rnd.round_id} is the last hand of the shoe and still has cards due: "
+                "void it, then start a new shoe"
+            )
+        if rnd is not None and rnd.phase == "dealing":
+            self._alert(
+                ts,
+                "SHORT_DEAL",
+                f"Round {rnd.round_id} short-dealt: cards were still due - round void",
+                None,
+                rnd.round_id,
+            )
+            self._void(ts, "SHORT_DEAL")
+        self._open_round(ts, round_id, "betting")
+
+    def _betting_close(self, ts: float, args: dict[str, Any]) -> None:
+        rnd, shoe = self.round, self.shoe
+        if rnd is None or rnd.phase != "betting":
+            raise CommandRejected("betting is not open")
+        if shoe is not None and shoe.burning:
+            required = "?" if shoe.burn_required is None else str(shoe.burn_required)
+            self._alert(
+                ts,
+                "BURN_MISMATCH",
+                f"Burn incomplete: {shoe.burn_done} of {required} cards burned",
+                None,
+                rnd.round_id,
+            )
+            shoe.burning = False
+            self._shoe_event(ts)
+        rnd.phase = "dealing"
+        rnd.last_activity = ts
+        self._round_event(ts, rnd)
+
+    def _void_round(self, ts: float, args: dict[str, Any]) -> None:
+        rnd = self.round
+        if rnd is None or rnd.phase not in ("betting", "dealing"):
+            raise CommandRejected("no open round to void")
+        reason = args.get("reason")
+        if reason is not None and not isinstance(reason, str):
+            raise CommandRejected("reason must be a string")
+        self._void(ts, "OPERATOR_VOID", reason)
+
+    def _ack_alert(self, ts: float, args: dict[str, Any]) -> None:
+        alert_id = args.get("alert_id")
+        if not isinstance(alert_id, int) or isinstance(alert_id, bool):
+            raise CommandRejected("alert_id must be an integer")
+        alert = self.open_alerts.pop(alert_id, None)
+        if alert is None:
+            raise CommandRejected(f"no open alert {alert_id}")
+        self._emit(alert.model_copy(update={"seq": self.next_seq, "ts": ts, "acknowledged": True}))
+
+    # ------------------------------------------------------------------ events
+
+    def _emit(self, event: Event) -> None:
+        self.next_seq += 1
+        self._out.append(event)
+
+    def _card_event(
+        self, ts: float, position: str, card: str | None, round_id: str | None, card_no: int | None
+    ) -> None:
+        shoe = self.shoe
+        self._emit(
+            CardEvent(
+                seq=self.next_seq,
+                ts=ts,
+                table_id=self.table_id,
+                shoe_id=shoe.shoe_id if shoe else None,
+                round_id=round_id,
+                position=position,  # type: ignore[arg-type]
+                card=card,
+                shoe_card_no=card_no,
+            )
+        )
+
+    def _alert(
+        self,
+        ts: float,
+        code: str,
+        message: str,
+        card: str | None,
+        round_id: str | None = None,
+        severity: str | None = None,
+    ) -> None:
+        shoe = self.shoe
+        alert = AlertEvent(
+            seq=self.next_seq,
+            ts=ts,
+            table_id=self.table_id,
+            shoe_id=shoe.shoe_id if shoe else None,
+            alert_id=self.next_seq,
+            round_id=round_id,
+            code=code,  # type: ignore[arg-type]
+            severity=severity or _SEVERITY[code],  # type: ignore[arg-type]
+            message=message,
+            card=card,
+        )
+        if alert.severity != "info":
+            self.open_alerts[alert.alert_id] = alert
+        self._emit(alert)
+
+    def _round_event(
+        self, ts: float, rnd: RoundState, reason: str | None = None, detail: str | None = None
+    ) -> None:
+        shoe = self.shoe
+        p_total = sum(CARD_POINTS[c] for c in rnd.player) % 10
+        b_total = sum(CARD_POINTS[c] for c in rnd.banker) % 10
+        results: dict[str, Any] = {}
+        if rnd.phase == "complete":
+            p, b = rnd.player, rnd.banker
+            results = {
+                "winner": "player" if p_total > b_total else "banker" if b_total > p_total else "tie",
+                "natural": len(p) == 2 and len(b) == 2 and (p_total >= 8 or b_total >= 8),
+                "player_pair": p[0][0] == p[1][0],
+                "banker_pair": b[0][0] == b[1][0],
+            }
+        self._emit(
+            RoundEvent(
+                seq=self.next_seq,
+                ts=ts,
+                table_id=self.table_id,
+                shoe_id=shoe.shoe_id if shoe else None,
+                round_id=rnd.round_id,
+                phase=rnd.phase,  # type: ignore[arg-type]
+                hand_no=rnd.hand_no,
+                last_hand=rnd.last_hand,
+                player=Hand(cards=list(rnd.player), total=p_total),
+                banker=Hand(cards=list(rnd.banker), total=b_total),
+                reason=reason,
+                detail=detail,
+                **results,
+            )
+        )
+
+    def _remaining(self, shoe: ShoeState) -> int:
+        return self.rules.decks * 52 - shoe.cards_dealt
+
+    def _shoe_view(self) -> dict[str, Any] | None:
+        shoe = self.shoe
+        if shoe is None:
+            return None
+        if shoe.closed:
+            status = "closed"
+        elif shoe.burning:
+            status = "burning"
+        elif shoe.last_hand_no is not None:
+            status = "last_hand"
+        else:
+            status = "dealing"
+        return {
+            "table_id": self.table_id,
+            "shoe_id": shoe.shoe_id,
+            "status": status,
+            "decks": self.rules.decks,
+            "cards_dealt": shoe.cards_dealt,
+            "cards_remaining": max(self._remaining(shoe), 0),
+            "burn_required": shoe.burn_required,
+            "burn_done": shoe.burn_done,
+            "cut_card_seen": shoe.cut_card_seen,
+            "hands_dealt": shoe.hands_started,
+            "last_hand_no": shoe.last_hand_no,
+        }
+
+    def _shoe_event(self, ts: float) -> None:
+        view = self._shoe_view()
+        assert view is not None
+        self._emit(ShoeEvent(seq=self.next_seq, ts=ts, **view))
+
+    # ------------------------------------------------------------------ state
+
+    def state(self) -> dict[str, Any]:
+        """What the game server's ``get_state`` sees: shoe, current round and open alerts."""
+        rnd = self.round
+        round_view = None
+        if rnd is not None:
+            due = next_position(rnd.player, rnd.banker) if rnd.phase == "dealing" else None
+            round_view = {
+                "round_id": rnd.round_id,
+                "phase": rnd.phase,
+                "hand_no": rnd.hand_no,
+                "last_hand": rnd.last_hand,
+                "player": {"cards": list(rnd.player), "total": sum(CARD_POINTS[c] for c in rnd.player) % 10},
+                "banker": {"cards": list(rnd.banker), "total": sum(CARD_POINTS[c] for c in rnd.banker) % 10},
+                "next_position": due,
+            }
+        return {
+            "table_id": self.table_id,
+            "link_up": self.link_up,
+            "shoe": self._shoe_view(),
+            "round": round_view,
+            "alerts": [a.model_dump(mode="json") for a in self.open_alerts.values()],
+        }
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole state as JSON-ready data; ``restore`` rebuilds an identical validator."""
+        return {
+            "version": 1,
+            "next_seq": self.next_seq,
+            "shoe": asdict(self.shoe) if self.shoe else None,
+            "round": asdict(self.round) if self.round else None,
+            "clearing": self.clearing,
+            "link_up": self.link_up,
+            "rounds_started": self.rounds_started,
+            "open_alerts": [a.model_dump(mode="json") for a in self.open_alerts.values()],
+        }
+
+    @classmethod
+    def restore(cls, table_id: str, rules: HouseRules | None, snap: dict[str, Any]) -> Validator:
+        if snap.get("version") != 1:
+            raise ValueError(f"unsupported validator snapshot version {snap.get('version')!r}")
+        v = cls(table_id, rules)
+        v.next_seq = int(snap["next_seq"])
+        v.shoe = ShoeState(**snap["shoe"]) if snap["shoe"] else None
+        v.round = RoundState(**snap["round"]) if snap["round"] else None
+        v.clearing = bool(snap["clearing"])
+        v.link_up = bool(snap["link_up"])
+        v.rounds_started = int(snap["rounds_started"])
+        for raw in snap["open_alerts"]:
+            alert = AlertEvent.model_validate(raw)
+            v.open_alerts[alert.alert_id] = alert
+        return v
+
+
+def _optional_id(args: dict[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or len(value) > 64:
+        raise CommandRejected(f"{key} must be a non-empty string of at most 64 characters")
+    return value
+
+
+_COMMANDS = {
+    "new_shoe": Validator._new_shoe,
+    "betting_open": Validator._betting_open,
+    "betting_close": Validator._betting_close,
+    "void_round": Validator._void_round,
+    "ack_alert": Validator._ack_alert,
+}

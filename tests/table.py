@@ -1,0 +1,62 @@
+"""A scripted table for validator tests: feeds inputs at rising timestamps, keeps every event."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scannerd.events import CardDrawn, Command, CutCardSeen, Event, LinkChanged, Tick
+from scannerd.house import HouseRules
+from scannerd.validator import Validator
+
+
+class Table:
+    def __init__(self, **rules: Any) -> None:
+        self.v = Validator("T1", HouseRules(**rules))
+        self.ts = 1_700_000_000.0
+        self.events: list[Event] = []
+
+    def _feed(self, inp) -> list[Event]:
+        out = self.v.handle(inp)
+        self.events.extend(out)
+        return out
+
+    def step(self, seconds: float = 1.0) -> float:
+        self.ts += seconds
+        return self.ts
+
+    def card(self, card: str | None, *, burn: bool = False, after: float = 1.0) -> list[Event]:
+        return self._feed(CardDrawn(self.step(after), card, burn))
+
+    def cards(self, *codes: str | None) -> list[Event]:
+        return [e for c in codes for e in self.card(c)]
+
+    def cmd(self, name: str, **args: Any) -> list[Event]:
+        return self._feed(Command(self.step(), name, args))  # type: ignore[arg-type]
+
+    def cut(self) -> list[Event]:
+        return self._feed(CutCardSeen(self.step()))
+
+    def link(self, up: bool) -> list[Event]:
+        return self._feed(LinkChanged(self.step(), up))
+
+    def tick(self, after: float) -> list[Event]:
+        return self._feed(Tick(self.step(after)))
+
+    def round(self, *codes: str, round_id: str | None = None) -> list[Event]:
+        """Open betting, close it and deal ``codes``."""
+        out = self.cmd("betting_open", **({"round_id": round_id} if round_id else {}))
+        out += self.cmd("betting_close")
+        return out + self.cards(*codes)
+
+    # ---- views
+    def alerts(self, events: list[Event] | None = None) -> list[str]:
+        return [e.code for e in (self.events if events is None else events) if e.kind == "alert"]
+
+    def positions(self, events: list[Event]) -> list[str]:
+        return [e.position for e in events if e.kind == "card"]
+
+    def rounds(self, events: list[Event] | None = None) -> list[Any]:
+        return [e for e in (self.events if events is None else events) if e.kind == "round"]
+
+    def last_round(self) -> Any:
+        return self.rounds()[-1]

@@ -1,0 +1,408 @@
+"""One test per misdeal code and house policy, with their edges (issue: the deal validator)."""
+
+import pytest
+
+from scannerd.validator import CommandRejected, Validator
+from tests.table import Table
+
+# Player 9H 9C = 8 (natural) vs Banker 2S 3D = 5: four cards, player wins.
+NATURAL_ROUND = ("9H", "2S", "9C", "3D")
+# Player 2+3=5 draws; Banker K+4=4 draws on a player third of 2 (table row 4: 2-7).
+SIX_CARD_ROUND = ("2H", "KS", "3C", "4D", "2C", "5S")
+
+
+def test_a_natural_round_completes_with_results():
+    t = Table(burn="none")
+    t.cmd("new_shoe", shoe_id="S1")
+    out = t.round(*NATURAL_ROUND, round_id="R1")
+    assert t.positions(out) == ["player1", "banker1", "player2", "banker2"]
+    done = t.last_round()
+    assert (done.phase, done.round_id, done.shoe_id) == ("complete", "R1", "S1")
+    assert done.player.cards == ["9H", "9C"] and done.player.total == 8
+    assert done.banker.total == 5
+    assert (done.winner, done.natural, done.player_pair, done.banker_pair) == ("player", True, True, False)
+    assert t.alerts() == []
+
+
+def test_third_cards_go_where_the_rules_send_them():
+    t = Table(burn="none")
+    t.cmd("new_shoe")
+    out = t.round(*SIX_CARD_ROUND)
+    assert t.positions(out)[-2:] == ["player3", "banker3"]
+    done = t.last_round()
+    assert done.player.total == 7 and done.banker.total == 9
+    assert (done.winner, done.natural) == ("banker", False)
+
+
+def test_tie():
+    t = Table(burn="none")
+    t.round("7H", "7S", "KH", "QS")
+    assert t.last_round().winner == "tie"
+
+
+def test_seq_is_strictly_increasing_and_every_event_names_the_table():
+    t = Table()
+    t.cmd("new_shoe")
+    t.cards("3S", "4S", "5S", "6S")
+    t.round(*SIX_CARD_ROUND)
+    t.card("AH")
+    seqs = [e.seq for e in t.events]
+    assert seqs == list(range(1, len(seqs) + 1))
+    assert {e.table_id for e in t.events} == {"T1"}
+
+
+# ----------------------------------------------------------------- misdeal codes
+
+
+def test_card_before_bets_closed_is_discarded_and_round_carries_on():
+    t = Table(burn="none")
+    t.cmd("betting_open", round_id="R1")
+    out = t.card("AS")
+    assert t.positions(out) == ["discard"] and t.alerts(out) == ["CARD_BEFORE_BETS_CLOSED"]
+    alert = next(e for e in out if e.kind == "alert")
+    assert alert.severity == "misdeal" and alert.round_id == "R1" and alert.card == "AS"
+    t.cmd("betting_close")
+    t.cards(*NATURAL_ROUND)
+    assert t.last_round().phase == "complete"
+
+
+def test_extra_card_after_a_complete_round_one_alert_per_card_results_stand():
+    t = Table(burn="none")
+    t.round(*NATURAL_ROUND)
+    out = t.cards("5H", "6H")
+    assert t.positions(out) == ["discard", "discard"]
+    assert t.alerts(out) == ["EXTRA_CARD", "EXTRA_CARD"]
+    assert [r.phase for r in t.rounds()] == ["betting", "dealing", "complete"]
+
+
+def test_short_deal_voids_the_round_and_the_new_round_opens():
+    t = Table(burn="none")
+    t.round("9H", "2S", "9C", round_id="R1")
+    out = t.cmd("betting_open", round_id="R2")
+    assert t.alerts(out) == ["SHORT_DEAL"]
+    void, opened = t.rounds(out)
+    assert (void.round_id, void.phase, void.reason) == ("R1", "void", "SHORT_DEAL")
+    assert (opened.round_id, opened.phase) == ("R2", "betting")
+
+
+def test_unreadable_card_in_a_dealing_round_voids_it():
+    t = Table(burn="none")
+    t.round("9H", "2S", round_id="R1")
+    out = t.card(None)
+    assert t.positions(out) == ["discard"] and t.alerts(out) == ["UNREADABLE_CARD"]
+    assert (t.last_round().phase, t.last_round().reason) == ("void", "UNREADABLE_CARD")
+
+
+def test_cards_after_a_void_are_discarded_silently_until_betting_opens():
+    t = Table(burn="none")
+    t.round("9H", "2S")
+    t.card(None)
+    out = t.cards("9C", "3D")
+    assert t.positions(out) == ["discard", "discard"] and t.alerts(out) == []
+    t.cmd("betting_open")
+    assert t.alerts(t.card("4C")) == ["CARD_BEFORE_BETS_CLOSED"]
+
+
+def test_foreign_card_is_the_ninth_copy_and_voids_the_dealing_round():
+    t = Table(burn="none", decks=1)
+    t.cmd("new_shoe")
+    t.round(*NATURAL_ROUND)
+    t.round("AS", "2S")
+    out = t.card("9H")  # the second 9H in a one-deck shoe
+    assert t.alerts(out) == ["FOREIGN_CARD"] and t.positions(out) == ["discard"]
+    assert (t.last_round().phase, t.last_round().reason) == ("void", "FOREIGN_CARD")
+
+
+def test_eight_copies_are_fine_the_ninth_is_foreign_even_between_rounds():
+    t = Table(burn="none")
+    t.cmd("new_shoe")
+    for _ in range(8):
+        t.cmd("betting_open")
+        t.cmd("betting_close")
+        t.cards("AS", "KH", "9D", "QH")  # player 0 banker 0 -> both draw: dealt below
+        t.cards("KS", "KD")
+    assert t.alerts() == []
+    assert t.alerts(t.card("AS")) == ["FOREIGN_CARD"]
+
+
+def test_foreign_card_is_not_judged_before_a_shoe_is_known():
+    t = Table(burn="none", decks=1)
+    for _ in range(3):
+        t.round("AS", "AH", "KS", "KH", "KD", "QD")
+    assert "FOREIGN_CARD" not in t.alerts()
+
+
+def test_disconnect_with_cards_due_is_a_misdeal_that_voids_the_round():
+    t = Table(burn="none")
+    t.round("9H", "2S")
+    out = t.link(False)
+    alert = next(e for e in out if e.kind == "alert")
+    assert (alert.code, alert.severity) == ("DEVICE_DISCONNECTED", "misdeal")
+    assert t.last_round().reason == "DEVICE_DISCONNECTED"
+    assert t.alerts(t.link(True)) == ["DEVICE_RECONNECTED"]
+
+
+def test_disconnect_between_rounds_is_a_warning_and_repeats_are_ignored():
+    t = Table(burn="none")
+    out = t.link(False)
+    assert [(e.code, e.severity) for e in out] == [("DEVICE_DISCONNECTED", "warning")]
+    assert t.link(False) == []
+
+
+def test_card_after_shoe_end():
+    t = Table(burn="none")
+    t.cmd("new_shoe")
+    t.cmd("betting_open")
+    t.cut()
+    t.cmd("betting_close")
+    t.cards(*NATURAL_ROUND)
+    assert t.v.state()["shoe"]["status"] == "closed"
+    out = t.card("5C")
+    assert t.alerts(out) == ["CARD_AFTER_SHOE_END"] and t.positions(out) == ["discard"]
+    with pytest.raises(CommandRejected, match="finished"):
+        t.cmd("betting_open")
+
+
+def test_burn_mismatch_when_betting_closes_mid_burn():
+    t = Table(burn=3)
+    t.cmd("new_shoe")
+    t.cards("AS", "2S")
+    t.cmd("betting_open")
+    out = t.cmd("betting_close")
+    assert [(e.code, e.severity) for e in out if e.kind == "alert"] == [("BURN_MISMATCH", "warning")]
+    assert t.positions(t.card("9H")) == ["player1"]
+
+
+def test_round_stalled_once_judged_on_event_time():
+    t = Table(burn="none", stall_timeout_s=30)
+    t.round("9H", "2S")
+    assert t.tick(after=29) == []
+    out = t.tick(after=2)
+    assert [(e.code, e.severity) for e in out] == [("ROUND_STALLED", "warning")]
+    assert "PLAYER SECOND" in out[0].message
+    assert t.tick(after=60) == []
+
+
+def test_no_stall_when_no_card_is_due():
+    t = Table(burn="none", stall_timeout_s=30)
+    t.round(*NATURAL_ROUND)
+    assert t.tick(after=300) == []
+
+
+# ----------------------------------------------------------------- burn policy
+
+
+def test_first_card_value_burns_that_many_more():
+    t = Table()  # burn defaults to first-card-value
+    t.cmd("new_shoe")
+    out = t.cards("4H", "2C", "3C", "4C", "5C")
+    assert t.positions(out) == ["burn"] * 5
+    assert t.v.state()["shoe"]["status"] == "dealing"
+    assert t.alerts(t.card("9H")) == ["EXTRA_CARD"]
+
+
+@pytest.mark.parametrize(("first", "burned"), [("AS", 2), ("9S", 10), ("TS", 11), ("KD", 11)])
+def test_first_card_value_counts_ace_one_and_tens_ten(first, burned):
+    t = Table()
+    t.cmd("new_shoe")
+    t.cards(first, *["2H"] * (burned - 1))
+    assert t.v.state()["shoe"]["burn_done"] == burned
+    assert t.v.state()["shoe"]["status"] == "dealing"
+
+
+def test_burn_cards_during_betting_are_burns_not_early_cards():
+    t = Table(burn=2)
+    t.cmd("new_shoe")
+    t.cmd("betting_open")
+    out = t.cards("5H", "6H")
+    assert t.positions(out) == ["burn", "burn"] and t.alerts() == []
+
+
+def test_unreadable_turned_card_burns_until_betting_closes():
+    t = Table()
+    t.cmd("new_shoe")
+    out = t.cards(None, "2H", "3H", "4H", "5H", "6H", "7H", "8H", "9H", "TH", "JH", "QH")
+    assert set(t.positions(out)) == {"burn"}
+    t.cmd("betting_open")
+    t.cmd("betting_close")
+    assert t.alerts() == ["BURN_MISMATCH"]
+
+
+def test_fixed_and_no_burn():
+    t = Table(burn=1)
+    t.cmd("new_shoe")
+    assert t.positions(t.card("KH")) == ["burn"]
+    t2 = Table(burn="none")
+    t2.cmd("new_shoe")
+    assert t2.alerts(t2.card("KH")) == ["EXTRA_CARD"]
+
+
+def test_no_burn_before_a_shoe_is_known():
+    t = Table()
+    assert t.alerts(t.card("KH")) == ["EXTRA_CARD"]
+
+
+def test_device_marked_burn_outside_a_round_is_a_burn():
+    t = Table(burn="none")
+    out = t.card("KH", burn=True)
+    assert t.positions(out) == ["burn"] and t.alerts() == []
+
+
+# ----------------------------------------------------------------- cut card and last hand
+
+
+def test_cut_card_mid_hand_makes_it_the_last_hand():
+    t = Table(burn="none")
+    t.cmd("new_shoe")
+    t.round("9H", "2S")
+    out = t.cut()
+    assert t.alerts(out) == ["CUT_CARD"] and "this hand is the last" in out[0].message
+    assert out[0].severity == "info"
+    t.cards("9C", "3D")
+    assert t.v.state()["shoe"]["status"] == "closed"
+
+
+def test_cut_card_between_hands_makes_the_next_hand_last():
+    t = Table(burn="none")
+    t.cmd("new_shoe")
+    t.round(*NATURAL_ROUND)
+    assert "next hand is the last" in t.cut()[0].message
+    t.round(*NATURAL_ROUND)
+    assert t.last_round().last_hand
+    assert t.v.state()["shoe"]["status"] == "closed"
+
+
+def test_one_more_deals_another_hand_after_the_cut_card_hand():
+    t = Table(burn="none", last_hand="one-more")
+    t.cmd("new_shoe")
+    t.round("9H", "2S")
+    t.cut()
+    t.cards("9C", "3D")
+    assert t.v.state()["shoe"]["status"] == "last_hand"
+    t.round(*NATURAL_ROUND)
+    assert t.v.state()["shoe"]["status"] == "closed"
+
+
+def test_virtual_cut_card_counts_from_the_back():
+    t = Table(burn="none", decks=1, cut_card_remaining=48)
+    t.cmd("new_shoe")
+    out = t.round(*NATURAL_ROUND)  # 52 - 4 = 48 left: the cut card is next
+    assert t.alerts(out) == ["CUT_CARD"]
+    assert "next hand is the last" in next(e for e in out if e.kind == "alert").message
+    t.round(*NATURAL_ROUND)
+    assert t.v.state()["shoe"]["status"] == "closed"
+
+
+def test_voiding_the_last_hand_also_ends_the_shoe():
+    t = Table(burn="none")
+    t.cmd("new_shoe")
+    t.cmd("betting_open")
+    t.cut()
+    t.cmd("void_round", reason="dealer error")
+    assert t.last_round().reason == "OPERATOR_VOID" and t.last_round().detail == "dealer error"
+    assert t.v.state()["shoe"]["status"] == "closed"
+
+
+def test_short_dealing_the_last_hand_is_refused_with_a_clear_reason():
+    t = Table(burn="none")
+    t.cmd("new_shoe")
+    t.round("9H", "2S")
+    t.cut()
+    with pytest.raises(CommandRejected, match="last hand"):
+        t.cmd("betting_open")
+
+
+# ----------------------------------------------------------------- round control
+
+
+def test_auto_mode_opens_a_round_on_the_first_card():
+    t = Table(burn="none", round_control="auto")
+    t.cards(*NATURAL_ROUND, *SIX_CARD_ROUND)
+    assert [r.phase for r in t.rounds()] == ["dealing", "complete", "dealing", "complete"]
+    assert t.alerts() == []
+
+
+def test_auto_mode_after_a_void_the_next_card_starts_a_round():
+    t = Table(burn="none", round_control="auto")
+    t.cards("9H", "2S", None)
+    out = t.cards(*NATURAL_ROUND)
+    assert t.positions(out) == ["player1", "banker1", "player2", "banker2"]
+
+
+# ----------------------------------------------------------------- commands
+
+
+@pytest.mark.parametrize(
+    ("setup", "name", "args", "message"),
+    [
+        ((), "betting_close", {}, "not open"),
+        (("betting_open",), "betting_open", {}, "already open"),
+        ((), "void_round", {}, "no open round"),
+        (("betting_open",), "new_shoe", {}, "still open"),
+        ((), "ack_alert", {"alert_id": 99}, "no open alert"),
+        ((), "ack_alert", {"alert_id": "1"}, "integer"),
+        ((), "betting_open", {"round_id": 7}, "round_id"),
+        ((), "new_shoe", {"shoe_id": ""}, "shoe_id"),
+        ((), "shuffle", {}, "unknown command"),
+    ],
+)
+def test_commands_that_make_no_sense_are_rejected_and_change_nothing(setup, name, args, message):
+    t = Table()
+    for s in setup:
+        t.cmd(s)
+    before = t.v.snapshot()
+    with pytest.raises(CommandRejected, match=message):
+        t.cmd(name, **args)
+    assert t.v.snapshot() == before
+
+
+def test_operator_void():
+    t = Table(burn="none")
+    t.round("9H", round_id="R9")
+    out = t.cmd("void_round")
+    assert t.rounds(out)[0].reason == "OPERATOR_VOID" and t.alerts(out) == []
+
+
+def test_ack_alert_closes_it_and_publishes_the_acknowledgement():
+    t = Table(burn="none")
+    alert = t.card("AS")[-1]
+    assert [a["alert_id"] for a in t.v.state()["alerts"]] == [alert.alert_id]
+    out = t.cmd("ack_alert", alert_id=alert.alert_id)
+    assert out[0].acknowledged and out[0].alert_id == alert.alert_id and out[0].seq > alert.seq
+    assert t.v.state()["alerts"] == []
+
+
+def test_info_alerts_do_not_wait_for_acknowledgement():
+    t = Table(burn="none")
+    t.cmd("new_shoe")
+    t.cut()
+    assert t.v.state()["alerts"] == []
+
+
+def test_generated_ids_are_stable_functions_of_the_input():
+    t = Table(burn="none")
+    t.cmd("new_shoe")
+    t.cmd("betting_open")
+    shoe_id = t.v.state()["shoe"]["shoe_id"]
+    assert shoe_id.startswith("S2023")
+    assert t.v.state()["round"]["round_id"] == f"{shoe_id}-001"
+
+
+# ----------------------------------------------------------------- snapshot
+
+
+def test_snapshot_restore_continues_identically_mid_round():
+    a = Table(burn=2, cut_card_remaining=400)
+    a.cmd("new_shoe")
+    a.cards("AS", "2S")
+    a.round("9H", "2S", "9C")  # banker's second card still due
+    a.card("AH")  # an open alert to carry over
+    b = Table(burn=2, cut_card_remaining=400)
+    b.v = Validator.restore("T1", a.v.rules, a.v.snapshot())
+    b.ts = a.ts
+    for t in (a, b):
+        t.events = []
+        t.cards("3D")
+        t.round(*SIX_CARD_ROUND)
+    assert [e.model_dump() for e in a.events] == [e.model_dump() for e in b.events]
+    assert a.v.snapshot() == b.v.snapshot()
