@@ -6,19 +6,7 @@ from itertools import product
 import pytest
 
 from scannerd.baccarat import next_position
-
-# Banker's third-card table from shared/notes/rules.md: one row per Banker two-card
-# total, one column per value (0-9) of the Player's third card. D = draws, S = stands.
-BANKER_TABLE = {
-    0: "DDDDDDDDDD",
-    1: "DDDDDDDDDD",
-    2: "DDDDDDDDDD",
-    3: "DDDDDDDDSD",
-    4: "SSDDDDDDSS",
-    5: "SSSSDDDDSS",
-    6: "SSSSSSDDSS",
-    7: "SSSSSSSSSS",
-}
+from tests.reference_rules import expected_draws
 
 # A card of each point value, to build layouts from values.
 CARD_OF = {0: "KS", 1: "AS", 2: "2S", 3: "3S", 4: "4S", 5: "5S", 6: "6S", 7: "7S", 8: "8S", 9: "9S"}
@@ -28,15 +16,6 @@ def two_cards(total: int) -> list[str]:
     """Two cards making ``total``, chosen so the test covers many ways to reach it."""
     first = (total + 3) % 10
     return [CARD_OF[first], CARD_OF[(total - first) % 10]]
-
-
-def expected_draws(p: int, b: int, third: int) -> tuple[bool, bool]:
-    """(player draws, banker draws) straight from the written rules."""
-    if p >= 8 or b >= 8:
-        return False, False
-    if p >= 6:
-        return False, b <= 5
-    return True, BANKER_TABLE[b][third] == "D"
 
 
 @pytest.mark.parametrize(("p", "b", "third"), list(product(range(10), range(10), range(10))))

@@ -1,0 +1,117 @@
+"""Property tests: correct deals raise nothing; no input stream can break the validator."""
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scannerd.cards import ALL_CARDS
+from scannerd.events import CardDrawn, Command, CutCardSeen, LinkChanged, Tick
+from scannerd.house import HouseRules
+from scannerd.validator import CommandRejected
+from tests.reference_rules import VALUE, deal_round
+from tests.table import Table
+
+
+def deal_full_shoe(t: Table, rng: random.Random, decks: int) -> int:
+    """Shuffle, burn by the first card, deal rounds until the shoe closes; returns rounds dealt."""
+    shoe = [c for c in ALL_CARDS for _ in range(decks)]
+    rng.shuffle(shoe)
+    it = iter(shoe)
+    t.cmd("new_shoe")
+    first = next(it)
+    t.card(first)
+    burn = VALUE[first[0]] or 10
+    for _ in range(burn):
+        t.card(next(it))
+    rounds = 0
+    while t.v.state()["shoe"]["status"] != "closed":
+        t.cmd("betting_open")
+        t.cmd("betting_close")
+        player, banker = deal_round(lambda: next(it))
+        # The validator sees the cards in the order they came out of the shoe.
+        order = [player[0], banker[0], player[1], banker[1], *player[2:], *banker[2:]]
+        t.cards(*order)
+        done = t.last_round()
+        assert (done.phase, done.player.cards, done.banker.cards) == ("complete", player, banker)
+        rounds += 1
+    return rounds
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), cut=st.integers(6, 120))
+def test_any_shuffled_shoe_dealt_correctly_gives_no_alert_but_the_cut_card(seed, cut):
+    t = Table(cut_card_remaining=cut)
+    rounds = deal_full_shoe(t, random.Random(seed), 8)
+    assert t.alerts() == ["CUT_CARD"]
+    assert rounds > 50
+
+
+def test_several_shoes_in_a_row_stay_clean():
+    t = Table(cut_card_remaining=14)
+    rng = random.Random(7)
+    for _ in range(3):
+        deal_full_shoe(t, rng, 8)
+    assert t.alerts() == ["CUT_CARD"] * 3
+
+
+cards = st.sampled_from([*ALL_CARDS, None])
+ts_steps = st.floats(0, 100, allow_nan=False)
+inputs = st.one_of(
+    st.tuples(st.just("card"), cards, st.booleans()),
+    st.tuples(st.just("cut")),
+    st.tuples(st.just("link"), st.booleans()),
+    st.tuples(st.just("tick")),
+    st.tuples(
+        st.just("cmd"),
+        st.sampled_from(["new_shoe", "betting_open", "betting_close", "void_round", "ack_alert", "bogus"]),
+        st.dictionaries(
+            st.sampled_from(["round_id", "shoe_id", "reason", "alert_id", "x"]),
+            st.one_of(st.none(), st.integers(-2, 40), st.text(max_size=70), st.booleans(), st.floats()),
+            max_size=3,
+        ),
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rules=st.builds(
+        HouseRules,
+        decks=st.integers(1, 2),
+        round_control=st.sampled_from(["server", "auto"]),
+        burn=st.sampled_from(["first-card-value", "none", 0, 3]),
+        cut_card_remaining=st.one_of(st.none(), st.integers(0, 60)),
+        last_hand=st.sampled_from(["finish", "one-more"]),
+        stall_timeout_s=st.floats(1, 60),
+    ),
+    stream=st.lists(st.tuples(ts_steps, inputs), max_size=150),
+)
+def test_no_input_stream_raises_anything_but_a_rejected_command(rules, stream):
+    t = Table()
+    t.v.rules = rules
+    ts = 1_700_000_000.0
+    last_seq = 0
+    for step, inp in stream:
+        ts += step
+        kind = inp[0]
+        if kind == "card":
+            item = CardDrawn(ts, inp[1], inp[2])
+        elif kind == "cut":
+            item = CutCardSeen(ts)
+        elif kind == "link":
+            item = LinkChanged(ts, inp[1])
+        elif kind == "tick":
+            item = Tick(ts)
+        else:
+            item = Command(ts, inp[1], inp[2])
+        try:
+            out = t.v.handle(item)
+        except CommandRejected:
+            assert kind == "cmd"
+            continue
+        for e in out:
+            assert e.seq == last_seq + 1
+            last_seq = e.seq
+        if kind == "card":
+            assert sum(e.kind == "card" for e in out) == 1  # every physical card: exactly one card event
