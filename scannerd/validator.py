@@ -111,11 +111,14 @@ class Validator:
     def handle(self, inp: ValidatorInput) -> list[Event]:
         """Apply one input; returns the events it caused, in publish order."""
         self._out = out = []
+        if isinstance(inp, Command):
+            # No stall check here: a rejected command must leave the state untouched,
+            # and no command leaves a round overdue (the next card or tick judges that).
+            self._command(inp)
+            return out
         self._check_stall(inp.ts)
         if isinstance(inp, CardDrawn):
             self._card(inp.ts, inp.card, inp.device_burn)
-        elif isinstance(inp, Command):
-            self._command(inp)
         elif isinstance(inp, CutCardSeen):
             self._cut_card(inp.ts)
         elif isinstance(inp, LinkChanged):

@@ -406,3 +406,14 @@ def test_snapshot_restore_continues_identically_mid_round():
         t.round(*SIX_CARD_ROUND)
     assert [e.model_dump() for e in a.events] == [e.model_dump() for e in b.events]
     assert a.v.snapshot() == b.v.snapshot()
+
+
+def test_a_rejected_command_never_swallows_a_due_stall_alert():
+    t = Table(burn="none", stall_timeout_s=5)
+    t.round("9H", "2S")
+    last_seq = t.events[-1].seq
+    t.step(10)
+    with pytest.raises(CommandRejected):
+        t.cmd("betting_close")
+    out = t.tick(after=0)
+    assert [(e.code, e.seq) for e in out] == [("ROUND_STALLED", last_seq + 1)]
