@@ -1,0 +1,20 @@
+"""``framed`` over a serial port: our shoe firmware on RS-232 or a USB CDC-ACM port."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from drivers.base import UsbId
+from drivers.framed_host import FramedHostDriver
+from drivers.serial_transport import SerialDriver
+
+# The framed shoe enumerates as a CDC-ACM serial port under the pid.codes open-hardware vendor id.
+FRAMED_SHOE_CDC = UsbId(0x1209, 0x5C5D, "scannerd framed shoe (CDC-ACM serial)")
+
+
+class FramedDriver(FramedHostDriver, SerialDriver):
+    """The shoe firmware we control: acknowledged, deduplicated, with alert LED and buzzer."""
+
+    name = "framed"
+    usb_ids = (FRAMED_SHOE_CDC,)
+    default_baudrate: ClassVar[int] = 115200
