@@ -23,7 +23,6 @@ from scannerd.events import (
     Command,
     CutCardSeen,
     Event,
-    Hand,
     LinkChanged,
     RoundEvent,
     ShoeEvent,
@@ -478,8 +477,8 @@ class Validator:
                 phase=rnd.phase,  # type: ignore[arg-type]
                 hand_no=rnd.hand_no,
                 last_hand=rnd.last_hand,
-                player=Hand(cards=list(rnd.player), total=p_total),
-                banker=Hand(cards=list(rnd.banker), total=b_total),
+                player={"cards": rnd.player, "total": p_total},
+                banker={"cards": rnd.banker, "total": b_total},
                 reason=reason,
                 detail=detail,
                 **results,

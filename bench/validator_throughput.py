@@ -1,0 +1,96 @@
+"""Validator throughput: cards per second on one core, events built and serialised as sent.
+
+Prints one JSON object. The baseline in the same run is the cheapest thing a
+bridge could do per card (build a dict, ``json.dumps`` it), so the ratio says
+what judging the deal costs on top of merely forwarding the scan, whatever
+the machine's speed today.
+
+    python bench/validator_throughput.py [--shoes N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+
+from scannerd.cards import ALL_CARDS
+from scannerd.events import CardDrawn, Command
+from scannerd.house import HouseRules
+from scannerd.validator import Validator
+
+
+def shoe_inputs(rng: random.Random, start: float) -> list:
+    """One 8-deck shoe as the daemon would feed it: commands around each round's cards."""
+    cards = [c for c in ALL_CARDS for _ in range(8)]
+    rng.shuffle(cards)
+    v = Validator("bench", HouseRules(burn="none", cut_card_remaining=14))
+    ts = start
+    out: list = [Command(ts, "new_shoe", {})]
+    v.handle(out[0])
+    it = iter(cards)
+    while v.state()["shoe"]["status"] != "closed":
+        for name in ("betting_open", "betting_close"):
+            ts += 1
+            out.append(Command(ts, name, {}))
+            v.handle(out[-1])
+        while v.round is not None and v.round.phase == "dealing":
+            ts += 1
+            out.append(CardDrawn(ts, next(it)))
+            v.handle(out[-1])
+    return out
+
+
+def run_validator(inputs: list) -> tuple[float, int]:
+    v = Validator("bench", HouseRules(burn="none", cut_card_remaining=14))
+    n = 0
+    t0 = time.perf_counter()
+    for inp in inputs:
+        for event in v.handle(inp):
+            event.model_dump_json()
+        n += isinstance(inp, CardDrawn)
+    return time.perf_counter() - t0, n
+
+
+def run_baseline(inputs: list) -> tuple[float, int]:
+    n = 0
+    t0 = time.perf_counter()
+    for seq, inp in enumerate(inputs):
+        if isinstance(inp, CardDrawn):
+            json.dumps({"seq": seq, "ts": inp.ts, "table_id": "bench", "card": inp.card})
+            n += 1
+    return time.perf_counter() - t0, n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shoes", type=int, default=20)
+    args = parser.parse_args()
+    rng = random.Random(1)
+    inputs: list = []
+    for i in range(args.shoes):
+        inputs += shoe_inputs(rng, 1_700_000_000.0 + i * 10_000)
+    # Best of three for each, interleaved, so both see the same machine.
+    val, base = [], []
+    for _ in range(3):
+        val.append(run_validator(inputs))
+        base.append(run_baseline(inputs))
+    v_s, cards = min(val)
+    b_s, _ = min(base)
+    print(
+        json.dumps(
+            {
+                "benchmark": "validator_throughput",
+                "cards": cards,
+                "validator_cards_per_s": round(cards / v_s),
+                "baseline_cards_per_s": round(cards / b_s),
+                "ratio_to_baseline": round(v_s / b_s, 2),
+                "goal_cards_per_s": 200_000,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
