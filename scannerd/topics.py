@@ -1,0 +1,95 @@
+"""Topic names and delivery options: the one place that maps an event to MQTT.
+
+Every topic of a table lives under ``{prefix}/{table_id}``, so one ACL
+pattern per table can confine it (``systemd/mosquitto-acl.example``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from scannerd.events import Event
+
+EVENT_KINDS = ("card", "round", "alert", "shoe")
+RETAINED_KINDS = frozenset({"shoe"})
+"""Event kinds that describe a current state, so a late subscriber needs the last one."""
+
+STATE_TOPICS = ("status", "device", "health")
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One event ready for the wire; what the outbox stores."""
+
+    seq: int
+    topic: str
+    payload: bytes
+    qos: int = 1
+    retain: bool = False
+
+
+def encode(model: BaseModel) -> bytes:
+    """JSON exactly as the published schema describes it (``model_dump(mode="json")``)."""
+    return json.dumps(model.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False).encode()
+
+
+class Topics:
+    """The topic tree of one table."""
+
+    def __init__(self, prefix: str, table_id: str) -> None:
+        if not table_id or any(c in table_id for c in "/+#\0"):
+            raise ValueError(f"table id {table_id!r} cannot be a topic level")
+        self.table_id = table_id
+        self.base = f"{prefix}/{table_id}"
+
+    def of(self, name: str) -> str:
+        """A topic directly under the table: an event kind or a state topic."""
+        return f"{self.base}/{name}"
+
+    @property
+    def status(self) -> str:
+        return self.of("status")
+
+    @property
+    def device(self) -> str:
+        return self.of("device")
+
+    @property
+    def health(self) -> str:
+        return self.of("health")
+
+    @property
+    def requests(self) -> str:
+        """Subscription filter for every request to this table."""
+        return f"{self.base}/request/+"
+
+    def request(self, command: str) -> str:
+        return f"{self.base}/request/{command}"
+
+    def response(self, command: str) -> str:
+        return f"{self.base}/response/{command}"
+
+    def command_of(self, request_topic: str) -> str | None:
+        """The command named by a request topic, or None when the topic is not one of ours."""
+        head = f"{self.base}/request/"
+        if not request_topic.startswith(head):
+            return None
+        return request_topic[len(head) :]
+
+    def message(self, event: Event) -> Message:
+        if event.table_id != self.table_id:
+            raise ValueError(f"event of table {event.table_id!r} cannot go to table {self.table_id!r}")
+        return Message(
+            seq=event.seq,
+            topic=self.of(event.kind),
+            payload=encode(event),
+            qos=1,
+            retain=event.kind in RETAINED_KINDS,
+        )
+
+    def messages(self, events: Iterable[Event]) -> list[Message]:
+        return [self.message(e) for e in events]

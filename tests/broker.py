@@ -1,0 +1,264 @@
+"""A real Mosquitto for the tests, and a game-server client that records what arrives.
+
+Each broker gets its own directory, config and free port; ``stop``/``start``
+keep the port so a client's reconnect finds the broker again. The TLS
+variant makes a throwaway CA with server and client certificates (openssl
+CLI) and requires a client certificate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+START_TIMEOUT_S = 10.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, what: str = "condition") -> None:
+    """Poll ``predicate`` until true; the timeout only bounds a hang, it asserts nothing about speed."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.02)
+
+
+# --------------------------------------------------------------------------- TLS material
+
+
+@dataclass(frozen=True)
+class Tls:
+    dir: Path
+    ca: Path
+    server_cert: Path
+    server_key: Path
+
+    def client(self, name: str) -> tuple[Path, Path]:
+        """Certificate and key for a client whose certificate CN is ``name``."""
+        return self.dir / f"{name}.crt", self.dir / f"{name}.key"
+
+
+def _openssl(*args: str | Path, cwd: Path) -> None:
+    subprocess.run(["openssl", *map(str, args)], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+def _issue(d: Path, ca: str, name: str, cn: str, ext: str | None = None) -> None:
+    _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", f"{name}.key", cwd=d)
+    _openssl("req", "-new", "-key", f"{name}.key", "-subj", f"/CN={cn}", "-out", f"{name}.csr", cwd=d)
+    args: list[str | Path] = ["x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key"]
+    args += ["-CAcreateserial", "-days", "2", "-out", f"{name}.crt"]
+    if ext:
+        (d / f"{name}.ext").write_text(ext)
+        args += ["-extfile", f"{name}.ext"]
+    _openssl(*args, cwd=d)
+
+
+def _self_signed(d: Path, name: str, cn: str) -> None:
+    _openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", f"{name}.key", cwd=d)
+    _openssl(
+        "req",
+        "-x509",
+        "-new",
+        "-key",
+        f"{name}.key",
+        "-subj",
+        f"/CN={cn}",
+        "-days",
+        "2",
+        "-out",
+        f"{name}.crt",
+        cwd=d,
+    )
+
+
+def make_tls(d: Path, clients: tuple[str, ...] = ("T1",)) -> Tls:
+    """A CA, a server certificate for localhost/127.0.0.1, client certificates, and one from a stranger CA."""
+    d.mkdir(parents=True, exist_ok=True)
+    _self_signed(d, "ca", "scannerd test CA")
+    _issue(d, "ca", "server", "localhost", "subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    for name in clients:
+        _issue(d, "ca", name, name)
+    _self_signed(d, "stranger-ca", "some other CA")
+    _issue(d, "stranger-ca", "stranger", "stranger")
+    return Tls(d, d / "ca.crt", d / "server.crt", d / "server.key")
+
+
+# --------------------------------------------------------------------------- the broker
+
+
+@dataclass
+class Broker:
+    """One Mosquitto process; ``extra`` is appended to the listener's config."""
+
+    dir: Path
+    tls: Tls | None = None
+    persistence: bool = False
+    extra: str = "allow_anonymous true\n"
+    host: str = "127.0.0.1"
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def log(self) -> str:
+        path = self.dir / "mosquitto.log"
+        return path.read_text(errors="replace") if path.exists() else ""
+
+    def _config(self) -> str:
+        lines = [
+            "user root" if os.geteuid() == 0 else "",
+            "per_listener_settings false",
+            f"persistence {'true' if self.persistence else 'false'}",
+            f"persistence_location {self.dir}/",
+            "log_dest stderr",
+            "log_type all",
+            f"listener {self.port} {self.host}",
+        ]
+        if self.tls:
+            lines += [
+                f"cafile {self.tls.ca}",
+                f"certfile {self.tls.server_cert}",
+                f"keyfile {self.tls.server_key}",
+                "require_certificate true",
+            ]
+        return "\n".join(lines) + "\n" + self.extra
+
+    def start(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        conf = self.dir / "mosquitto.conf"
+        conf.write_text(self._config())
+        logf = (self.dir / "mosquitto.log").open("ab")
+        self.proc = subprocess.Popen([MOSQUITTO, "-c", str(conf)], stdout=logf, stderr=logf)
+        logf.close()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"mosquitto exited with {self.proc.returncode}:\n{self.log[-3000:]}")
+            try:
+                socket.create_connection((self.host, self.port), timeout=0.5).close()
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(
+                        f"mosquitto did not listen on {self.port}:\n{self.log[-3000:]}"
+                    ) from None
+                time.sleep(0.02)
+
+    def stop(self) -> None:
+        """A clean shutdown (SIGTERM): with persistence on, sessions and queued messages are saved."""
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+        self.proc = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+
+# --------------------------------------------------------------------------- a game-server client
+
+
+class GameServer:
+    """A consumer: subscribes, records every message, can send requests.
+
+    ``client_id`` gives it a persistent session, so messages published while
+    it is away (broker restart) are queued for it by the broker.
+    """
+
+    def __init__(
+        self,
+        broker: Broker,
+        topics: list[str],
+        *,
+        client_id: str = "",
+        tls_client: str | None = None,
+        username: str | None = None,
+        password: str | None = None,
+        protocol: int = mqtt.MQTTv311,
+    ) -> None:
+        self.received: list[mqtt.MQTTMessage] = []
+        self._cond = threading.Condition()
+        self._topics = topics
+        self._subscribed = threading.Event()
+        self.client = mqtt.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=client_id,
+            clean_session=None if protocol == mqtt.MQTTv5 else not client_id,
+            protocol=protocol,
+        )
+        if broker.tls:
+            cert, key = broker.tls.client(tls_client) if tls_client else (None, None)
+            self.client.tls_set(
+                ca_certs=str(broker.tls.ca), certfile=cert and str(cert), keyfile=key and str(key)
+            )
+        if username:
+            self.client.username_pw_set(username, password)
+        self.client.on_connect = self._on_connect
+        self.client.on_subscribe = lambda *a: self._subscribed.set()
+        self.client.on_message = self._on_message
+        self.client.reconnect_delay_set(1, 1)
+        self.client.connect_async(broker.host, broker.port, 30)
+        self.client.loop_start()
+        if not self._subscribed.wait(START_TIMEOUT_S):
+            self.close()
+            raise AssertionError("game server could not subscribe")
+
+    def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, rc: Any, _props: Any) -> None:
+        if not rc.is_failure:
+            client.subscribe([(t, 1) for t in self._topics])
+
+    def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        with self._cond:
+            self.received.append(msg)
+            self._cond.notify_all()
+
+    def messages(self, suffix: str = "") -> list[mqtt.MQTTMessage]:
+        with self._cond:
+            return [m for m in self.received if m.topic.endswith(suffix)]
+
+    def payloads(self, suffix: str = "") -> list[dict[str, Any]]:
+        return [json.loads(m.payload) for m in self.messages(suffix)]
+
+    def wait_for(self, predicate: Callable[[list[mqtt.MQTTMessage]], bool], timeout: float = 20.0) -> None:
+        with self._cond:
+            if not self._cond.wait_for(lambda: predicate(self.received), timeout):
+                raise AssertionError(
+                    f"timed out; got {[(m.topic, m.payload[:80]) for m in self.received[-10:]]}"
+                )
+
+    def request(self, topic: str, payload: bytes | str | dict[str, Any], retain: bool = False) -> None:
+        data = json.dumps(payload) if isinstance(payload, dict) else payload
+        self.client.publish(topic, data, qos=1, retain=retain).wait_for_publish(START_TIMEOUT_S)
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()

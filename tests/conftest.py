@@ -1,0 +1,33 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.broker import Broker
+
+
+@pytest.fixture
+def make_broker(tmp_path: Path) -> Iterator[Callable[..., Broker]]:
+    """Start Mosquitto brokers (``Broker`` keyword arguments: tls, persistence, extra); all stopped after."""
+    brokers: list[Broker] = []
+
+    def make(**kwargs: Any) -> Broker:
+        broker = Broker(tmp_path / f"broker{len(brokers)}", **kwargs)
+        broker.start()
+        brokers.append(broker)
+        return broker
+
+    yield make
+    for broker in brokers:
+        broker.stop()
+
+
+@pytest.fixture
+def mosquitto(make_broker: Callable[..., Broker]) -> Broker:
+    """A plain Mosquitto on a free port: anonymous, no persistence."""
+    return make_broker()
