@@ -13,7 +13,10 @@ import sys
 from scannerd import __version__
 
 # subcommand name -> (module under scannerd.commands, one-line help)
-COMMANDS: dict[str, tuple[str, str]] = {}
+COMMANDS: dict[str, tuple[str, str]] = {
+    "run": ("run", "run the daemon for one table (as systemd does)"),
+    "check-config": ("check_config", "validate a config file without starting"),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,59 @@
+"""``scannerd run``: the daemon, as systemd (or a terminal) runs it.
+
+Order matters: the config first (a bad one exits 2 before anything starts, so
+systemd does not restart into the same error), then logging (which needs the
+table id), then the daemon inside the service shell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import structlog
+
+from scannerd import __version__, logs
+from scannerd.config import ConfigError, add_config_argument, load_config
+from scannerd.sdnotify import Notifier
+from scannerd.service import EXIT_FAILURE, Service
+
+EXIT_CONFIG = 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_config_argument(parser)
+    parser.add_argument(
+        "--log-level",
+        choices=["debug", "info", "warning", "error"],
+        help="overrides [log] level from the config",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_CONFIG
+    output = logs.configure(config.log, config.table_id, args.log_level)
+    log = structlog.get_logger("scannerd")
+    log.info(
+        "starting",
+        version=__version__,
+        config=str(args.config),
+        driver=config.device.driver,
+        port=config.device.port,
+    )
+
+    from scannerd.daemon import Daemon  # the heavy imports (drivers, MQTT, web) only once config is good
+
+    notifier = Notifier()
+    try:
+        daemon = Daemon(config)
+    except Exception:
+        log.exception("daemon could not be built")
+        return EXIT_FAILURE
+    try:
+        return Service(daemon, notifier, reopen_logs=output.reopen).run()
+    finally:
+        notifier.close()

@@ -1,0 +1,314 @@
+"""The daemon's configuration: one TOML file, any key overridable from the environment.
+
+Everything a table PC can be told lives in :class:`Config`, so that ``scannerd
+check-config`` judges a file exactly as ``scannerd run`` would. Unknown keys are
+errors: a typo in a casino's config must not silently fall back to a default.
+
+Precedence, highest first: ``SCANNERD_*`` environment variables (``__`` between
+nesting levels, e.g. ``SCANNERD_MQTT__HOST``), then the TOML file, then defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    SettingsError,
+    TomlConfigSettingsSource,
+)
+
+from drivers.base import DriverInitError
+from drivers.registry import driver_names
+from drivers.serial_transport import UsbPortMatch
+from scannerd.house import HouseRules
+from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+
+DEFAULT_PATH = Path("/etc/scannerd/scannerd.toml")
+ENV_PREFIX = "SCANNERD_"
+
+# A table id becomes an MQTT topic level, a file name and a log field: keep it plain.
+_TABLE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DeviceSettings(_Section):
+    """Which shoe or scanner to read, and how to reach it."""
+
+    driver: str = Field(description="beetek, linecode, framed, usb-hid, usb-framed, or a plugin's name.")
+    port: str = Field(
+        description="A device path (/dev/shoe-1), a pyserial URL (socket://host:port, rfc2217://...) "
+        "or a USB selector usb:VID:PID[:SERIAL] (hex ids)."
+    )
+    baudrate: int | None = Field(None, gt=0, description="Serial speed; None for the driver's default.")
+    options: dict[str, str | int | float | bool] = Field(
+        default_factory=dict, description="Driver-specific settings, passed to the driver as given."
+    )
+
+    @field_validator("driver")
+    @classmethod
+    def _known_driver(cls, driver: str) -> str:
+        known = driver_names()
+        if driver not in known:
+            raise ValueError(f"unknown driver {driver!r}; known: {', '.join(known)}")
+        return driver
+
+    @field_validator("port")
+    @classmethod
+    def _port_shape(cls, port: str) -> str:
+        if port.startswith("usb:"):
+            try:
+                UsbPortMatch.parse(port)
+            except DriverInitError as exc:
+                raise ValueError(str(exc)) from None
+        elif not (port.startswith("/") or _URL.match(port)):
+            raise ValueError(
+                "expected a device path (/dev/...), a pyserial URL (scheme://...) or usb:VID:PID[:SERIAL]"
+            )
+        return port
+
+
+class RecordSettings(_Section):
+    """Recording of raw device traffic for replay (docs/recording.md)."""
+
+    dir: Path | None = Field(None, description="Directory for recordings; None to record nothing.")
+    rotate: Literal["shoe", "day"] = Field("shoe", description="Start a new file per shoe or per day.")
+    compress: bool = Field(True, description="Gzip finished recordings.")
+
+
+class DisplaySettings(_Section):
+    """The dealer display web page."""
+
+    enabled: bool = True
+    listen: str = Field("127.0.0.1:8080", description="HOST:PORT, or [IPv6]:PORT; port 0 picks a free one.")
+
+    @field_validator("listen")
+    @classmethod
+    def _listen_shape(cls, listen: str) -> str:
+        _split_listen(listen)
+        return listen
+
+    @property
+    def host(self) -> str:
+        return _split_listen(self.listen)[0]
+
+    @property
+    def port(self) -> int:
+        return _split_listen(self.listen)[1]
+
+
+def _split_listen(listen: str) -> tuple[str, int]:
+    host, sep, port = listen.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError("expected HOST:PORT (or [IPv6]:PORT) with a port from 0 to 65535")
+    return host, int(port)
+
+
+class LogSettings(_Section):
+    """Where log lines go and how they look."""
+
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["auto", "console", "json"] = Field(
+        "auto", description="'auto': readable on a terminal, JSON lines otherwise (journald, files)."
+    )
+    file: Path | None = Field(None, description="Append to this file instead of stderr; SIGHUP reopens it.")
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _lower(cls, level: object) -> object:
+        return level.lower() if isinstance(level, str) else level
+
+
+class Config(BaseSettings):
+    """The whole configuration of one table's daemon."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter="__",
+        extra="forbid",
+        frozen=True,
+    )
+
+    table_id: str = Field(pattern=_TABLE_ID, description="This table's id: topic level, log field.")
+    device: DeviceSettings
+    rules: HouseRules = Field(default_factory=HouseRules)
+    mqtt: MqttSettings = Field(default_factory=MqttSettings)
+    outbox: OutboxSettings = Field(default_factory=OutboxSettings)
+    record: RecordSettings = Field(default_factory=RecordSettings)
+    display: DisplaySettings = Field(default_factory=DisplaySettings)
+    log: LogSettings = Field(default_factory=LogSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # No .env or secrets-dir lookups: what configures a table is the file and the environment.
+        return (init_settings, env_settings)
+
+
+class ConfigError(Exception):
+    """A configuration that cannot be used; ``str()`` is the one line to show the operator."""
+
+
+def load_config(path: Path | str = DEFAULT_PATH) -> Config:
+    """Read ``path`` and apply the process's ``SCANNERD_*`` environment overrides.
+
+    Raises :class:`ConfigError` with a single line naming the key and the problem.
+    """
+    path = Path(path)
+    try:
+        with path.open("rb") as f:
+            tomllib.load(f)  # fail here, naming the file, rather than deep inside the settings source
+    except OSError as exc:
+        raise ConfigError(f"config error: {path}: {exc.strerror or exc}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(_one_line(f"config error: {path}: {exc}")) from None
+    overrides = _env_overrides()
+    for name, key in overrides.items():
+        if key.split(".")[0] not in Config.model_fields:
+            raise ConfigError(f"config error: {name}: unknown key {key!r} in the environment")
+    try:
+        sources = (EnvSettingsSource(Config), TomlConfigSettingsSource(Config, toml_file=path))
+        return Config(_build_sources=(sources, {}))
+    except ValidationError as exc:
+        raise ConfigError(_one_line("config error: " + describe(exc, overrides))) from None
+    except SettingsError as exc:
+        # Raised when a whole section set from the environment is not JSON.
+        field = re.search(r'field "(\w+)"', str(exc))
+        if field:
+            raise ConfigError(
+                f"config error: {ENV_PREFIX}{field[1].upper()}: a section set from the environment must be "
+                f"a JSON object (or set its keys one by one: {ENV_PREFIX}{field[1].upper()}__KEY)"
+            ) from None
+        raise ConfigError(_one_line(f"config error: {exc}")) from None
+
+
+def _env_overrides() -> dict[str, str]:
+    """``SCANNERD_*`` variable name -> the dotted key it sets (``SCANNERD_MQTT__HOST`` -> ``mqtt.host``)."""
+    return {
+        name: name[len(ENV_PREFIX) :].lower().replace("__", ".")
+        for name in os.environ
+        if name.upper().startswith(ENV_PREFIX)
+    }
+
+
+def describe(exc: ValidationError, overrides: Mapping[str, str] | None = None) -> str:
+    """All problems of a validation error on one line, each as ``dotted.key: message``.
+
+    A key set from the environment says so, since the file then looks innocent.
+    """
+    origin = {key: name for name, key in (overrides or {}).items()}
+    problems: dict[str, list[str]] = {}
+    for error in exc.errors(include_url=False, include_input=False):
+        key = _key_path(error["loc"])
+        message = _MESSAGES.get(error["type"], error["msg"]).removeprefix("Value error, ")
+        messages = problems.setdefault(key, [])
+        if message not in messages:
+            messages.append(message)
+    return "; ".join(
+        f"{key}: {' or '.join(messages)}{_from_env(key, origin)}" if key else " or ".join(messages)
+        for key, messages in problems.items()
+    )
+
+
+def _from_env(key: str, origin: Mapping[str, str]) -> str:
+    """`` (from SCANNERD_X)`` when ``key`` or a section above it came from the environment."""
+    parts = key.split(".")
+    for depth in range(len(parts), 0, -1):
+        name = origin.get(".".join(parts[:depth]))
+        if name:
+            return f" (from {name})"
+    return ""
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+_MESSAGES = {"extra_forbidden": "unknown key", "missing": "required key is missing"}
+
+
+def _key_path(loc: tuple[int | str, ...]) -> str:
+    """The config key a pydantic error location points at, without union-member tags.
+
+    For ``burn = "x"`` pydantic reports ``rules.burn.literal['first-card-value','none']``
+    and ``rules.burn.int``; the operator's key is ``rules.burn``.
+    """
+    node: Any = Config
+    parts: list[str] = []
+    for part in loc:
+        if node is dict:
+            parts.append(str(part))
+            break
+        fields = getattr(node, "model_fields", None)
+        if fields is None:
+            break  # below a plain field: what follows names union members, not keys
+        parts.append(str(part))
+        if part not in fields:
+            break  # an unknown key
+        node = _section_type(fields[part].annotation)
+    return ".".join(parts)
+
+
+def _section_type(annotation: Any) -> Any:
+    """The model (or ``dict``) a field holds, looking through ``X | None``; None for plain values."""
+    candidates = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+    for candidate in candidates:
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+        if candidate is dict or get_origin(candidate) is dict:
+            return dict
+    return None
+
+
+MASK = "**********"
+_SECRET_NAME = re.compile(r"password|passwd|secret|token|credential", re.IGNORECASE)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a key names a secret value (a ``*_file``/``*_path``/``*_dir`` only names where one is)."""
+    return bool(_SECRET_NAME.search(name)) and not name.endswith(("_file", "_path", "_dir"))
+
+
+def redact(data: Any) -> Any:
+    """``data`` with every secret-named value masked, at any depth; used for display and logs."""
+    if isinstance(data, Mapping):
+        return {k: MASK if is_secret_name(str(k)) and v else redact(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [redact(v) for v in data]
+    if type(data) is tuple:
+        return tuple(redact(v) for v in data)
+    return data
+
+
+def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--config FILE`` option, the same for every command that reads the config."""
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=DEFAULT_PATH,
+        metavar="FILE",
+        help=f"config file (default {DEFAULT_PATH}); SCANNERD_* environment variables override its keys",
+    )

@@ -1,0 +1,265 @@
+"""The config file, its environment overrides, and what a bad one looks like to an operator."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from scannerd.config import Config, ConfigError, load_config, redact
+
+REPO = Path(__file__).resolve().parents[1]
+EXAMPLE = REPO / "systemd" / "scannerd.toml.example"
+
+MINIMAL = """\
+table_id = "T-1"
+[device]
+driver = "beetek"
+port = "/dev/shoe-1"
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "scannerd.toml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+@pytest.fixture(autouse=True)
+def _no_scannerd_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.upper().startswith("SCANNERD_"):
+            monkeypatch.delenv(name)
+
+
+def scannerd(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.upper().startswith("SCANNERD_")}
+    return subprocess.run(
+        [sys.executable, "-m", "scannerd", *args],
+        capture_output=True,
+        text=True,
+        env={**clean, **(env or {})},
+        timeout=60,
+    )
+
+
+# ---------------------------------------------------------------- loading
+
+
+def test_minimal_file_takes_defaults_for_everything_else(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, MINIMAL))
+    assert config.table_id == "T-1"
+    assert config.device.port == "/dev/shoe-1"
+    assert config.rules.decks == 8
+    assert config.mqtt.host == "localhost"
+    assert config.display.host == "127.0.0.1" and config.display.port == 8080
+    assert config.log.format == "auto"
+
+
+def test_every_section_is_read(tmp_path: Path) -> None:
+    config = load_config(
+        write(
+            tmp_path,
+            MINIMAL
+            + """
+            [rules]
+            decks = 6
+            burn = 3
+            [mqtt]
+            host = "broker.casino"
+            port = 8883
+            tls = true
+            [outbox]
+            path = "/var/lib/scannerd/t1.sqlite3"
+            [record]
+            dir = "/var/lib/scannerd/rec"
+            rotate = "day"
+            [display]
+            listen = "[::1]:0"
+            [log]
+            level = "DEBUG"
+            format = "json"
+            """,
+        )
+    )
+    assert config.rules.decks == 6 and config.rules.burn == 3
+    assert (config.mqtt.host, config.mqtt.port, config.mqtt.tls) == ("broker.casino", 8883, True)
+    assert config.outbox.path == Path("/var/lib/scannerd/t1.sqlite3")
+    assert config.record.dir == Path("/var/lib/scannerd/rec") and config.record.rotate == "day"
+    assert (config.display.host, config.display.port) == ("::1", 0)
+    assert config.log.level == "debug"
+
+
+@pytest.mark.parametrize("port", ["/dev/shoe-1", "socket://10.0.0.5:4001", "loop://", "usb:0403:6001:A9XK"])
+def test_port_forms(tmp_path: Path, port: str) -> None:
+    text = MINIMAL.replace('"/dev/shoe-1"', json.dumps(port))
+    assert load_config(write(tmp_path, text)).device.port == port
+
+
+# ---------------------------------------------------------------- environment
+
+
+def test_environment_overrides_file_keys_and_nested_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, MINIMAL + '[mqtt]\nhost = "from-file"\nport = 1884\n')
+    monkeypatch.setenv("SCANNERD_MQTT__HOST", "from-env")
+    monkeypatch.setenv("SCANNERD_TABLE_ID", "T-2")
+    monkeypatch.setenv("SCANNERD_RULES__DECKS", "6")
+    config = load_config(path)
+    assert config.mqtt.host == "from-env"
+    assert config.mqtt.port == 1884  # the rest of the section still comes from the file
+    assert config.table_id == "T-2"
+    assert config.rules.decks == 6
+
+
+def test_environment_override_seen_by_check_config_subprocess(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL)
+    result = scannerd(
+        "check-config", "--config", str(path), "--show", env={"SCANNERD_MQTT__HOST": "b.example"}
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["mqtt"]["host"] == "b.example"
+
+
+# ---------------------------------------------------------------- bad configs: exit 2, one line
+
+BAD = [
+    ("rules.decks: Input should be greater than or equal to 1", MINIMAL + "[rules]\ndecks = 0\n", {}),
+    ("device.porty: unknown key", MINIMAL + 'porty = "x"\n', {}),
+    ("mqtts: unknown key", MINIMAL + "[mqtts]\nhost = 'x'\n", {}),
+    ("table_id: required key is missing", '[device]\ndriver = "beetek"\nport = "/dev/x"\n', {}),
+    ("table_id: String should match pattern", MINIMAL.replace('"T-1"', '"T/1"'), {}),
+    ("device.driver: unknown driver 'beeteck'", MINIMAL.replace('"beetek"', '"beeteck"'), {}),
+    ("device.port: expected a device path", MINIMAL.replace('"/dev/shoe-1"', '"COM3"'), {}),
+    ("device.port: bad USB match", MINIMAL.replace('"/dev/shoe-1"', '"usb:zz:1"'), {}),
+    ("rules.burn: Input should be 'first-card-value' or 'none'", MINIMAL + '[rules]\nburn = "x"\n', {}),
+    ("mqtt.port: Input should be less than or equal to 65535", MINIMAL + "[mqtt]\nport = 70000\n", {}),
+    ("mqtt: tls_cert and tls_key go together", MINIMAL + "[mqtt]\ntls = true\ntls_cert = '/c'\n", {}),
+    ("display.listen: expected HOST:PORT", MINIMAL + "[display]\nlisten = '8080'\n", {}),
+    ("log.format: Input should be 'auto', 'console' or 'json'", MINIMAL + "[log]\nformat = 'xml'\n", {}),
+    ("record.rotate: Input should be 'shoe' or 'day'", MINIMAL + "[record]\nrotate = 'hour'\n", {}),
+    ("Expected '=' after a key", MINIMAL + "[rules]\ndecks 8\n", {}),
+    (
+        "rules.decks: Input should be a valid integer, unable to parse string as an integer "
+        "(from SCANNERD_RULES__DECKS)",
+        MINIMAL,
+        {"SCANNERD_RULES__DECKS": "eight"},
+    ),
+    ("SCANNERD_MQTT_HOST: unknown key 'mqtt_host'", MINIMAL, {"SCANNERD_MQTT_HOST": "b"}),
+    ("mqtt.hots: unknown key (from SCANNERD_MQTT__HOTS)", MINIMAL, {"SCANNERD_MQTT__HOTS": "b"}),
+    (
+        "SCANNERD_DEVICE: a section set from the environment must be a JSON object",
+        MINIMAL,
+        {"SCANNERD_DEVICE": "{"},
+    ),
+]
+
+
+def assert_config_error(result: subprocess.CompletedProcess[str], expected: str) -> None:
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("config error: ")
+    assert expected in lines[0]
+
+
+@pytest.mark.parametrize(("expected", "text", "env"), BAD, ids=[b[0][:40] for b in BAD])
+def test_bad_config_stops_run_with_exit_2_and_one_line(
+    tmp_path: Path, expected: str, text: str, env: dict[str, str]
+) -> None:
+    result = scannerd("run", "--config", str(write(tmp_path, text)), env=env)
+    assert_config_error(result, expected)
+
+
+@pytest.mark.parametrize(("expected", "text", "env"), [BAD[0], BAD[-2]], ids=["file", "environment"])
+def test_check_config_judges_as_run_does(
+    tmp_path: Path, expected: str, text: str, env: dict[str, str]
+) -> None:
+    result = scannerd("check-config", "--config", str(write(tmp_path, text)), env=env)
+    assert_config_error(result, expected)
+
+
+def test_missing_file_names_the_file(tmp_path: Path) -> None:
+    result = scannerd("check-config", "--config", str(tmp_path / "nope.toml"))
+    assert result.returncode == 2
+    assert result.stderr == f"config error: {tmp_path / 'nope.toml'}: No such file or directory\n"
+
+
+def test_several_problems_stay_on_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, MINIMAL + "[rules]\ndecks = 0\nlast_hand = 'never'\n"))
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "rules.decks:" in message and "rules.last_hand:" in message
+
+
+# ---------------------------------------------------------------- the annotated example
+
+
+def _uncommented(text: str) -> str:
+    """The example with every ``#key = value`` line switched on."""
+    return re.sub(r"^#(?=[a-z_]+ = )", "", text, flags=re.MULTILINE)
+
+
+def _keys(model: type[BaseModel], prefix: str = "") -> set[str]:
+    keys = set()
+    for name, field in model.model_fields.items():
+        keys.add(prefix + name)
+        sub = field.annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel):
+            keys |= _keys(sub, f"{prefix}{name}.")
+    return keys
+
+
+def _present(data: dict[str, object], prefix: str = "") -> set[str]:
+    keys = set()
+    for name, value in data.items():
+        keys.add(prefix + name)
+        if isinstance(value, dict) and prefix + name != "device.options":
+            keys |= _present(value, f"{prefix}{name}.")
+    return keys
+
+
+def test_example_config_is_valid_as_shipped(tmp_path: Path) -> None:
+    config = load_config(EXAMPLE)
+    assert config.table_id == "BAC-01"
+
+
+def test_example_config_documents_every_key(tmp_path: Path) -> None:
+    full = _uncommented(EXAMPLE.read_text())
+    path = write(tmp_path, full)
+    load_config(path)  # every example value is valid, too
+    missing = _keys(Config) - _present(tomllib.loads(full))
+    assert not missing, f"keys missing from {EXAMPLE.name}: {sorted(missing)}"
+
+
+# ---------------------------------------------------------------- secrets
+
+
+def test_redact_masks_secret_names_but_not_paths_to_them() -> None:
+    data = {"mqtt": {"password": "hunter2", "password_file": "/etc/pw", "username": "T-1"}, "token": "t"}
+    assert redact(data) == {
+        "mqtt": {"password": "**********", "password_file": "/etc/pw", "username": "T-1"},
+        "token": "**********",
+    }
+
+
+def test_show_never_prints_a_secret(tmp_path: Path) -> None:
+    secret = tmp_path / "pw"
+    secret.write_text("hunter2\n")
+    path = write(tmp_path, MINIMAL + f'[mqtt]\npassword_file = "{secret}"\n')
+    result = scannerd("check-config", "--config", str(path), "--show")
+    assert result.returncode == 0
+    assert "hunter2" not in result.stdout
+    assert json.loads(result.stdout)["mqtt"]["password_file"] == str(secret)
