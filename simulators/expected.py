@@ -1,0 +1,202 @@
+"""The outcome a correct validator gives for each dealer action, judged from the spec.
+
+This is a second, deliberately plain reading of the validator's contract
+(issue 2) for the actions a dealer can take, so end-to-end tests can say
+"this misdeal must raise exactly these alerts" without asking the code under
+test. It shares nothing with ``scannerd.validator`` but the house settings.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from scannerd.house import HouseRules
+from simulators.actions import (
+    Action,
+    CutCard,
+    Draw,
+    Expect,
+    Pause,
+    ServerCommand,
+    Unplug,
+    Unreadable,
+)
+from simulators.rules import FIRST_CARD_BURNS, fixed_burn, position_of, winner
+
+
+@dataclass
+class _Round:
+    hand_no: int
+    phase: str  # betting | dealing | complete | void
+    player: list[str] = field(default_factory=list)
+    banker: list[str] = field(default_factory=list)
+
+    @property
+    def cards_due(self) -> bool:
+        return self.phase == "dealing" and position_of(self.player, self.banker) is not None
+
+
+class ExpectedTable:
+    """Follows the actions and says, for each, which alerts and placements must come out.
+
+    ``device_reports_cut``: whether the device sends the cut card; when it
+    does not, the house's virtual cut card (``cut_card_remaining``) stands in.
+    """
+
+    def __init__(self, rules: HouseRules, device_reports_cut: bool = True) -> None:
+        self.rules = rules
+        self.device_reports_cut = device_reports_cut
+        self.shoe_known = False
+        self.counts: Counter[str] = Counter()
+        self.cards_dealt = 0
+        self.burn_left: int | None = 0  # None: the first card will say
+        self.cut_seen = False
+        self.last_hand_no: int | None = None
+        self.closed = False
+        self.hand_no = 0
+        self.round: _Round | None = None
+
+    # ------------------------------------------------------------------
+    def apply(self, action: Action) -> Expect:
+        match action:
+            case ServerCommand(name=name):
+                return self._command(name)
+            case Draw(card=card):
+                return self._card(card)
+            case Unreadable():
+                return self._card(None)
+            case CutCard():
+                if not self.device_reports_cut:
+                    return Expect()
+                return Expect(alerts=self._cut_card())
+            case Unplug():
+                alerts: tuple[str, ...] = ("DEVICE_DISCONNECTED", "DEVICE_RECONNECTED")
+                if self.round is not None and self.round.cards_due:
+                    return Expect(alerts=alerts, round_end=self._end_round("void"))
+                return Expect(alerts=alerts)
+            case Pause():
+                return Expect()
+        raise TypeError(f"not a dealer action: {action!r}")
+
+    @property
+    def burning(self) -> bool:
+        return self.shoe_known and self.burn_left != 0
+
+    # ------------------------------------------------------------------
+    def _command(self, name: str) -> Expect:
+        if name == "new_shoe":
+            self.shoe_known = True
+            self.counts.clear()
+            self.cards_dealt = 0
+            self.burn_left = fixed_burn(self.rules.burn)
+            self.cut_seen = False
+            self.last_hand_no = None
+            self.closed = False
+            self.hand_no = 0
+            self.round = None
+            return Expect()
+        if name == "betting_open":
+            if self.closed:
+                return Expect(rejected=True)
+            alerts: tuple[str, ...] = ()
+            ended = None
+            if self.round is not None and self.round.cards_due:
+                alerts = ("SHORT_DEAL",)
+                ended = self._end_round("void")
+            if self.closed:  # the short-dealt round was the last hand
+                return Expect(alerts=alerts, round_end=ended)
+            self.hand_no += 1
+            self.round = _Round(self.hand_no, "betting")
+            return Expect(alerts=alerts, round_end=ended)
+        if name == "betting_close":
+            if self.round is None or self.round.phase != "betting":
+                return Expect(rejected=True)
+            self.round.phase = "dealing"
+            if self.burning:
+                self.burn_left = 0  # the burn is given up, not carried into the round
+                return Expect(alerts=("BURN_MISMATCH",))
+            return Expect()
+        raise ValueError(f"the dealer does not send {name!r}")
+
+    def _card(self, card: str | None) -> Expect:
+        foreign = False
+        if self.shoe_known:
+            self.cards_dealt += 1
+            if card is not None:
+                self.counts[card] += 1
+                foreign = self.counts[card] > self.rules.decks
+        expect = self._place(card, foreign)
+        if self._virtual_cut_now():
+            cut_alerts = self._cut_card()
+            return Expect(
+                alerts=expect.alerts + cut_alerts,
+                position=expect.position,
+                round_end=expect.round_end,
+                winner=expect.winner,
+            )
+        return expect
+
+    def _place(self, card: str | None, foreign: bool) -> Expect:
+        # Once the shoe is closed nothing else about a card matters; before that a
+        # foreign card is the one thing to say: it replaces the early or extra alert.
+        if self.closed:
+            return Expect(alerts=("CARD_AFTER_SHOE_END",), position="discard")
+        also = ("FOREIGN_CARD",) if foreign else ()
+        rnd = self.round
+        if self.rules.round_control == "auto" and (rnd is None or rnd.phase in ("complete", "void")):
+            self.hand_no += 1
+            rnd = self.round = _Round(self.hand_no, "dealing")
+        if rnd is not None and rnd.phase == "dealing":
+            if card is None:
+                ended = self._end_round("void")
+                return Expect(alerts=("UNREADABLE_CARD",), position="discard", round_end=ended)
+            if foreign:
+                return Expect(alerts=also, position="discard", round_end=self._end_round("void"))
+            position = position_of(rnd.player, rnd.banker)
+            assert position is not None  # a dealing round always has a card due
+            (rnd.player if position.startswith("player") else rnd.banker).append(card)
+            if position_of(rnd.player, rnd.banker) is None:
+                return Expect(
+                    position=position,
+                    round_end=self._end_round("complete"),
+                    winner=winner(rnd.player, rnd.banker),
+                )
+            return Expect(position=position)
+        if rnd is not None and rnd.phase == "betting":
+            return Expect(alerts=also or ("CARD_BEFORE_BETS_CLOSED",), position="discard")
+        if self.burning:
+            if self.burn_left is None:
+                self.burn_left = 1 + FIRST_CARD_BURNS[card[0]] if card else 1
+            assert self.burn_left is not None
+            self.burn_left -= 1
+            return Expect(alerts=also, position="burn")
+        if rnd is not None and rnd.phase == "void":
+            return Expect(alerts=also, position="discard")
+        return Expect(alerts=also or ("EXTRA_CARD",), position="discard")
+
+    def _end_round(self, phase: str) -> str:
+        assert self.round is not None
+        self.round.phase = phase
+        if self.last_hand_no is not None and self.round.hand_no >= self.last_hand_no:
+            self.closed = True
+        return phase
+
+    def _virtual_cut_now(self) -> bool:
+        n = self.rules.cut_card_remaining
+        if self.device_reports_cut or n is None or not self.shoe_known or self.cut_seen:
+            return False
+        return self.rules.decks * 52 - self.cards_dealt <= n
+
+    def _cut_card(self) -> tuple[str, ...]:
+        if not self.shoe_known:
+            return ("CUT_CARD",)  # no shoe to end: every cut card is news
+        if self.cut_seen:
+            return ()
+        self.cut_seen = True
+        extra = 1 if self.rules.last_hand == "one-more" else 0
+        if self.round is not None and (self.round.cards_due or self.round.phase == "betting"):
+            self.last_hand_no = self.round.hand_no + extra  # the hand being dealt, or about to be
+        else:
+            self.last_hand_no = self.hand_no + 1 + extra
+        return ("CUT_CARD",)

@@ -1,0 +1,70 @@
+"""The dealer's expectations against the daemon's validator, in process.
+
+The dealer's rule knowledge is its own (simulators/rules.py and
+simulators/expected.py); here its steps go straight into the validator and
+every step's alerts, placements and results must match. The end-to-end tests
+run the same comparison through real devices.
+"""
+
+import random
+
+import pytest
+
+from scannerd.events import CardDrawn, Command, CutCardSeen, LinkChanged
+from scannerd.house import HouseRules
+from scannerd.validator import CommandRejected, Validator
+from simulators.actions import CutCard, Draw, Pause, ServerCommand, Unplug, Unreadable
+from simulators.dealer import Dealer
+from tests.sim_support import mismatches
+
+CASES = {
+    "default": (HouseRules(), {}),
+    "one-more": (HouseRules(last_hand="one-more"), {}),
+    "no-burn": (HouseRules(burn="none"), {}),
+    "fixed-burn": (HouseRules(burn=5), {}),
+    "virtual-cut": (HouseRules(cut_card_remaining=14), {"device_reports_cut": False}),
+    "virtual-cut-one-more": (
+        HouseRules(cut_card_remaining=20, last_hand="one-more"),
+        {"device_reports_cut": False, "cut": 20},
+    ),
+    "one-deck-foreign": (HouseRules(decks=1), {"cut": (10, 20)}),
+    "auto": (HouseRules(round_control="auto"), {}),
+    "no-cut-card": (HouseRules(), {"cut": None}),
+}
+
+
+def run(dealer: Dealer, steps, reports_cut: bool) -> list[str]:
+    v = Validator("T1", dealer.rules)
+    ts = 1_700_000_000.0
+    problems: list[str] = []
+    for step in steps:
+        ts += 0.5
+        a = step.action
+        events, rejected = [], False
+        try:
+            match a:
+                case Draw(card=card):
+                    events = v.handle(CardDrawn(ts, card))
+                case Unreadable():
+                    events = v.handle(CardDrawn(ts, None))
+                case CutCard():
+                    events = v.handle(CutCardSeen(ts)) if reports_cut else []
+                case ServerCommand(name=name, args=args):
+                    events = v.handle(Command(ts, name, args))
+                case Unplug(seconds=s):
+                    events = v.handle(LinkChanged(ts, up=False)) + v.handle(LinkChanged(ts + s, up=True))
+                case Pause():
+                    pass
+        except CommandRejected:
+            rejected = True
+        problems += mismatches(step, events, rejected)
+    return problems
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_validator_agrees_with_the_dealer(case):
+    rules, kw = CASES[case]
+    for seed, error_rate in ((1, 0.0), (2, 0.4)):
+        dealer = Dealer(rules, random.Random(seed), pace=0, error_rate=error_rate, **kw)
+        problems = run(dealer, dealer.play(shoes=2), kw.get("device_reports_cut", True))
+        assert problems == [], problems[:5]
