@@ -1,0 +1,214 @@
+"""One table's daemon: the device reader, the validator, the outbox and the MQTT link, wired together.
+
+Every input, whether a card from the reader thread, a request from the MQTT
+thread or the once-a-second tick, goes through ``_apply`` under one lock:
+the validator sees one ordered stream, and its events reach the outbox, with
+the state that produced them, before anything else happens. Only then is a
+framed shoe told its card arrived, so a crash at any moment loses nothing the
+shoe believes delivered.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import structlog
+
+from drivers.base import Driver
+from drivers.events import DeviceEvent, DeviceHello, LinkDown
+from drivers.framed_host import DedupState, FramedHostDriver
+from drivers.reader import DeviceReader
+from drivers.registry import create_driver
+from scannerd.config import Config
+from scannerd.events import Command, Event, Tick, ValidatorInput
+from scannerd.ingest import DeviceView, to_input
+from scannerd.outbox import Level, Outbox, OutboxHealth
+from scannerd.publisher import Publisher
+from scannerd.requests import Request, RequestError, Response, execute, parse_request
+from scannerd.validator import Validator
+
+log = structlog.get_logger(__name__)
+
+EventListener = Callable[[Sequence[Event]], None]
+"""Called with each batch of events after they are stored; must not block (display, shoe alarm)."""
+
+TICK_S = 1.0
+
+
+class Daemon:
+    """Owns the threads of one table; ``scannerd.service`` owns the process around it."""
+
+    def __init__(self, config: Config, *, clock: Callable[[], float] = time.time) -> None:
+        self.config = config
+        self.clock = clock
+        self.table_id = config.table_id
+        self._lock = threading.RLock()
+        self._stopping = threading.Event()
+        self.listeners: list[EventListener] = []
+        self.rx_listeners: list[Callable[[float, bytes], None]] = []
+        self.input_listeners: list[Callable[[ValidatorInput], None]] = []
+
+        self.outbox = Outbox.from_settings(config.outbox, on_level=self._on_outbox_level)
+        saved = self.outbox.state() or {}
+        if saved.get("validator"):
+            self.validator = Validator.restore(self.table_id, config.rules, saved["validator"])
+            log.info("state restored", next_seq=self.validator.next_seq)
+        else:
+            self.validator = Validator(self.table_id, config.rules)
+        device = config.device
+        self.driver: Driver = create_driver(device.driver, device.port, **self._driver_options())
+        if isinstance(self.driver, FramedHostDriver) and saved.get("device"):
+            self.driver.restore_dedup(DedupState.from_dict(saved["device"]))
+        self.device_view = DeviceView(config.device.driver, config.device.port)
+        self.publisher = Publisher(config.mqtt, self.table_id, self.outbox, on_request=self._on_request)
+        self.reader = DeviceReader(
+            self.driver, on_event=self._on_device_event, on_rx=self._on_rx, on_error=self._on_reader_error
+        )
+        self._ticker: threading.Thread | None = None
+        self._unacked: list[int] = []  # framed seqs whose events are not yet on disk
+        self.reader_errors = 0
+
+    def _driver_options(self) -> dict[str, Any]:
+        options: dict[str, Any] = dict(self.config.device.options)
+        if self.config.device.baudrate is not None:
+            options["baudrate"] = self.config.device.baudrate
+        return options
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        self.publisher.start()
+        self.reader.start()
+        self._ticker = threading.Thread(target=self._tick_loop, name="ticker", daemon=True)
+        self._ticker.start()
+        log.info("daemon started", device=self.driver.description)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stopping.set()
+        self.reader.stop()
+        deadline = time.monotonic() + timeout
+        if self.publisher.connected:
+            self.publisher.flush(max(deadline - time.monotonic() - 1.0, 0.1))
+        self.publisher.stop(max(deadline - time.monotonic(), 0.5))
+        if self._ticker is not None:
+            self._ticker.join(1.0)
+        self.outbox.close()
+        log.info("daemon stopped")
+
+    def check(self) -> list[str]:
+        """Components that are dead after an attempt to restart them ([] when all is well)."""
+        dead = []
+        if not self.reader.alive and not self._stopping.is_set():
+            log.error("device reader died; restarting", error=str(self.reader.last_error))
+            self.reader.start()
+            if not self.reader.alive:
+                dead.append("reader")
+        if self._ticker is None or not self._ticker.is_alive():
+            dead.append("ticker")
+        return dead
+
+    def status_line(self) -> str:
+        state = self.validator.state()
+        shoe, rnd = state["shoe"], state["round"]
+        parts = [f"shoe {shoe['shoe_id']} {shoe['status']}" if shoe else "shoe unknown"]
+        if rnd:
+            parts.append(f"round {rnd['round_id']} {rnd['phase']}")
+        parts.append(f"link {'up' if state['link_up'] else 'down'}")
+        parts.append(f"mqtt {'connected' if self.publisher.connected else 'disconnected'}")
+        parts.append(f"{self.outbox.health().pending} pending")
+        return ", ".join(parts)
+
+    def reload(self) -> None:
+        """Nothing of the deal can change under a running table; only log files reopen (in service)."""
+        log.info("reload: nothing to reload in the daemon")
+
+    # ------------------------------------------------------------------ inputs
+
+    def _on_device_event(self, ts: float, event: DeviceEvent) -> None:
+        if self._stopping.is_set() and isinstance(event, LinkDown):
+            return  # the daemon let go of the device; the shoe did not fail, so no round is voided
+        payload = self.device_view.apply(ts, event)
+        if payload is not None:
+            self.publisher.set_device(payload)
+        if isinstance(event, DeviceHello):
+            log.info("device hello", model=event.model, serial=event.serial, firmware=event.firmware)
+        inp = to_input(ts, event)
+        ack = getattr(event, "ack", None)
+        if inp is None:
+            if ack is not None:
+                self.reader.acknowledge(ack)
+            return
+        self._apply(inp, ack)
+
+    def _on_rx(self, ts: float, data: bytes) -> None:
+        for listener in self.rx_listeners:
+            listener(ts, data)
+
+    def _on_reader_error(self, exc: BaseException) -> None:
+        self.reader_errors += 1
+        log.error("device reader error", error=repr(exc))
+
+    def request(self, command: str, args: dict[str, Any]) -> Response:
+        """Run a command as if it came over MQTT (the dealer display's acknowledge button)."""
+        try:
+            request = parse_request(command, json.dumps(args).encode())
+        except RequestError as exc:
+            return exc.response()
+        response = self._on_request(request)
+        assert response is not None
+        return response
+
+    def _on_request(self, request: Request) -> Response | None:
+        with self._lock:
+            ts = self.clock()
+            response, events = execute(request, self.validator, ts)
+            if request.command != "get_state":
+                # Rejected commands too: a replay must answer them the same way.
+                cmd = Command(ts, request.command, request.args)  # type: ignore[arg-type]
+                for listener in self.input_listeners:
+                    listener(cmd)
+            if events:
+                self._store(events, None)
+        return response
+
+    def _tick_loop(self) -> None:
+        while not self._stopping.wait(TICK_S):
+            try:
+                self._apply(Tick(self.clock()), None)
+            except Exception:  # a tick must never kill its thread silently
+                log.exception("tick failed")
+
+    def _apply(self, inp: ValidatorInput, ack: int | None) -> None:
+        with self._lock:
+            events = self.validator.handle(inp)
+            if not isinstance(inp, Tick):
+                for listener in self.input_listeners:
+                    listener(inp)
+            if events or ack is not None:
+                self._store(events, ack)
+
+    def _store(self, events: Sequence[Event], ack: int | None) -> None:
+        """Outbox first, then the device's ack, then whoever shows the events."""
+        state: dict[str, Any] = {"validator": self.validator.snapshot()}
+        if isinstance(self.driver, FramedHostDriver):
+            dedup = self.driver.dedup_state
+            state["device"] = DedupState(dedup.boot_id, ack if ack is not None else dedup.acked).to_dict()
+        durable = self.publisher.submit(events, state)
+        if ack is not None:
+            self._unacked.append(ack)
+        if durable:
+            for seq in self._unacked:
+                self.reader.acknowledge(seq)
+            self._unacked.clear()
+        for listener in self.listeners:
+            try:
+                listener(events)
+            except Exception:
+                log.exception("event listener failed", listener=repr(listener))
+
+    def _on_outbox_level(self, level: Level, health: OutboxHealth) -> None:
+        log.warning("outbox level", level=level, pending=health.pending, bytes=health.bytes)

@@ -1,0 +1,122 @@
+"""The daemon end to end: a beetek shoe on a real pty, the real driver, validator, outbox, Mosquitto."""
+
+from __future__ import annotations
+
+import json
+import os
+import tty
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from scannerd.config import Config, DeviceSettings
+from scannerd.daemon import Daemon
+from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from tests.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
+
+
+@pytest.fixture
+def pty() -> Iterator[tuple[int, str]]:
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    yield master, os.ttyname(slave)
+    os.close(master)
+    os.close(slave)
+
+
+def make_config(tmp_path: Path, broker: Broker, port: str, **rules) -> Config:
+    return Config(
+        table_id="T1",
+        device=DeviceSettings(driver="beetek", port=port),
+        rules={"burn": "none", **rules},
+        mqtt=MqttSettings(host=broker.host, port=broker.port),
+        outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
+        display={"enabled": False},
+    )
+
+
+def wait_online(server: GameServer) -> None:
+    """The daemon subscribes to requests before it says online, so requests sent after this arrive."""
+    server.wait_for(lambda ms: any(m.topic.endswith("/status") and b"online" in m.payload for m in ms))
+
+
+def frames(*cards: str) -> bytes:
+    return b"".join(f" [Game]<Card:{c}> \r\n".encode() for c in cards)
+
+
+def test_cards_and_commands_flow_to_the_game_server_in_order(tmp_path, mosquitto, pty):
+    master, port = pty
+    server = GameServer(mosquitto, ["casino/tables/T1/#"])
+    daemon = Daemon(make_config(tmp_path, mosquitto, port))
+    daemon.start()
+    try:
+        wait_until(lambda: daemon.reader.link_up, 10, "link up")
+        wait_online(server)
+        server.request("casino/tables/T1/request/betting_open", {"round_id": "R1", "transaction": 7})
+        server.wait_for(lambda ms: any(m.topic.endswith("response/betting_open") for m in ms))
+        server.request("casino/tables/T1/request/betting_close", {})
+        server.wait_for(lambda ms: any(m.topic.endswith("response/betting_close") for m in ms))
+        # A natural, split across writes at an awkward place.
+        data = frames("9H", "2S", "9C", "3D")
+        os.write(master, data[:13])
+        os.write(master, data[13:])
+        server.wait_for(lambda ms: any(b'"complete"' in m.payload for m in ms if m.topic.endswith("/round")))
+        cards = server.payloads("/card")
+        assert [c["position"] for c in cards] == ["player1", "banker1", "player2", "banker2"]
+        result = server.payloads("/round")[-1]
+        assert (result["round_id"], result["winner"], result["natural"]) == ("R1", "player", True)
+        response = server.payloads("response/betting_open")[0]
+        assert (response["status"], response["transaction"]) == ("ok", 7)
+        assert server.payloads("/status")[-1]["state"] == "online"
+        assert_complete_in_order(event_seqs(server.received), max(event_seqs(server.received)))
+    finally:
+        daemon.stop()
+        server.close()
+    assert server.payloads("/status")[-1]["state"] == "offline"
+
+
+def test_state_survives_a_restart(tmp_path, mosquitto, pty):
+    master, port = pty
+    config = make_config(tmp_path, mosquitto, port)
+    daemon = Daemon(config)
+    daemon.start()
+    wait_until(lambda: daemon.reader.link_up, 10, "link up")
+    daemon.request("betting_open", {"round_id": "R1"})
+    daemon.request("betting_close", {})
+    os.write(master, frames("9H", "2S"))
+    wait_until(lambda: daemon.validator.state()["round"]["player"]["cards"] == ["9H"], 10, "cards")
+    daemon.stop()
+
+    again = Daemon(config)
+    assert again.validator.state()["round"]["round_id"] == "R1"
+    server = GameServer(mosquitto, ["casino/tables/T1/#"])
+    again.start()
+    try:
+        wait_until(lambda: again.reader.link_up, 10, "link up")
+        os.write(master, frames("9C", "3D"))
+        server.wait_for(lambda ms: any(b'"complete"' in m.payload for m in ms if m.topic.endswith("/round")))
+        assert server.payloads("/round")[-1]["player"]["cards"] == ["9H", "9C"]
+    finally:
+        again.stop()
+        server.close()
+
+
+def test_a_bad_request_gets_an_error_and_the_table_keeps_working(tmp_path, mosquitto, pty):
+    _, port = pty
+    server = GameServer(mosquitto, ["casino/tables/T1/response/#", "casino/tables/T1/status"])
+    daemon = Daemon(make_config(tmp_path, mosquitto, port))
+    daemon.start()
+    try:
+        wait_online(server)
+        server.request("casino/tables/T1/request/betting_close", b"{not json")
+        server.request("casino/tables/T1/request/betting_close", {"transaction": "t2"})
+        server.request("casino/tables/T1/request/get_state", {"transaction": "t3"})
+        server.wait_for(lambda ms: len([m for m in ms if "/response/" in m.topic]) >= 3)
+        first, second, third = [json.loads(m.payload) for m in server.messages() if "/response/" in m.topic]
+        assert first["status"] == "error" and "JSON" in first["error"]
+        assert second["status"] == "error" and "not open" in second["error"]
+        assert third["status"] == "ok" and third["data"]["table_id"] == "T1"
+    finally:
+        daemon.stop()
+        server.close()
