@@ -100,8 +100,8 @@ class Service:
             broken = self._check()
             if not broken:
                 failed_checks = 0
-                self.notifier.watchdog()
                 self._status(self._status_line())
+                self.notifier.watchdog()
                 continue
             failed_checks += 1
             self._status(f"unhealthy: {', '.join(broken)}; {self._status_line()}")
