@@ -11,22 +11,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from drivers.codecs.framed import (
-    Ack,
-    Alert,
-    FrameReader,
-    HelloRequest,
-    HostCommand,
-    encode_event,
-    is_reliable,
-    parse_host_frame,
-)
 from drivers.codecs.hid import ENTER_USAGES, KEYS, BootKeyboard
-from drivers.events import DeviceCard, DeviceEvent, DeviceHello, DeviceStatus
+from drivers.events import DeviceCard, DeviceEvent, DeviceHello
+from drivers.framed_device import FramedDevice
 from simulators.usb_descriptors import (
     BOOT_KEYBOARD_REPORT_DESCRIPTOR,
     DESC_HID,
@@ -209,8 +200,7 @@ class HidCardScanner(VirtualDevice):
         typist's pattern); ``repeats`` sends each report that many times (the idle
         rate re-sending a held key). Neither may change what the host reads.
         """
-        strokes = [_TYPING[c] for c in text]
-        return self.type_reports(_key_reports(strokes, rollover=rollover), repeats=repeats)
+        return self.type_reports(key_reports(text, rollover=rollover), repeats=repeats)
 
     def scan(self, code: str, *, rollover: bool = False, repeats: int = 1) -> bool:
         """Scan one card: its code, then Enter."""
@@ -270,8 +260,9 @@ class HidCardScanner(VirtualDevice):
         return super().control(setup, data)
 
 
-def _key_reports(strokes: list[tuple[int, int]], *, rollover: bool) -> list[bytes]:
-    """Press/release reports for a sequence of (modifier, usage) keystrokes."""
+def key_reports(text: str, *, rollover: bool = False) -> list[bytes]:
+    """The reports a US-layout keyboard sends typing ``text`` (``\\n`` is Enter)."""
+    strokes = [_TYPING[c] for c in text]
 
     def report(modifier: int, *usages: int) -> bytes:
         return bytes([modifier, 0, *usages]).ljust(8, b"\0")
@@ -297,7 +288,6 @@ def _key_reports(strokes: list[tuple[int, int]], *, rollover: bool) -> list[byte
 
 SHOE_OUT_EP = 0x01
 SHOE_IN_EP = EP_IN | 0x01
-SEQ_LIMIT = 0xFFFF  # sequence numbers run 1..65535, then wrap to 1
 
 
 def framed_shoe_descriptor(vid: int, pid: int, serial: str | None) -> DeviceDescriptor:
@@ -315,19 +305,21 @@ def framed_shoe_descriptor(vid: int, pid: int, serial: str | None) -> DeviceDesc
 
 
 class FramedUsbShoe(VirtualDevice):
-    """Shoe firmware speaking ``framed`` on vendor bulk endpoints, as docs/protocol.md has it.
+    """Shoe firmware speaking ``framed`` on vendor bulk endpoints.
 
-    Reliable messages go one at a time: the head of the queue is repeated every
-    ``retransmit_after`` seconds (counted from when the host took it) until the
-    host acknowledges its sequence number. Status, faults and answers to hello
-    requests go once. The boot hello is the first reliable message after power-up.
+    The protocol behaviour is ``drivers.framed_device.FramedDevice``, the one
+    reference of what shoe firmware does (one reliable message in flight,
+    repeated until acknowledged; the boot hello first); this model puts it
+    behind USB endpoints. A repeat is only made when the host has read
+    everything before it, as a device with one IN buffer would.
 
-    A self-powered shoe (the default) keeps its queue while the cable is out, so
+    A self-powered shoe (the default) keeps running while the cable is out, so
     cards dealt meanwhile arrive after the replug; a ``bus_powered`` one boots
-    afresh on every plug-in (new boot id, sequence numbers from 1, queue lost).
-    Device faults for tests: ``duplicate`` sends every frame twice in one
-    transfer; ``packet_size`` cuts frames into short packets, so a frame reaches
-    the host over several reads; ``inject`` puts raw bytes (junk) on the wire.
+    afresh on every plug-in (new boot id, sequence numbers from 1, queue lost)
+    and reads no card while unplugged. Device faults for tests: ``duplicate``
+    sends every frame twice in one transfer; ``packet_size`` cuts frames into
+    short packets, so one frame reaches the host over several reads; ``inject``
+    puts raw bytes (junk) on the wire.
     """
 
     def __init__(
@@ -338,86 +330,92 @@ class FramedUsbShoe(VirtualDevice):
         *,
         model: str = "FS-1",
         firmware: str = "1.0.0",
-        retransmit_after: float = 0.5,
+        retransmit_after: float = 0.25,
         bus_powered: bool = False,
         duplicate: bool = False,
         packet_size: int = 64,
     ) -> None:
         super().__init__(framed_shoe_descriptor(vid, pid, serial))
-        self.model, self.firmware = model, firmware
+        self.model, self.firmware_version = model, firmware
         self.retransmit_after = retransmit_after
         self.bus_powered = bus_powered
         self.duplicate = duplicate
         self.packet_size = packet_size
-        self.boot_id = 0  # no boot yet
-        self.led = self.buzzer = False
+        self.boot_id = 0
         self.lid_open = self.jam = self.sensor_dirty = False
-        self.commands: list[HostCommand] = []  # every command the host sent, in order
-        self.acked: list[int] = []  # sequence numbers the host acknowledged, in order
-        self.transmissions: Counter[int] = Counter()  # seq -> times sent
-        self._seq = 0
-        self._reliable: deque[tuple[int, bytes]] = deque()
-        self._head_sent_at: float | None = None
-        self._outbox: deque[bytes] = deque()
-        self._packets: deque[bytes] = deque()
-        self._rx = FrameReader()
+        self._outbox: deque[bytes] = deque()  # transfers ready to go
+        self._packets: deque[bytes] = deque()  # what is left of the transfer being sent
+        self.protocol: FramedDevice | None = None
+        if not bus_powered:
+            with self.lock:
+                self.protocol = self._boot()
 
     # -- what the dealer and the firmware do ------------------------------------------------------
 
-    def card(self, card: str | None, *, burn: bool = False) -> int:
-        """A card passes the sensor (None: it could not be read); returns its sequence number."""
+    def card(self, card: str | None, *, burn: bool = False) -> bool:
+        """A card passes the sensor (None: it could not be read). False if the shoe is off."""
         return self.send(DeviceCard(card, burn))
 
-    def send(self, event: DeviceEvent) -> int:
-        """Send a device event; reliable ones are queued and get a sequence number (else 0)."""
+    def send(self, event: DeviceEvent) -> bool:
+        """Have the firmware send a device event. False if the shoe is off."""
         with self.lock:
-            if not is_reliable(event):
-                self._outbox.append(encode_event(event, 0))
-                self.lock.notify_all()
-                return 0
-            self._seq = self._seq % SEQ_LIMIT + 1
-            self._reliable.append((self._seq, encode_event(event, self._seq)))
-            self.lock.notify_all()
-            return self._seq
+            if self.protocol is None:
+                return False
+            self._emit(self.protocol.send(event, time.monotonic()))
+            return True
 
     def status(self) -> None:
         """Send a heartbeat with the shoe's state."""
-        self.send(
-            DeviceStatus(self.lid_open, self.jam, self.sensor_dirty, alert_led=self.led, buzzer=self.buzzer)
-        )
+        with self.lock:
+            if self.protocol is not None:
+                self._emit(self.protocol.status(self.lid_open, self.jam, self.sensor_dirty))
 
     def inject(self, raw: bytes) -> None:
         """Put raw bytes on the wire as one transfer (line noise, hand-made frames)."""
         with self.lock:
-            self._outbox.append(raw)
-            self.lock.notify_all()
+            self._emit(raw)
 
     def reboot(self) -> None:
         """Power-cycle the firmware: new boot id, sequence numbers from 1, unsent messages lost."""
         with self.lock:
-            self._boot()
+            self._outbox.clear()
+            self._packets.clear()
+            self.protocol = self._boot()
 
     @property
-    def unacked(self) -> list[int]:
-        with self.lock:
-            return [seq for seq, _ in self._reliable]
+    def led(self) -> bool:
+        return self.protocol is not None and self.protocol.led
+
+    @property
+    def buzzer(self) -> bool:
+        return self.protocol is not None and self.protocol.buzzer
+
+    @property
+    def acked(self) -> list[int]:
+        """Sequence numbers the host acknowledged since the last boot, in order."""
+        return list(self.protocol.acked) if self.protocol else []
+
+    @property
+    def idle(self) -> bool:
+        """Everything the firmware sent reliably has been acknowledged."""
+        return self.protocol is None or self.protocol.idle
 
     # -- the bus's side ---------------------------------------------------------------------------
 
     def powered_on(self) -> None:
-        if self.bus_powered or not self.boot_id:
-            self._boot()
+        if self.bus_powered:
+            self.protocol = self._boot()
 
     def powered_off(self) -> None:
         self._packets.clear()  # the transfer in progress is lost with the link
         self._outbox.clear()
-        self._head_sent_at = None  # resend the head as soon as a host reads again
-        self._rx.reset()
+        if self.bus_powered:
+            self.protocol = None
 
     def next_in_packet(self, ep: int) -> bytes | None:
         if not self._packets:
-            frame = self._next_frame()
-            if frame is None:
+            frame = self._outbox.popleft() if self._outbox else self._repeat()
+            if not frame:
                 return None
             if self.duplicate:
                 frame += frame
@@ -425,52 +423,31 @@ class FramedUsbShoe(VirtualDevice):
         return self._packets.popleft()
 
     def retry_after(self) -> float | None:
-        if not self._reliable:
-            return None
-        if self._head_sent_at is None:
-            return 0.0
-        return max(0.0, self._head_sent_at + self.retransmit_after - time.monotonic())
+        # The firmware keeps its own clock; look in a few times per repeat interval.
+        busy = self.protocol is not None and self.protocol.in_flight is not None
+        return self.retransmit_after / 4 if busy else None
 
     def receive(self, ep: int, data: bytes) -> None:
-        for frame in self._rx.feed(data):
-            command = parse_host_frame(frame)
-            if command is None:
-                continue
-            self.commands.append(command)
-            match command:
-                case Ack(seq=seq):
-                    if self._reliable and self._reliable[0][0] == seq:
-                        self._reliable.popleft()
-                        self._head_sent_at = None
-                        self.acked.append(seq)
-                case Alert(led=led, buzzer=buzzer):
-                    self.led, self.buzzer = led, buzzer
-                case HelloRequest():
-                    self._outbox.append(encode_event(self._hello(), 0))
+        if self.protocol is not None:
+            self._emit(self.protocol.receive(data, time.monotonic()))
         self.lock.notify_all()
 
     # -- inside -----------------------------------------------------------------------------------
 
-    def _boot(self) -> None:
+    def _boot(self) -> FramedDevice:
         self.boot_id += 1
-        self._reliable.clear()
-        self._outbox.clear()
-        self._packets.clear()
-        self._head_sent_at = None
-        self.led = self.buzzer = False
-        self._seq = 1
-        self._reliable.append((1, encode_event(self._hello(), 1)))
-        self.lock.notify_all()
+        hello = DeviceHello(self.model, self.serial or "", self.firmware_version, self.boot_id)
+        protocol = FramedDevice(hello, self.retransmit_after)
+        self._emit(protocol.start(time.monotonic()))
+        return protocol
 
-    def _hello(self) -> DeviceHello:
-        return DeviceHello(self.model, self.serial or "", self.firmware, self.boot_id)
+    def _repeat(self) -> bytes:
+        repeat = self.protocol.poll(time.monotonic()) if self.protocol is not None else b""
+        if repeat:
+            self.lock.notify_all()  # tests wait on the repeat count
+        return repeat
 
-    def _next_frame(self) -> bytes | None:
-        if self._outbox:
-            return self._outbox.popleft()
-        if self._reliable and (self.retry_after() or 0.0) <= 0.0:
-            seq, frame = self._reliable[0]
-            self._head_sent_at = time.monotonic()
-            self.transmissions[seq] += 1
-            return frame
-        return None
+    def _emit(self, data: bytes) -> None:
+        if data:
+            self._outbox.append(data)
+            self.lock.notify_all()

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from simulators.usb_backend import VirtualUsbBus
 from tests.broker import Broker
 
 
@@ -31,3 +32,9 @@ def make_broker(tmp_path: Path) -> Iterator[Callable[..., Broker]]:
 def mosquitto(make_broker: Callable[..., Broker]) -> Broker:
     """A plain Mosquitto on a free port: anonymous, no persistence."""
     return make_broker()
+
+
+@pytest.fixture
+def usb_bus() -> VirtualUsbBus:
+    """A simulated USB bus, a pyusb backend: plug simulated devices in, pass it as ``backend``."""
+    return VirtualUsbBus()

@@ -13,6 +13,9 @@ bad-code handling are the same as for a serial one-code-per-line scanner.
 
 from __future__ import annotations
 
+from drivers.codecs.linecode import CodeTable, LinecodeCodec, suit_digit
+from drivers.events import DeviceEvent
+
 REPORT_SIZE = 8
 SHIFT_MASK = 0x22  # left shift (bit 1) or right shift (bit 5)
 ENTER_USAGES = frozenset({0x28, 0x58})  # Return, keypad Enter
@@ -58,6 +61,11 @@ class BootKeyboard:
         self._held: frozenset[int] = frozenset()
         self.ignored = 0
 
+    def reset(self) -> None:
+        """Forget a partial report and the keys held (after a reconnect)."""
+        self._pending.clear()
+        self._held = frozenset()
+
     def feed(self, data: bytes) -> str:
         self._pending += data
         typed: list[str] = []
@@ -84,3 +92,31 @@ class BootKeyboard:
                 self.ignored += 1
         self._held = frozenset(usages)
         return typed
+
+
+class HidScannerCodec:
+    """A wedge scanner's reports in, device events out: keys typed, then the line codec.
+
+    The default table is the table scanners' position letter and four digits
+    (``A1010`` = AS); any ``drivers.codecs.linecode`` table can be given.
+    Keys that type nothing count as junk bytes.
+    """
+
+    def __init__(self, table: CodeTable = suit_digit) -> None:
+        self.keyboard = BootKeyboard()
+        self.lines = LinecodeCodec(table)
+
+    @property
+    def junk_bytes(self) -> int:
+        return self.lines.junk_bytes + self.keyboard.ignored
+
+    @property
+    def bad_frames(self) -> int:
+        return self.lines.bad_frames
+
+    def reset(self) -> None:
+        self.keyboard.reset()
+        self.lines.reset()
+
+    def feed(self, data: bytes) -> list[DeviceEvent]:
+        return self.lines.feed(self.keyboard.feed(data).encode("ascii"))
