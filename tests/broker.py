@@ -23,6 +23,8 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
+from scannerd.events import AlertEvent, CardEvent, Event, RoundEvent, ShoeEvent
+
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 START_TIMEOUT_S = 10.0
 
@@ -262,3 +264,46 @@ class GameServer:
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
+
+
+# --------------------------------------------------------------------------- events to send
+
+
+def sample_events(first: int, n: int, table_id: str = "T1") -> list[Event]:
+    """Events with seq first..first+n-1, every kind in turn, built by hand (no validator needed)."""
+    out: list[Event] = []
+    for seq in range(first, first + n):
+        common: dict[str, Any] = {
+            "seq": seq,
+            "ts": 1_700_000_000.0 + seq,
+            "table_id": table_id,
+            "shoe_id": "S1",
+        }
+        kind = seq % 4
+        if kind == 0:
+            out.append(ShoeEvent(**common, status="dealing", decks=8, cards_dealt=seq, cards_remaining=0))
+        elif kind == 1:
+            out.append(CardEvent(**common, round_id=f"R{seq}", position="player1", card="AS"))
+        elif kind == 2:
+            out.append(RoundEvent(**common, round_id=f"R{seq}", phase="betting", hand_no=seq))
+        else:
+            out.append(AlertEvent(**common, alert_id=seq, code="EXTRA_CARD", severity="misdeal", message="x"))
+    return out
+
+
+def event_seqs(messages: list[mqtt.MQTTMessage]) -> list[int]:
+    """The seq of every event message, in arrival order."""
+    kinds = ("/card", "/round", "/alert", "/shoe")
+    return [json.loads(m.payload)["seq"] for m in messages if m.topic.endswith(kinds)]
+
+
+def assert_complete_in_order(arrived: list[int], last: int) -> None:
+    """What a consumer that drops ``seq <= highest seen`` gets: every event once, in order, no gap."""
+    highest = 0
+    kept = []
+    for seq in arrived:
+        assert seq <= highest + 1, f"seq {seq} arrived before {highest + 1}"
+        if seq > highest:
+            kept.append(seq)
+            highest = seq
+    assert kept == list(range(1, last + 1))

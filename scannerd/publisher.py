@@ -1,0 +1,375 @@
+"""The MQTT side of the daemon: events out of the outbox, requests in, status and health kept current.
+
+Ordering is the point. The outbox is the only source of events: on every
+(re)connection paho's own resend queue is dropped and sending starts again
+from the oldest unacknowledged row, so the broker sees each event at least
+once and never a newer event before an older one it has not acknowledged.
+Consumers drop duplicates by ``seq`` (``docs/mqtt.md``).
+
+Threads: paho's network thread runs the callbacks; one pump thread owns the
+in-flight window and is the only one that touches it. Callbacks only post to
+the pump's queue, because paho calls ``on_publish`` while holding its own
+message lock and the pump calls ``publish`` which takes that lock.
+"""
+
+from __future__ import annotations
+
+import queue
+import ssl
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import paho.mqtt.client as mqtt
+import structlog
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+
+from scannerd import __version__
+from scannerd.events import Event
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox import Outbox, Stored
+from scannerd.payloads import DevicePayload, HealthPayload, StatusPayload
+from scannerd.requests import Request, RequestError, Response, parse_request
+from scannerd.topics import Topics, encode
+
+log = structlog.get_logger(__name__)
+
+RequestHandler = Callable[[Request], Response | None]
+"""Called on paho's network thread, so it must not block. Return a Response to answer at once,
+or None and call ``Publisher.respond`` later (e.g. after the daemon's loop ran the command)."""
+
+_STOP_TIMEOUT_S = 5.0
+
+
+class Publisher:
+    """One table's MQTT client."""
+
+    def __init__(
+        self,
+        settings: MqttSettings,
+        table_id: str,
+        outbox: Outbox,
+        on_request: RequestHandler | None = None,
+        *,
+        version: str = __version__,
+        clock: Callable[[], float] = time.time,
+        environ: dict[str, str] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.topics = Topics(settings.prefix, table_id)
+        self.outbox = outbox
+        self._on_request = on_request
+        self._clock = clock
+        self._status = {"version": version, "table_id": table_id}
+        self._device: DevicePayload | None = None
+
+        self._inbox: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+        self._send_lock = threading.Lock()
+        self._live_gen = 0  # connection the pump may send on; 0 = none (guarded by _send_lock)
+        self._gen = 0
+        self._idle = threading.Condition()
+        self._pump_thread: threading.Thread | None = None
+        self._connected = False
+        self._in_flight = 0
+        self._counts_lock = threading.Lock()
+        self._counts = dict.fromkeys(
+            ("published", "reconnects", "refused", "requests", "rejected_requests", "errors"), 0
+        )
+        self._client = self._make_client(environ)
+
+    def _make_client(self, environ: dict[str, str] | None) -> mqtt.Client:
+        s = self.settings
+        v5 = s.protocol == "5"
+        client = mqtt.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=s.client_id_for(self.topics.table_id),
+            clean_session=None if v5 else False,
+            protocol=mqtt.MQTTv5 if v5 else mqtt.MQTTv311,
+        )
+        if s.tls:
+            client.tls_set(
+                ca_certs=str(s.tls_ca) if s.tls_ca else None,
+                certfile=str(s.tls_cert) if s.tls_cert else None,
+                keyfile=str(s.tls_key) if s.tls_key else None,
+                cert_reqs=ssl.CERT_REQUIRED,
+                tls_version=ssl.PROTOCOL_TLS_CLIENT,
+            )
+        password = s.password(environ)
+        if s.username is not None or password is not None:
+            client.username_pw_set(s.username or "", password.get_secret_value() if password else None)
+        offline = StatusPayload(state="offline", **self._status)
+        client.will_set(self.topics.status, encode(offline), qos=1, retain=True)
+        client.reconnect_delay_set(s.reconnect_min_s, s.reconnect_max_s)
+        # Room above our window for status, health and responses, so they never queue behind events.
+        client.max_inflight_messages_set(s.max_inflight + 32)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_publish = self._on_publish
+        client.on_message = self._on_message
+        return client
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Connect in the background; an absent broker is retried with capped backoff."""
+        s = self.settings
+        props = None
+        if s.protocol == "5":
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = s.session_expiry_s
+            self._client.connect_async(s.host, s.port, s.keepalive, clean_start=False, properties=props)
+        else:
+            self._client.connect_async(s.host, s.port, s.keepalive)
+        self._pump_thread = threading.Thread(target=self._pump, name="mqtt-pump", daemon=True)
+        self._pump_thread.start()
+        self._client.loop_start()
+        log.info("mqtt starting", host=s.host, port=s.port, protocol=s.protocol, base=self.topics.base)
+
+    def stop(self, timeout: float = _STOP_TIMEOUT_S) -> None:
+        """Say ``offline`` (the will covers only deaths), then disconnect; waiting events stay queued."""
+        if self._connected:
+            info = self._publish_model(self.topics.status, StatusPayload(state="offline", **self._status))
+            try:
+                info.wait_for_publish(timeout)
+            except (RuntimeError, ValueError) as exc:
+                log.warning("could not publish offline status", error=str(exc))
+        self._inbox.put(("stop",))
+        if self._pump_thread is not None:
+            self._pump_thread.join(timeout)
+        self._client.disconnect()
+        self._client.loop_stop()
+
+    # ------------------------------------------------------------------ what the daemon calls
+
+    def submit(self, events: Sequence[Event], state: Any = None) -> bool:
+        """Store events (and state) durably, then send them; returns ``Outbox.put``'s durability."""
+        durable = self.outbox.put(self.topics.messages(events), state)
+        self.notify_new()
+        return durable
+
+    def notify_new(self) -> None:
+        """Wake the sender after something was put into the outbox directly."""
+        self._inbox.put(("new",))
+
+    def respond(self, response: Response) -> None:
+        """Answer a request. Responses are not durable: a caller that misses one asks get_state."""
+        if response.status == "error":
+            self._count("rejected_requests")
+        self._publish_model(self.topics.response(response.command), response, retain=False)
+
+    def set_device(self, device: DevicePayload) -> None:
+        """Republish the retained device topic when it changed."""
+        if device == self._device:
+            return
+        self._device = device
+        if self._connected:
+            self._publish_model(self.topics.device, device)
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    def health(self) -> dict[str, Any]:
+        return self._health().model_dump(mode="json")
+
+    def flush(self, timeout: float) -> bool:
+        """Wait until the outbox is empty (every event acknowledged); False on timeout."""
+        with self._idle:
+            return self._idle.wait_for(lambda: self.outbox.health().pending == 0, timeout)
+
+    # ------------------------------------------------------------------ paho callbacks (network thread)
+
+    def _on_connect(
+        self, client: mqtt.Client, _ud: Any, flags: mqtt.ConnectFlags, rc: ReasonCode, _props: Any
+    ) -> None:
+        if rc.is_failure:
+            log.error("mqtt connection refused", reason=str(rc))
+            return
+        with self._send_lock:
+            # Whatever paho kept from the last connection is also in the outbox; resending it from
+            # there, oldest first, is what keeps the order.
+            client.drop_out_messages()
+            self._gen += 1
+            self._live_gen = self._gen
+        if self._gen > 1:
+            self._count("reconnects")
+        self._connected = True
+        log.info("mqtt connected", session_present=flags.session_present, connection=self._gen)
+        client.subscribe(self.topics.requests, qos=1)
+        self._publish_model(self.topics.status, StatusPayload(state="online", **self._status))
+        if self._device is not None:
+            self._publish_model(self.topics.device, self._device)
+        self._inbox.put(("up", self._gen))
+
+    def _on_disconnect(
+        self, _client: mqtt.Client, _ud: Any, _flags: Any, rc: ReasonCode, _props: Any
+    ) -> None:
+        with self._send_lock:
+            self._live_gen = 0
+        if self._connected:
+            log.warning("mqtt disconnected", reason=str(rc))
+        self._connected = False
+        self._inbox.put(("down",))
+
+    def _on_publish(self, _client: mqtt.Client, _ud: Any, mid: int, rc: ReasonCode, _props: Any) -> None:
+        self._inbox.put(("ack", mid, rc))
+
+    def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        command = self.topics.command_of(msg.topic)
+        if command is None:
+            return
+        self._count("requests")
+        try:
+            request = parse_request(command, msg.payload)
+            if msg.retain:
+                # A retained request would run again at every reconnect.
+                text = "retained requests are ignored: publish without the retain flag"
+                raise RequestError(command, text, request.transaction)
+        except RequestError as exc:
+            log.warning("request rejected", command=command, error=str(exc))
+            self.respond(exc.response())
+            return
+        if self._on_request is None:
+            self.respond(
+                Response(command=command, status="error", transaction=request.transaction, error="no handler")
+            )
+            return
+        try:
+            answer = self._on_request(request)
+        except Exception as exc:
+            log.exception("request handler failed", command=command)
+            answer = Response(
+                command=command,
+                status="error",
+                transaction=request.transaction,
+                error=f"internal error: {exc}",
+            )
+        if answer is not None:
+            if answer.status == "error":
+                log.warning("request rejected", command=command, error=answer.error)
+            self.respond(answer)
+
+    # ------------------------------------------------------------------ the pump
+
+    def _pump(self) -> None:
+        s = self.settings
+        inflight: dict[int, Stored] = {}  # mid -> row
+        cursor = 0  # id of the newest row sent on this connection
+        gen = 0
+        paused_until = 0.0  # after a refusal, wait before resending
+        backoff = float(s.reconnect_min_s)
+        next_health = time.monotonic()
+        while True:
+            now = time.monotonic()
+            deadline = min(next_health, paused_until) if paused_until > now else next_health
+            items = self._take(max(0.0, deadline - now))
+            try:
+                acked: list[int] = []
+                for item in items:
+                    kind = item[0]
+                    if kind == "stop":
+                        return
+                    if kind == "ack":
+                        row = inflight.pop(item[1], None)
+                        if row is None:
+                            continue  # status, health, a response, or a row from before a rewind
+                        rc: ReasonCode = item[2]
+                        if not rc.is_failure:
+                            acked.append(row.id)
+                            backoff = float(s.reconnect_min_s)
+                            continue
+                        self._count("refused")
+                        log.error("broker refused an event", seq=row.message.seq, reason=str(rc))
+                        inflight.clear()
+                        cursor = 0
+                        paused_until = time.monotonic() + backoff
+                        backoff = min(backoff * 2, float(s.reconnect_max_s))
+                    elif kind == "up":
+                        gen, cursor, paused_until = item[1], 0, 0.0
+                        inflight.clear()
+                        next_health = 0.0
+                    elif kind == "down":
+                        gen, cursor = 0, 0
+                        inflight.clear()
+                if acked:
+                    self._count("published", len(acked))  # first, so flush() never sees it lag
+                    self.outbox.remove(acked)
+                if gen and time.monotonic() >= paused_until:
+                    cursor = self._fill(gen, inflight, cursor)
+                self._in_flight = len(inflight)
+                if gen and time.monotonic() >= next_health:
+                    self._publish_model(self.topics.health, self._health())
+                    next_health = time.monotonic() + s.health_interval_s
+                elif not gen:
+                    next_health = time.monotonic() + s.health_interval_s
+            except Exception:
+                # The pump must outlive a bad moment (disk error, closed db during shutdown): the
+                # rows are still in the outbox, so start the connection's sending over.
+                self._count("errors")
+                log.exception("mqtt pump error")
+                inflight.clear()
+                cursor = 0
+                paused_until = time.monotonic() + backoff
+            with self._idle:
+                self._idle.notify_all()
+
+    def _take(self, wait: float) -> list[tuple[Any, ...]]:
+        try:
+            items = [self._inbox.get(timeout=wait) if wait > 0 else self._inbox.get_nowait()]
+        except queue.Empty:
+            return []
+        while True:
+            try:
+                items.append(self._inbox.get_nowait())
+            except queue.Empty:
+                return items
+
+    def _fill(self, gen: int, inflight: dict[int, Stored], cursor: int) -> int:
+        """Send rows after ``cursor`` until the window is full; returns the new cursor."""
+        window = self.settings.max_inflight
+        while len(inflight) < window:
+            rows = self.outbox.pending(limit=window - len(inflight), after_id=cursor)
+            if not rows:
+                break
+            for row in rows:
+                m = row.message
+                with self._send_lock:
+                    if self._live_gen != gen:
+                        return cursor  # the connection changed under us: "up" will restart from 0
+                    info = self._client.publish(m.topic, m.payload, qos=m.qos, retain=m.retain)
+                inflight[info.mid] = row
+                cursor = row.id
+        return cursor
+
+    # ------------------------------------------------------------------ helpers
+
+    def _count(self, name: str, n: int = 1) -> None:
+        with self._counts_lock:
+            self._counts[name] += n
+
+    def _publish_model(self, topic: str, model: Any, *, retain: bool = True) -> mqtt.MQTTMessageInfo:
+        return self._client.publish(topic, encode(model), qos=1, retain=retain)
+
+    def _health(self) -> HealthPayload:
+        ob = self.outbox.health()
+        c = self._counts
+        return HealthPayload(
+            ts=self._clock(),
+            table_id=self.topics.table_id,
+            connected=self._connected,
+            published=c["published"],
+            pending=ob.pending,
+            in_flight=self._in_flight,
+            outbox_bytes=ob.bytes,
+            outbox_max_bytes=ob.max_bytes,
+            outbox_level=ob.level,
+            reconnects=c["reconnects"],
+            refused=c["refused"],
+            requests=c["requests"],
+            rejected_requests=c["rejected_requests"],
+            errors=c["errors"],
+        )

@@ -1,0 +1,194 @@
+"""Game-server requests: parse and check them, run them against the validator, shape the answer.
+
+Parsing is pure and total: whatever bytes arrive on ``{base}/request/<cmd>``,
+the result is either a ``Request`` or a ``RequestError`` whose text tells the
+sender what was wrong. The transaction id is recovered whenever the payload
+is a JSON object, so even a rejected request can be matched to its answer.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+)
+
+from scannerd.events import Command, Event
+from scannerd.validator import CommandRejected, Validator
+
+MAX_REQUEST_BYTES = 16 * 1024
+
+Transaction = str | int
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+Ident = Annotated[str, StringConstraints(min_length=1, max_length=64), AfterValidator(_not_blank)]
+
+
+class RequestBase(BaseModel):
+    """Every request may carry a ``transaction`` that the response echoes."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    transaction: Annotated[str, StringConstraints(max_length=128)] | int | None = Field(
+        None, description="Caller's id for this request, echoed in the response."
+    )
+
+    @field_validator("transaction", mode="before")
+    @classmethod
+    def _one_clear_message(cls, value: Any) -> Any:
+        if value is None or _usable_transaction(value):
+            return value
+        raise ValueError("must be a string of at most 128 characters or an integer")
+
+
+def _usable_transaction(value: Any) -> bool:
+    if isinstance(value, str):
+        return len(value) <= 128
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class NewShoeRequest(RequestBase):
+    """Start a new shoe (the previous one is finished or abandoned)."""
+
+    shoe_id: Ident | None = Field(None, description="Shoe id; generated from the time when absent.")
+
+
+class BettingOpenRequest(RequestBase):
+    """Open betting for the next round."""
+
+    round_id: Ident | None = Field(None, description="Round id; generated when absent.")
+
+
+class BettingCloseRequest(RequestBase):
+    """Close betting: the round's cards may now be dealt."""
+
+
+class VoidRoundRequest(RequestBase):
+    """Void the open round."""
+
+    reason: Annotated[str, StringConstraints(max_length=200)] | None = Field(
+        None, description="Free text stored with the void."
+    )
+
+
+class AckAlertRequest(RequestBase):
+    """Acknowledge an open misdeal or warning alert."""
+
+    alert_id: int = Field(description="The alert_id of the AlertEvent to acknowledge.")
+
+
+class GetStateRequest(RequestBase):
+    """Ask for the current shoe, round and open alerts."""
+
+
+REQUEST_MODELS: dict[str, type[RequestBase]] = {
+    "new_shoe": NewShoeRequest,
+    "betting_open": BettingOpenRequest,
+    "betting_close": BettingCloseRequest,
+    "void_round": VoidRoundRequest,
+    "ack_alert": AckAlertRequest,
+    "get_state": GetStateRequest,
+}
+
+
+class Response(BaseModel):
+    """The answer on ``{base}/response/<command>``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command: str
+    status: Literal["ok", "error"]
+    transaction: Transaction | None = Field(None, description="The request's transaction, echoed.")
+    error: str | None = Field(None, description="Why the request was refused (status 'error').")
+    data: dict[str, Any] | None = Field(
+        None,
+        description="On 'ok': the table state after the command (as get_state returns it): "
+        "table_id, link_up, shoe, round, alerts.",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A well-formed request: ``args`` as the validator's Command takes them."""
+
+    command: str
+    transaction: Transaction | None = None
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+class RequestError(ValueError):
+    """A request that cannot be run; ``str()`` is the text for the response."""
+
+    def __init__(self, command: str, text: str, transaction: Transaction | None = None) -> None:
+        super().__init__(text)
+        self.command = command
+        self.transaction = transaction
+
+    def response(self) -> Response:
+        return Response(command=self.command, status="error", transaction=self.transaction, error=str(self))
+
+
+def parse_request(command: str, payload: bytes, max_bytes: int = MAX_REQUEST_BYTES) -> Request:
+    """Turn a request's topic level and payload into a Request, or raise RequestError."""
+    if len(payload) > max_bytes:
+        raise RequestError(command, f"request too large: {len(payload)} bytes (limit {max_bytes})")
+    try:
+        raw: Any = json.loads(payload.decode("utf-8")) if payload.strip() else {}
+    except UnicodeDecodeError:
+        raise RequestError(command, "payload is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise RequestError(command, f"malformed JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise RequestError(command, f"request must be a JSON object, not {type(raw).__name__}")
+    transaction = raw.get("transaction")
+    if not _usable_transaction(transaction):
+        transaction = None
+    model = REQUEST_MODELS.get(command)
+    if model is None:
+        known = ", ".join(REQUEST_MODELS)
+        raise RequestError(command, f"unknown command {command!r} (known: {known})", transaction)
+    try:
+        parsed = model.model_validate(raw)
+    except ValidationError as exc:
+        raise RequestError(command, _explain(exc), transaction) from None
+    args = parsed.model_dump(exclude={"transaction"}, exclude_none=True)
+    return Request(command, parsed.transaction, args)
+
+
+def _explain(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "request"
+        msg = str(err["ctx"]["error"]) if err["type"] == "value_error" else err["msg"]
+        parts.append(f"{where}: {msg}")
+    return "invalid request: " + "; ".join(parts)
+
+
+def execute(request: Request, validator: Validator, ts: float) -> tuple[Response, list[Event]]:
+    """Run a request; the events it caused must go to the outbox like any others."""
+    events: list[Event] = []
+    if request.command != "get_state":
+        try:
+            events = validator.handle(Command(ts=ts, name=request.command, args=request.args))  # type: ignore[arg-type]
+        except CommandRejected as exc:
+            return Response(
+                command=request.command, status="error", transaction=request.transaction, error=str(exc)
+            ), []
+    return Response(
+        command=request.command, status="ok", transaction=request.transaction, data=validator.state()
+    ), events

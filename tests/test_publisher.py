@@ -1,0 +1,225 @@
+"""The publisher against a real Mosquitto: order, completeness, status, device and health topics."""
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from scannerd import __version__
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox import Outbox
+from scannerd.payloads import DevicePayload
+from scannerd.publisher import Publisher
+from tests.broker import Broker, GameServer, assert_complete_in_order, event_seqs, sample_events, wait_until
+
+REPO = Path(__file__).resolve().parent.parent
+BASE = "casino/tables/T1"
+
+
+def settings_for(broker: Broker, **kw: object) -> MqttSettings:
+    return MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=1, reconnect_max_s=2, **kw)
+
+
+@pytest.fixture
+def make_publisher(tmp_path: Path) -> Iterator[Callable[..., Publisher]]:
+    made: list[Publisher] = []
+
+    def make(broker: Broker, outbox_path: Path | None = None, **kw: object) -> Publisher:
+        pub = Publisher(settings_for(broker, **kw), "T1", Outbox(outbox_path or tmp_path / "outbox.sqlite3"))
+        pub.start()
+        made.append(pub)
+        return pub
+
+    yield make
+    for pub in made:
+        pub.stop()
+        pub.outbox.close()
+
+
+@pytest.mark.parametrize("protocol", ["3.1.1", "5"])
+def test_every_event_arrives_in_order_on_its_topic(
+    mosquitto: Broker, make_publisher: Callable[..., Publisher], protocol: str
+) -> None:
+    gs = GameServer(mosquitto, [f"{BASE}/#"])
+    pub = make_publisher(mosquitto, protocol=protocol)
+    events = sample_events(1, 120)
+    for i in range(0, 120, 4):
+        pub.submit(events[i : i + 4], {"next_seq": i + 5})
+    assert pub.flush(30)
+    gs.wait_for(lambda got: len(event_seqs(got)) >= 120)
+
+    arrived = [m for m in gs.messages() if m.topic.rsplit("/", 1)[1] in ("card", "round", "alert", "shoe")]
+    assert [m.topic for m in arrived] == [f"{BASE}/{e.kind}" for e in events]
+    assert [json.loads(m.payload) for m in arrived] == [e.model_dump(mode="json") for e in events]
+    assert gs.payloads("/status")[0] == {"state": "online", "version": __version__, "table_id": "T1"}
+    assert pub.health()["published"] == 120
+    assert pub.outbox.health().pending == 0
+    gs.close()
+
+    # A consumer that comes later finds the retained state topics, with the latest shoe.
+    late = GameServer(mosquitto, [f"{BASE}/shoe", f"{BASE}/status"])
+    late.wait_for(lambda got: len(got) >= 2)
+    assert all(m.retain for m in late.messages())
+    assert late.payloads("/shoe") == [events[-1].model_dump(mode="json")]
+    late.close()
+
+
+def test_events_stored_before_the_broker_is_reachable_go_out_once_it_is(
+    tmp_path: Path, make_publisher: Callable[..., Publisher]
+) -> None:
+    broker = Broker(tmp_path / "later")  # not started yet
+    pub = make_publisher(broker)
+    pub.submit(sample_events(1, 30))
+    broker.start()
+    try:
+        gs = GameServer(broker, [f"{BASE}/#"])
+        pub.submit(sample_events(31, 10))
+        assert pub.flush(30)
+        # Published before the game server subscribed: only the retained shoe could reach it then.
+        # From the outbox's side every event was acknowledged, in order.
+        assert pub.health()["published"] == 40
+        gs.close()
+    finally:
+        broker.stop()
+
+
+def test_broker_down_for_seconds_mid_stream_loses_nothing(
+    make_broker: Callable[..., Broker], make_publisher: Callable[..., Publisher]
+) -> None:
+    broker = make_broker(persistence=True)
+    gs = GameServer(broker, [f"{BASE}/#"], client_id="game-server")  # persistent session
+    pub = make_publisher(broker)
+    total = 450
+    produced = threading.Event()
+
+    def deal() -> None:
+        for first in range(1, total + 1, 3):
+            pub.submit(sample_events(first, 3), {"next_seq": first + 3})
+            time.sleep(0.01)
+        produced.set()
+
+    dealer = threading.Thread(target=deal)
+    dealer.start()
+    gs.wait_for(lambda got: len(event_seqs(got)) >= 60)
+    broker.stop()
+    time.sleep(3)  # the table keeps dealing while the broker is away
+    assert pub.outbox.health().pending > 0
+    broker.start()
+    dealer.join(60)
+    assert produced.is_set()
+    assert pub.flush(60)
+    gs.wait_for(lambda got: total in event_seqs(got), timeout=60)
+    assert_complete_in_order(event_seqs(gs.messages()), total)
+    assert pub.health()["reconnects"] >= 1
+    gs.close()
+
+
+def test_a_clean_stop_says_offline(mosquitto: Broker, tmp_path: Path) -> None:
+    gs = GameServer(mosquitto, [f"{BASE}/status"])
+    pub = Publisher(settings_for(mosquitto), "T1", Outbox(tmp_path / "o.sqlite3"))
+    pub.start()
+    gs.wait_for(lambda got: len(got) >= 1)
+    pub.stop()
+    gs.wait_for(lambda got: len(got) >= 2)
+    assert [p["state"] for p in gs.payloads("/status")] == ["online", "offline"]
+    gs.close()
+
+
+PUBLISHER_PROCESS = """
+import sys, time
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox import Outbox
+from scannerd.publisher import Publisher
+from tests.broker import sample_events
+
+outbox, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+settings = MqttSettings(host="127.0.0.1", port=port, reconnect_min_s=1, reconnect_max_s=2)
+pub = Publisher(settings, "T1", Outbox(outbox))
+pub.start()
+while not pub.connected:
+    time.sleep(0.01)
+seq = pub.outbox.last_seq
+while seq < count:
+    pub.submit(sample_events(seq + 1, 3), {"next_seq": seq + 4})
+    seq += 3
+    print("stored", seq, flush=True)
+time.sleep(3600)
+"""
+
+
+def run_publisher_process(outbox: Path, broker: Broker, count: int, until: int) -> None:
+    """Run a publisher in another process and SIGKILL it once it has stored ``until`` events."""
+    args = [sys.executable, "-c", PUBLISHER_PROCESS, str(outbox), str(broker.port), str(count)]
+    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.startswith("stored ") and int(line.split()[1]) >= until:
+                break
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
+def test_a_killed_process_leaves_a_last_will(mosquitto: Broker, tmp_path: Path) -> None:
+    gs = GameServer(mosquitto, [f"{BASE}/status"])
+    run_publisher_process(tmp_path / "o.sqlite3", mosquitto, count=3, until=3)
+    gs.wait_for(lambda got: [json.loads(m.payload)["state"] for m in got][-1:] == ["offline"])
+    assert [p["state"] for p in gs.payloads("/status")] == ["online", "offline"]
+    gs.close()
+
+
+def test_sigkill_mid_stream_then_a_new_publisher_sends_the_rest(
+    mosquitto: Broker, make_publisher: Callable[..., Publisher], tmp_path: Path
+) -> None:
+    gs = GameServer(mosquitto, [f"{BASE}/#"])
+    path = tmp_path / "o.sqlite3"
+    run_publisher_process(path, mosquitto, count=100_000, until=600)
+    with Outbox(path) as box:
+        last = box.state()["next_seq"] - 1
+        left = box.health().pending
+    assert last >= 600
+    pub = make_publisher(mosquitto, outbox_path=path)
+    assert pub.flush(60)
+    gs.wait_for(lambda got: last in event_seqs(got), timeout=60)
+    assert pub.health()["published"] == left
+    assert_complete_in_order(event_seqs(gs.messages()), last)
+    gs.close()
+
+
+def test_device_topic_is_retained_and_republished_only_on_change(
+    mosquitto: Broker, make_publisher: Callable[..., Publisher]
+) -> None:
+    gs = GameServer(mosquitto, [f"{BASE}/device"])
+    pub = make_publisher(mosquitto)
+    wait_until(lambda: pub.connected, 10, "connection")
+    up = DevicePayload(driver="serial-framed", channel="/dev/ttyUSB0", link="up", firmware="1.2")
+    pub.set_device(up)
+    pub.set_device(up)
+    pub.set_device(up.model_copy(update={"link": "down", "detail": "unplugged"}))
+    gs.wait_for(lambda got: len(got) >= 2)
+    assert [p["link"] for p in gs.payloads()] == ["up", "down"]
+    gs.close()
+
+
+def test_health_is_published_retained_with_counters(
+    mosquitto: Broker, make_publisher: Callable[..., Publisher]
+) -> None:
+    pub = make_publisher(mosquitto, health_interval_s=0.2)
+    pub.submit(sample_events(1, 5))
+    assert pub.flush(30)
+    gs = GameServer(mosquitto, [f"{BASE}/health"])
+    gs.wait_for(lambda got: any(json.loads(m.payload)["published"] == 5 for m in got))
+    assert gs.messages()[0].retain
+    health = gs.payloads()[-1]
+    assert health["connected"] is True
+    assert health["outbox_level"] == "ok"
+    assert health["pending"] == 0
+    gs.close()

@@ -1,0 +1,163 @@
+"""Game-server requests: parsing (pure), running them on the validator, and the round trip over MQTT."""
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from scannerd.house import HouseRules
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox import Outbox
+from scannerd.publisher import Publisher
+from scannerd.requests import MAX_REQUEST_BYTES, Request, RequestError, Response, execute, parse_request
+from scannerd.validator import Validator
+from tests.broker import Broker, GameServer, event_seqs
+
+BASE = "casino/tables/T1"
+TS = 1_700_000_000.0
+
+
+def refused(command: str, payload: bytes) -> RequestError:
+    with pytest.raises(RequestError) as info:
+        parse_request(command, payload)
+    return info.value
+
+
+def test_a_good_request_keeps_its_arguments_and_transaction() -> None:
+    req = parse_request("betting_open", b'{"round_id": "R-7", "transaction": "tx1"}')
+    assert req == Request("betting_open", "tx1", {"round_id": "R-7"})
+    assert parse_request("betting_close", b"") == Request("betting_close")
+    assert parse_request("ack_alert", b'{"alert_id": 3, "transaction": 9}') == Request(
+        "ack_alert", 9, {"alert_id": 3}
+    )
+    assert parse_request("void_round", b"{}").args == {}
+
+
+@pytest.mark.parametrize(
+    ("command", "payload", "text"),
+    [
+        ("new_shoe", b"{nope", "malformed JSON"),
+        ("new_shoe", b"\xff\xfe", "not UTF-8"),
+        ("new_shoe", b"[1, 2]", "must be a JSON object, not list"),
+        ("explode", b"{}", "unknown command 'explode'"),
+        ("ack_alert", b'{"alert_id": "5"}', "alert_id: Input should be a valid integer"),
+        ("ack_alert", b'{"alert_id": true}', "alert_id: Input should be a valid integer"),
+        ("ack_alert", b"{}", "alert_id: Field required"),
+        ("betting_open", b'{"round_id": "   "}', "round_id: must not be blank"),
+        ("betting_open", b'{"round_id": "' + b"x" * 65 + b'"}', "round_id: String should have at most 64"),
+        ("betting_close", b'{"force": true}', "force: Extra inputs are not permitted"),
+        ("get_state", b'{"transaction": [1]}', "transaction: must be a string"),
+        ("new_shoe", b'{"shoe_id": "' + b"x" * MAX_REQUEST_BYTES + b'"}', "request too large"),
+    ],
+)
+def test_bad_requests_get_a_clear_text(command: str, payload: bytes, text: str) -> None:
+    assert text in str(refused(command, payload))
+
+
+def test_the_transaction_is_echoed_even_when_the_request_is_refused() -> None:
+    err = refused("ack_alert", b'{"alert_id": "x", "transaction": "t-42"}')
+    assert err.response() == Response(
+        command="ack_alert", status="error", transaction="t-42", error=str(err), data=None
+    )
+    assert refused("explode", b'{"transaction": 5}').transaction == 5
+
+
+def test_commands_run_on_the_validator_and_nonsense_is_rejected_without_changing_state() -> None:
+    v = Validator("T1", HouseRules(burn="none"))
+    resp, events = execute(parse_request("new_shoe", b'{"shoe_id": "S9"}'), v, TS)
+    assert resp.status == "ok" and [e.kind for e in events] == ["shoe"]
+    assert resp.data is not None and resp.data["shoe"]["shoe_id"] == "S9"
+
+    before = v.snapshot()
+    resp, events = execute(parse_request("betting_close", b'{"transaction": 1}'), v, TS + 1)
+    assert (resp.status, resp.error, resp.transaction, events) == ("error", "betting is not open", 1, [])
+    assert v.snapshot() == before
+
+    resp, events = execute(parse_request("betting_open", b'{"round_id": "R1"}'), v, TS + 2)
+    assert resp.status == "ok" and events[0].kind == "round"
+    resp, events = execute(parse_request("get_state", b""), v, TS + 3)
+    assert resp.status == "ok" and events == []
+    assert resp.data is not None and resp.data["round"]["round_id"] == "R1"
+    assert execute(parse_request("ack_alert", b'{"alert_id": 77}'), v, TS + 4)[0].error == "no open alert 77"
+
+
+class Table:
+    """The daemon's part in miniature: a validator behind a lock, events to the outbox with its snapshot."""
+
+    def __init__(self, tmp_path: Path, broker: Broker) -> None:
+        self.validator = Validator("T1", HouseRules(burn="none"))
+        self.lock = threading.Lock()
+        settings = MqttSettings(host=broker.host, port=broker.port)
+        self.publisher = Publisher(settings, "T1", Outbox(tmp_path / "o.sqlite3"), self.handle)
+
+    def handle(self, request: Request) -> Response:
+        with self.lock:
+            response, events = execute(request, self.validator, TS)
+            self.publisher.submit(events, self.validator.snapshot())
+        return response
+
+
+@pytest.fixture
+def table(tmp_path: Path, mosquitto: Broker) -> Iterator[Table]:
+    t = Table(tmp_path, mosquitto)
+    t.publisher.start()
+    yield t
+    t.publisher.stop()
+    t.publisher.outbox.close()
+
+
+def test_every_bad_request_gets_an_error_and_the_next_good_one_works(mosquitto: Broker, table: Table) -> None:
+    gs = GameServer(mosquitto, [f"{BASE}/response/+", f"{BASE}/round", f"{BASE}/shoe"])
+    sent = [
+        ("new_shoe", {"shoe_id": "S1", "transaction": 1}, "ok"),
+        ("new_shoe", b"{not json", "error"),
+        ("betting_open", {"round_id": "R1", "transaction": 2}, "ok"),
+        ("launch_rockets", {"transaction": 3}, "error"),
+        ("betting_open", {"round_id": "R2", "transaction": 4}, "error"),  # already open
+        ("ack_alert", {"alert_id": "one", "transaction": 5}, "error"),
+        ("void_round", {"reason": "x" * (MAX_REQUEST_BYTES + 1), "transaction": 6}, "error"),
+        ("betting_close", b"[]", "error"),
+        ("betting_close", {"transaction": 7}, "ok"),
+        ("betting_close", {"transaction": 8}, "error"),  # no longer open
+        ("get_state", {"transaction": 9}, "ok"),
+    ]
+    for command, payload, _ in sent:
+        gs.request(f"{BASE}/request/{command}", payload)
+    gs.wait_for(lambda got: len([m for m in got if "/response/" in m.topic]) >= len(sent))
+
+    answers = [
+        (m.topic.rsplit("/", 1)[1], json.loads(m.payload)) for m in gs.messages() if "/response/" in m.topic
+    ]
+    assert [(cmd, a["status"]) for cmd, a in answers] == [(cmd, status) for cmd, _, status in sent]
+    assert all(a["error"] for _, a in answers if a["status"] == "error")
+    assert [a["transaction"] for _, a in answers] == [1, None, 2, 3, 4, 5, None, None, 7, 8, 9]
+    assert answers[-1][1]["data"]["round"] == {
+        **answers[-1][1]["data"]["round"],
+        "round_id": "R1",
+        "phase": "dealing",
+    }
+    # The events the accepted commands caused went out like any other, in order.
+    gs.wait_for(lambda got: len(event_seqs(got)) >= 3)
+    assert event_seqs(gs.messages()) == [1, 2, 3]
+    health = table.publisher.health()
+    assert (health["requests"], health["rejected_requests"]) == (11, 7)
+    gs.close()
+
+
+def test_a_retained_request_is_not_run_again_at_each_connect(mosquitto: Broker, tmp_path: Path) -> None:
+    gs = GameServer(mosquitto, [f"{BASE}/response/+"])
+    gs.request(f"{BASE}/request/new_shoe", {"transaction": "stale"}, retain=True)
+    t = Table(tmp_path, mosquitto)
+    t.publisher.start()
+    try:
+        gs.wait_for(lambda got: len(got) >= 1)
+        answer = gs.payloads()[0]
+        assert answer["status"] == "error" and "retained" in answer["error"]
+        assert answer["transaction"] == "stale"
+        assert t.validator.shoe is None
+    finally:
+        t.publisher.stop()
+        t.publisher.outbox.close()
+        gs.close()
