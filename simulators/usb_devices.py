@@ -186,7 +186,7 @@ class HidCardScanner(VirtualDevice):
     speed = SPEED_LOW
     kernel_interfaces = frozenset({0})
 
-    def __init__(self, vid: int = 0x1EAB, pid: int = 0x0C10, serial: str | None = "HS0001") -> None:
+    def __init__(self, vid: int = 0x1209, pid: int = 0x0001, serial: str | None = "HS0001") -> None:
         super().__init__(hid_scanner_descriptor(vid, pid, serial))
         self.typed_to_kernel = ""
         self.protocol = 1  # report protocol until the host asks for boot
