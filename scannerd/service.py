@@ -85,7 +85,8 @@ class Service:
             self._status(f"start failed: {exc}")
             self._stop()
             return EXIT_FAILURE
-        self.notifier.ready(self._status_line())
+        self._last_status = self._status_line()
+        self.notifier.ready(self._last_status)
         log.info("ready", status=self._last_status)
 
         code = EXIT_OK
