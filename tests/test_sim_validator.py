@@ -7,6 +7,7 @@ run the same comparison through real devices.
 """
 
 import random
+from pathlib import Path
 
 import pytest
 
@@ -15,6 +16,7 @@ from scannerd.house import HouseRules
 from scannerd.validator import CommandRejected, Validator
 from simulators.actions import CutCard, Draw, Pause, ServerCommand, Unplug, Unreadable
 from simulators.dealer import Dealer
+from simulators.scenario import load
 from tests.sim_support import mismatches
 
 CASES = {
@@ -68,3 +70,15 @@ def test_validator_agrees_with_the_dealer(case):
         dealer = Dealer(rules, random.Random(seed), pace=0, error_rate=error_rate, **kw)
         problems = run(dealer, dealer.play(shoes=2), kw.get("device_reports_cut", True))
         assert problems == [], problems[:5]
+
+
+SAMPLES = sorted((Path(__file__).parent.parent / "samples" / "scenarios").glob("*.txt"))
+
+
+@pytest.mark.parametrize("reports_cut", [True, False], ids=["cut-sensor", "virtual-cut"])
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda p: p.stem)
+def test_sample_scenarios_agree_with_the_validator(sample, reports_cut):
+    sc = load(sample)
+    dealer = sc.dealer(device_reports_cut=reports_cut, pace=0)
+    problems = run(dealer, sc.steps(dealer), reports_cut)
+    assert problems == [], problems[:5]

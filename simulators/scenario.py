@@ -1,0 +1,229 @@
+"""Scripted table sessions in a small plain-text format (docs/simulators.md).
+
+A scenario is a few settings followed by steps, one per line::
+
+    # three good rounds, then an extra card, then the cable out for 2 s
+    seed 42
+    house decks=8 last_hand=finish
+    rounds 3
+    round extra-card
+    unplug 2
+
+The same file and seed give the same cards, mistakes and faults every time,
+so a bug report can carry its scenario and a test can load it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Final
+
+from pydantic import ValidationError
+
+from scannerd.house import HouseRules
+from simulators.actions import Pause, Step
+from simulators.dealer import MISTAKES, ROUND_MISTAKES, Dealer
+from simulators.faults import FaultRates
+from simulators.shoe import CutPlacement
+
+
+class ScenarioError(ValueError):
+    """A scenario file that cannot be used; the message names the line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction:
+    verb: str
+    args: tuple[str, ...]
+    line: int
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Settings plus steps; ``dealer`` and ``steps`` turn it into a dealer's action stream."""
+
+    seed: int = 0
+    house: HouseRules = field(default_factory=HouseRules)
+    cut: CutPlacement = 14
+    pace: float = 1.0
+    error_rate: float = 0.0
+    mistakes: tuple[str, ...] = MISTAKES
+    unplug_seconds: float = 2.0
+    faults: FaultRates = field(default_factory=FaultRates)
+    instructions: tuple[Instruction, ...] = ()
+
+    def rules_for(self, device_reports_cut: bool) -> HouseRules:
+        """The house rules the daemon must run with for this scenario on a given device.
+
+        A device that cannot see the cut card needs the virtual one, placed
+        where the simulated shoe puts the real one (a fixed placement only).
+        """
+        if device_reports_cut or self.house.cut_card_remaining is not None or not isinstance(self.cut, int):
+            return self.house
+        return self.house.model_copy(update={"cut_card_remaining": self.cut})
+
+    def dealer(self, device_reports_cut: bool = True, pace: float | None = None) -> Dealer:
+        return Dealer(
+            self.rules_for(device_reports_cut),
+            random.Random(self.seed),
+            pace=self.pace if pace is None else pace,
+            cut=self.cut,
+            device_reports_cut=device_reports_cut,
+            error_rate=self.error_rate,
+            mistakes=self.mistakes,
+            unplug_seconds=self.unplug_seconds,
+        )
+
+    def steps(self, dealer: Dealer) -> Iterator[Step]:
+        """The scripted session; a scenario with no steps deals forever at its error rate."""
+        if not self.instructions:
+            yield from dealer.play()
+        for ins in self.instructions:
+            yield from _perform(dealer, ins)
+
+
+def _perform(dealer: Dealer, ins: Instruction) -> Iterator[Step]:
+    verb, args = ins.verb, ins.args
+    if verb == "shoe":
+        yield from dealer.start_shoe(skip_burn=args == ("skip-burn",))
+    elif verb == "rounds":
+        for _ in range(int(args[0])):
+            yield from dealer.deal_round()
+    elif verb == "round":
+        yield from dealer.deal_round(args[0] if args else None)
+    elif verb == "play":
+        yield from dealer.play(rounds=int(args[0]))
+    elif verb == "shoes":
+        yield from dealer.play(shoes=int(args[0]))
+    elif verb == "unplug":
+        yield from dealer.unplug(float(args[0]))
+    elif verb == "pause":
+        yield Step(0.0, Pause(float(args[0])))
+
+
+# verb -> (allowed argument counts, what the arguments must be)
+_STEPS: Final[dict[str, tuple[tuple[int, ...], str]]] = {
+    "shoe": ((0, 1), "skip-burn"),
+    "rounds": ((1,), "count"),
+    "round": ((0, 1), "mistake"),
+    "play": ((1,), "count"),
+    "shoes": ((1,), "count"),
+    "unplug": ((1,), "seconds"),
+    "pause": ((1,), "seconds"),
+}
+_SETTINGS: Final = ("seed", "house", "cut", "pace", "error-rate", "mistakes", "unplug-seconds", "faults")
+
+
+def _check_step(ins: Instruction) -> None:
+    counts, kind = _STEPS[ins.verb]
+    if len(ins.args) not in counts:
+        raise ScenarioError(
+            f"line {ins.line}: '{ins.verb}' takes {' or '.join(map(str, counts))} argument(s)"
+        )
+    if not ins.args:
+        return
+    arg = ins.args[0]
+    if kind == "skip-burn" and arg != "skip-burn":
+        raise ScenarioError(f"line {ins.line}: 'shoe' takes only 'skip-burn', not {arg!r}")
+    if kind == "mistake" and arg not in ROUND_MISTAKES:
+        raise ScenarioError(f"line {ins.line}: unknown mistake {arg!r}; one of {', '.join(ROUND_MISTAKES)}")
+    if kind == "count" and not (arg.isdigit() and int(arg) > 0):
+        raise ScenarioError(f"line {ins.line}: '{ins.verb}' needs a positive whole number, not {arg!r}")
+    if kind == "seconds":
+        _number(arg, ins.line)
+
+
+def _number(text: str, line: int) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ScenarioError(f"line {line}: {text!r} is not a number") from None
+    if value < 0:
+        raise ScenarioError(f"line {line}: {text!r} must not be negative")
+    return value
+
+
+def _pairs(args: tuple[str, ...], line: int) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for arg in args:
+        key, eq, value = arg.partition("=")
+        if not eq or not key or not value:
+            raise ScenarioError(f"line {line}: expected key=value, not {arg!r}")
+        out[key.replace("-", "_")] = value
+    return out
+
+
+def _cut(text: str, line: int) -> CutPlacement:
+    if text == "none":
+        return None
+    low, dash, high = text.partition("-")
+    if low.isdigit() and (not dash or high.isdigit()):
+        return int(low) if not dash else (int(low), int(high))
+    raise ScenarioError(f"line {line}: cut is N, A-B or none, not {text!r}")
+
+
+def _setting(scenario: Scenario, verb: str, args: tuple[str, ...], line: int) -> Scenario:
+    if not args:
+        raise ScenarioError(f"line {line}: '{verb}' needs a value")
+    try:
+        if verb == "seed":
+            return replace(scenario, seed=int(args[0]))
+        if verb == "house":
+            values: dict[str, Any] = _pairs(args, line)
+            if values.get("cut_card_remaining") == "none":
+                values["cut_card_remaining"] = None
+            return replace(scenario, house=HouseRules.model_validate(values))
+        if verb == "cut":
+            return replace(scenario, cut=_cut(args[0], line))
+        if verb == "pace":
+            return replace(scenario, pace=_number(args[0], line))
+        if verb == "error-rate":
+            return replace(scenario, error_rate=_number(args[0], line))
+        if verb == "unplug-seconds":
+            return replace(scenario, unplug_seconds=_number(args[0], line))
+        if verb == "mistakes":
+            unknown = set(args) - set(MISTAKES)
+            if unknown:
+                raise ScenarioError(f"line {line}: unknown mistakes {sorted(unknown)}")
+            return replace(scenario, mistakes=args)
+        names = {f.name for f in fields(FaultRates)}
+        rates = {k: _number(v, line) for k, v in _pairs(args, line).items()}
+        if set(rates) - names:
+            raise ScenarioError(f"line {line}: unknown faults {sorted(set(rates) - names)}")
+        return replace(scenario, faults=FaultRates(**rates))
+    except (ValidationError, ValueError) as exc:
+        if isinstance(exc, ScenarioError):
+            raise
+        raise ScenarioError(f"line {line}: bad '{verb}': {exc}") from None
+
+
+def parse(text: str) -> Scenario:
+    """A scenario from its text; raises ScenarioError naming the first bad line."""
+    scenario = Scenario()
+    steps: list[Instruction] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        words = raw.split("#", 1)[0].split()
+        if not words:
+            continue
+        verb, args = words[0], tuple(words[1:])
+        if verb in _SETTINGS:
+            if steps:
+                raise ScenarioError(f"line {number}: '{verb}' after the first step; settings go first")
+            scenario = _setting(scenario, verb, args, number)
+        elif verb in _STEPS:
+            ins = Instruction(verb, args, number)
+            _check_step(ins)
+            steps.append(ins)
+        else:
+            raise ScenarioError(f"line {number}: unknown word {verb!r}")
+    return replace(scenario, instructions=tuple(steps))
+
+
+def load(path: str | Path) -> Scenario:
+    try:
+        return parse(Path(path).read_text(encoding="utf-8"))
+    except ScenarioError as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
