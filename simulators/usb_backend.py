@@ -41,8 +41,17 @@ from simulators.usb_descriptors import (
     EP_INTERRUPT,
     ConfigurationDescriptor,
     InterfaceDescriptor,
+    Request,
 )
-from simulators.usb_devices import REQ_STANDARD, Setup, Stall, VirtualDevice
+from simulators.usb_devices import (
+    RECIPIENT_DEVICE,
+    RECIPIENT_INTERFACE,
+    REQ_STANDARD,
+    REQ_VENDOR,
+    Setup,
+    Stall,
+    VirtualDevice,
+)
 
 # libusb error code, errno and libusb_strerror() text, as pyusb's libusb1 backend raises them
 _ERRORS = {
@@ -55,10 +64,6 @@ _ERRORS = {
     "OVERFLOW": (-8, errno.EOVERFLOW, "Overflow"),
     "PIPE": (-9, errno.EPIPE, "Pipe error"),
 }
-
-GET_STATUS, CLEAR_FEATURE, GET_DESCRIPTOR = 0x00, 0x01, 0x06
-GET_CONFIGURATION, SET_CONFIGURATION = 0x08, 0x09
-RECIPIENT_DEVICE = 0x00
 
 
 def usb_error(name: str) -> usb.core.USBError:
@@ -110,7 +115,7 @@ class VirtualUsbBus(usb.backend.IBackend):
             attachment = _Attachment(
                 device,
                 bus=self.bus_number,
-                address=address if address is not None else next(self._addresses),
+                address=address if address is not None else self._free_address(),
                 port=self._ports.setdefault(device, len(self._ports) + 1),
             )
             with device.lock:
@@ -124,7 +129,9 @@ class VirtualUsbBus(usb.backend.IBackend):
     def unplug(self, device: VirtualDevice) -> None:
         """Pull the cable: open handles die with ENODEV and blocked reads wake up."""
         with self._lock:
-            attachment = self._attached.pop(device)
+            attachment = self._attached.pop(device, None)
+            if attachment is None:
+                raise ValueError("device is not plugged in")
             with device.lock:
                 attachment.live = False
                 device.powered = False
@@ -138,6 +145,10 @@ class VirtualUsbBus(usb.backend.IBackend):
             old = self._attached[device].address
         self.unplug(device)
         self.plug(device, address=old if keep_address else None)
+
+    def _free_address(self) -> int:
+        used = {a.address for a in self._attached.values()}
+        return next(a for a in self._addresses if a not in used)
 
     def is_plugged(self, device: VirtualDevice) -> bool:
         with self._lock:
@@ -387,7 +398,7 @@ class VirtualUsbBus(usb.backend.IBackend):
         setup = Setup(bmRequestType, bRequest, wValue, wIndex, len(data) * data.itemsize)
         with device.lock:
             _alive(attachment, dev_handle)
-            if bmRequestType & 0x1F == 0x01 and setup.kind != 0x40:  # interface recipient, not vendor
+            if setup.recipient == RECIPIENT_INTERFACE and setup.kind != REQ_VENDOR:
                 self._claim(dev_handle, wIndex & 0xFF)
             try:
                 reply = self._standard(attachment, setup)
@@ -403,14 +414,14 @@ class VirtualUsbBus(usb.backend.IBackend):
 
     def _standard(self, attachment: _Attachment, setup: Setup) -> bytes | None:
         """Answer the standard device requests every device answers alike (None: not one of them)."""
-        if setup.kind != REQ_STANDARD or setup.bmRequestType & 0x1F != RECIPIENT_DEVICE:
-            if setup.kind == REQ_STANDARD and setup.bRequest == CLEAR_FEATURE and setup.wValue == 0:
+        if setup.kind != REQ_STANDARD or setup.recipient != RECIPIENT_DEVICE:
+            if setup.kind == REQ_STANDARD and setup.bRequest == Request.CLEAR_FEATURE and setup.wValue == 0:
                 attachment.halted.discard(setup.wIndex)  # ENDPOINT_HALT
                 return b""
             return None
         descriptor = attachment.device.descriptor
         match setup.bRequest:
-            case 0x06:  # GET_DESCRIPTOR
+            case Request.GET_DESCRIPTOR:
                 kind, index = setup.wValue >> 8, setup.wValue & 0xFF
                 if kind == DESC_DEVICE:
                     return descriptor.to_bytes()
@@ -421,11 +432,11 @@ class VirtualUsbBus(usb.backend.IBackend):
                     if string is not None:
                         return string
                 raise Stall("no such descriptor")
-            case 0x08:  # GET_CONFIGURATION
+            case Request.GET_CONFIGURATION:
                 return bytes([attachment.configuration])
-            case 0x00:  # GET_STATUS
+            case Request.GET_STATUS:
                 return b"\0\0"
-            case 0x09:  # SET_CONFIGURATION
+            case Request.SET_CONFIGURATION:
                 if attachment.claims or attachment.device.kernel_bound:
                     raise usb_error("BUSY")
                 attachment.configuration = setup.wValue & 0xFF

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+from enum import IntEnum
 
 DESC_DEVICE = 0x01
 DESC_CONFIGURATION = 0x02
@@ -24,6 +25,27 @@ EP_BULK = 0x02
 EP_INTERRUPT = 0x03
 
 LANGID_EN_US = 0x0409
+
+
+class Request(IntEnum):
+    """Standard requests (USB 2.0, 9.4)."""
+
+    GET_STATUS = 0x00
+    CLEAR_FEATURE = 0x01
+    GET_DESCRIPTOR = 0x06
+    GET_CONFIGURATION = 0x08
+    SET_CONFIGURATION = 0x09
+
+
+class HidRequest(IntEnum):
+    """HID class requests (HID 1.11, 7.2)."""
+
+    GET_REPORT = 0x01
+    GET_IDLE = 0x02
+    GET_PROTOCOL = 0x03
+    SET_REPORT = 0x09
+    SET_IDLE = 0x0A
+    SET_PROTOCOL = 0x0B
 
 
 @dataclass(frozen=True)

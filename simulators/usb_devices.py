@@ -27,7 +27,9 @@ from simulators.usb_descriptors import (
     EP_INTERRUPT,
     DeviceDescriptor,
     EndpointDescriptor,
+    HidRequest,
     InterfaceDescriptor,
+    Request,
     hid_descriptor,
     single_interface_device,
 )
@@ -38,6 +40,8 @@ REQ_STANDARD = 0x00
 REQ_CLASS = 0x20
 REQ_VENDOR = 0x40
 REQ_IN = 0x80
+RECIPIENT_DEVICE = 0x00
+RECIPIENT_INTERFACE = 0x01
 
 # libusb speed codes, as pyusb reports them in Device.speed
 SPEED_LOW = 1
@@ -61,6 +65,10 @@ class Setup:
     @property
     def kind(self) -> int:
         return self.bmRequestType & REQ_TYPE_MASK
+
+    @property
+    def recipient(self) -> int:
+        return self.bmRequestType & 0x1F
 
     @property
     def device_to_host(self) -> bool:
@@ -150,9 +158,6 @@ def packetize(payload: bytes, packet_size: int, max_packet: int) -> list[bytes]:
 # ----------------------------------------------------------------------------------------------
 
 HID_REPORT_EP = EP_IN | 1
-HID_GET_REPORT, HID_GET_IDLE, HID_GET_PROTOCOL = 0x01, 0x02, 0x03
-HID_SET_REPORT, HID_SET_IDLE, HID_SET_PROTOCOL = 0x09, 0x0A, 0x0B
-GET_DESCRIPTOR = 0x06
 
 # character -> (modifier byte, usage): the inverse of the decoder's US keymap, first usage wins
 # (so digits type on the main row, not the keypad, as wedge scanners do by default).
@@ -234,7 +239,7 @@ class HidCardScanner(VirtualDevice):
             self.typed_to_kernel += keyboard.feed(queue.popleft())
 
     def control(self, setup: Setup, data: bytes) -> bytes:
-        if setup.kind == REQ_STANDARD and setup.bRequest == GET_DESCRIPTOR:
+        if setup.kind == REQ_STANDARD and setup.bRequest == Request.GET_DESCRIPTOR:
             kind = setup.wValue >> 8
             if kind == DESC_HID_REPORT:
                 return BOOT_KEYBOARD_REPORT_DESCRIPTOR
@@ -242,20 +247,20 @@ class HidCardScanner(VirtualDevice):
                 return hid_descriptor(len(BOOT_KEYBOARD_REPORT_DESCRIPTOR))
         if setup.kind == REQ_CLASS:
             match setup.bRequest:
-                case 0x0B:  # SET_PROTOCOL
+                case HidRequest.SET_PROTOCOL:
                     self.protocol = setup.wValue & 1
                     return b""
-                case 0x03:  # GET_PROTOCOL
+                case HidRequest.GET_PROTOCOL:
                     return bytes([self.protocol])
-                case 0x0A:  # SET_IDLE
+                case HidRequest.SET_IDLE:
                     self.idle = setup.wValue >> 8
                     return b""
-                case 0x02:  # GET_IDLE
+                case HidRequest.GET_IDLE:
                     return bytes([self.idle])
-                case 0x09:  # SET_REPORT: the keyboard LEDs (num/caps/scroll lock)
+                case HidRequest.SET_REPORT:  # the keyboard LEDs (num/caps/scroll lock)
                     self.leds = data[0] if data else 0
                     return b""
-                case 0x01:  # GET_REPORT: nothing held
+                case HidRequest.GET_REPORT:  # nothing held
                     return bytes(8)
         return super().control(setup, data)
 
