@@ -1,0 +1,116 @@
+"""TLS with client certificates, and passwords from files, against Mosquitto configured for them."""
+
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import structlog
+
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox import Outbox
+from scannerd.publisher import Publisher
+from tests.broker import Broker, GameServer, Tls, event_seqs, make_tls, sample_events, wait_until
+
+BASE = "casino/tables/T1"
+
+
+@pytest.fixture(scope="module")
+def tls(tmp_path_factory: pytest.TempPathFactory) -> Tls:
+    return make_tls(tmp_path_factory.mktemp("tls"), clients=("T1", "gameserver"))
+
+
+def tls_settings(broker: Broker, tls: Tls, client: str | None) -> MqttSettings:
+    cert, key = tls.client(client) if client else (None, None)
+    return MqttSettings(
+        host="localhost",
+        port=broker.port,
+        tls=True,
+        tls_ca=tls.ca,
+        tls_cert=cert,
+        tls_key=key,
+        reconnect_max_s=2,
+    )
+
+
+def test_events_flow_over_tls_with_a_client_certificate(
+    make_broker: Callable[..., Broker], tls: Tls, tmp_path: Path
+) -> None:
+    broker = make_broker(tls=tls)
+    gs = GameServer(broker, [f"{BASE}/#"], tls_client="gameserver")
+    pub = Publisher(tls_settings(broker, tls, "T1"), "T1", Outbox(tmp_path / "o.sqlite3"))
+    pub.start()
+    try:
+        pub.submit(sample_events(1, 20))
+        assert pub.flush(30)
+        gs.wait_for(lambda got: len(event_seqs(got)) >= 20)
+        assert event_seqs(gs.messages()) == list(range(1, 21))
+    finally:
+        pub.stop()
+        pub.outbox.close()
+        gs.close()
+
+
+@pytest.mark.parametrize("client", [None, "stranger"])
+def test_a_broker_that_requires_a_certificate_refuses_none_or_a_strangers(
+    make_broker: Callable[..., Broker], tls: Tls, tmp_path: Path, client: str | None
+) -> None:
+    broker = make_broker(tls=tls)
+    pub = Publisher(tls_settings(broker, tls, client), "T1", Outbox(tmp_path / "o.sqlite3"))
+    pub.start()
+    try:
+        # Wait until the broker has turned the client away at least twice (a retry happened too).
+        wait_until(lambda: broker.log.count("OpenSSL Error") >= 2, 30, "the broker to refuse the handshake")
+        assert not pub.connected
+        assert "New client connected" not in broker.log
+    finally:
+        pub.stop()
+        pub.outbox.close()
+
+
+def passwords(broker_dir: Path, users: dict[str, str]) -> Path:
+    path = broker_dir.parent / f"{broker_dir.name}.passwd"
+    path.write_text("")
+    for user, password in users.items():
+        subprocess.run(["mosquitto_passwd", "-b", str(path), user, password], check=True, timeout=30)
+    return path
+
+
+def test_password_comes_from_the_credentials_directory_and_is_never_logged(
+    make_broker: Callable[..., Broker], tmp_path: Path
+) -> None:
+    secret = "s3cret-Pa55"
+    pwfile = passwords(tmp_path / "broker0", {"T1": secret})
+    broker = make_broker(extra=f"allow_anonymous false\npassword_file {pwfile}\n")
+    creds = tmp_path / "creds"
+    creds.mkdir()
+    (creds / "mqtt-password").write_text(secret + "\n")
+    settings = MqttSettings(host=broker.host, port=broker.port, username="T1")
+    with structlog.testing.capture_logs() as logs:
+        pub = Publisher(
+            settings, "T1", Outbox(tmp_path / "o.sqlite3"), environ={"CREDENTIALS_DIRECTORY": str(creds)}
+        )
+        pub.start()
+        try:
+            wait_until(lambda: pub.connected, 30, "an authenticated connection")
+        finally:
+            pub.stop()
+            pub.outbox.close()
+    assert logs and secret not in repr(logs)
+    assert secret not in repr(settings) and secret not in repr(pub.health())
+
+
+def test_a_wrong_password_is_refused_and_said_so(make_broker: Callable[..., Broker], tmp_path: Path) -> None:
+    pwfile = passwords(tmp_path / "broker0", {"T1": "right"})
+    broker = make_broker(extra=f"allow_anonymous false\npassword_file {pwfile}\n")
+    (tmp_path / "pw").write_text("wrong")
+    settings = MqttSettings(host=broker.host, port=broker.port, username="T1", password_file=tmp_path / "pw")
+    with structlog.testing.capture_logs() as logs:
+        pub = Publisher(settings, "T1", Outbox(tmp_path / "o.sqlite3"), environ={})
+        pub.start()
+        try:
+            wait_until(lambda: any(e["event"] == "mqtt connection refused" for e in logs), 30, "a refusal")
+        finally:
+            pub.stop()
+            pub.outbox.close()
+    assert not any("wrong" in repr(e) for e in logs)
