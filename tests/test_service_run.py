@@ -1,0 +1,88 @@
+"""``scannerd run`` as systemd runs it: a subprocess with a config file and a notify socket of the test's.
+
+A beetek shoe on a real pty and a real Mosquitto stand in for the table; the
+test plays the service manager: it sees READY once the daemon is up, watchdog
+pings while it is healthy, and STOPPING with a clean exit (and ``offline`` on
+the broker) after SIGTERM.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from simulators.serial_pty import PtyPort
+from tests.broker import Broker, GameServer
+from tests.notify_listener import NotifyListener
+
+
+def write_config(tmp_path: Path, broker: Broker, port: str) -> Path:
+    path = tmp_path / "scannerd.toml"
+    path.write_text(
+        f"""
+table_id = "T9"
+[device]
+driver = "beetek"
+port = "{port}"
+[rules]
+burn = "none"
+round_control = "auto"
+[mqtt]
+host = "{broker.host}"
+port = {broker.port}
+[outbox]
+path = "{tmp_path / "outbox.sqlite3"}"
+[display]
+enabled = false
+"""
+    )
+    return path
+
+
+def status_states(server: GameServer) -> list[str]:
+    return [json.loads(m.payload)["state"] for m in server.messages("/status") if m.payload]
+
+
+def test_run_under_a_service_manager(tmp_path: Path, mosquitto: Broker) -> None:
+    server = GameServer(mosquitto, ["casino/tables/T9/#"])
+    with PtyPort(link=tmp_path / "shoe-1") as shoe, NotifyListener(tmp_path / "notify") as manager:
+        config = write_config(tmp_path, mosquitto, shoe.path)
+        env = {k: v for k, v in os.environ.items() if not k.upper().startswith("SCANNERD_")}
+        env.update(manager.env, WATCHDOG_USEC="3000000")
+        with (tmp_path / "stderr").open("w") as stderr:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+            )
+        try:
+            ready = manager.wait_for("READY", "1")
+            assert "mqtt" in ready["STATUS"] and "pending" in ready["STATUS"]
+            manager.wait_for("WATCHDOG", "1")
+            server.wait_for(lambda ms: "online" in status_states(server))
+
+            shoe.write(b" [Game]<Card:9H> \r\n [Game]<Card:2C> \r\n")  # cards of an 'auto' round
+            server.wait_for(lambda ms: len(server.payloads("/card")) >= 2)
+            assert [p["card"] for p in server.payloads("/card")] == ["9H", "2C"]
+            manager.wait_for("WATCHDOG", "1")
+
+            proc.send_signal(signal.SIGTERM)
+            manager.wait_for("STOPPING", "1")
+            assert proc.wait(timeout=30) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=30)
+    server.wait_for(lambda ms: status_states(server)[-1:] == ["offline"])
+    server.close()
+
+    lines = [json.loads(line) for line in (tmp_path / "stderr").read_text().splitlines()]
+    assert lines, "stderr is not a terminal here, so the log is JSON lines"
+    assert all(line["table_id"] == "T9" for line in lines)
+    events = [line["event"] for line in lines]
+    assert events.index("ready") < events.index("stop requested") < events.index("stopped")
