@@ -8,8 +8,8 @@ from drivers.base import UsbId
 from drivers.framed_host import FramedHostDriver
 from drivers.serial_transport import SerialDriver
 
-# The framed shoe enumerates as a CDC-ACM serial port under the pid.codes open-hardware vendor id.
-FRAMED_SHOE_CDC = UsbId(0x1209, 0x5C5D, "scannerd framed shoe (CDC-ACM serial)")
+# The framed shoe as a CDC-ACM serial port. A pid.codes test id until a product id is allocated.
+FRAMED_SHOE_CDC = UsbId(0x1209, 0x0003, "framed card shoe, CDC-ACM serial (pid.codes test id)")
 
 
 class FramedDriver(FramedHostDriver, SerialDriver):

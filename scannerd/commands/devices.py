@@ -1,0 +1,143 @@
+"""``scannerd devices``: what is plugged in, and which driver would read it.
+
+Serial ports come from ``serial.tools.list_ports``, native USB devices from
+pyusb; each is marked against the VID:PID tables the drivers carry. A match
+on a generic USB-serial adapter says only "could be": the same chip sits in
+many unrelated devices, so the operator confirms before configuring it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+
+import usb.backend
+import usb.core
+from serial.tools import list_ports
+from serial.tools.list_ports_common import ListPortInfo
+
+from drivers.base import DriverInitError, UsbId
+from drivers.registry import driver_names, get_driver_class
+from drivers.serial_transport import UsbPortMatch
+
+# Drivers that open a serial port; a USB device they know shows up as a port, not through pyusb.
+SERIAL_DRIVERS = frozenset({"beetek", "linecode", "framed"})
+
+
+@dataclass
+class Found:
+    kind: str  # "serial" or "usb"
+    where: str  # device path, or bus/address
+    vid: int | None = None
+    pid: int | None = None
+    serial_number: str | None = None
+    description: str = ""
+    drivers: list[str] = field(default_factory=list)  # drivers whose tables name this VID:PID
+    generic: bool = False  # only generic adapter ids matched: "could be"
+    channel: str | None = None  # what to put in the config for it
+
+
+def known_ids() -> tuple[dict[tuple[int, int], list[tuple[str, UsbId]]], list[str]]:
+    """VID:PID -> [(driver, id)] from every loadable driver, and the drivers that failed to load."""
+    table: dict[tuple[int, int], list[tuple[str, UsbId]]] = {}
+    problems = []
+    for name in driver_names():
+        try:
+            cls = get_driver_class(name)
+        except DriverInitError as exc:
+            problems.append(str(exc))
+            continue
+        for usb_id in cls.usb_ids:
+            table.setdefault((usb_id.vid, usb_id.pid), []).append((name, usb_id))
+    return table, problems
+
+
+def _mark(found: Found, ids: dict[tuple[int, int], list[tuple[str, UsbId]]], serial_side: bool) -> Found:
+    matches = [
+        (name, usb_id)
+        for name, usb_id in ids.get((found.vid or 0, found.pid or 0), [])
+        if (name in SERIAL_DRIVERS) == serial_side
+    ]
+    if matches:
+        found.drivers = [name for name, _ in matches]
+        found.generic = all(usb_id.generic for _, usb_id in matches)
+        found.channel = str(UsbPortMatch(found.vid or 0, found.pid or 0, found.serial_number))
+        found.description = found.description or matches[0][1].description
+    return found
+
+
+def serial_ports(ports: Iterable[ListPortInfo], ids: dict) -> list[Found]:
+    return [
+        _mark(
+            Found("serial", p.device, p.vid, p.pid, p.serial_number, p.description if p.vid else "(not USB)"),
+            ids,
+            serial_side=True,
+        )
+        for p in sorted(ports, key=lambda p: p.device)
+    ]
+
+
+def usb_devices(backend: usb.backend.IBackend | None, ids: dict) -> tuple[list[Found], str | None]:
+    """Present USB devices, or an explanation of why they cannot be listed."""
+    try:
+        devices = list(usb.core.find(find_all=True, backend=backend) or ())
+    except usb.core.NoBackendError:
+        return [], "no USB backend (install libusb-1.0 to list native USB devices)"
+    out = []
+    for dev in devices:
+        found = Found("usb", f"bus {dev.bus} address {dev.address}", dev.idVendor, dev.idProduct)
+        try:
+            found.serial_number = dev.serial_number
+            found.description = " ".join(s for s in (dev.manufacturer, dev.product) if s)
+        except (usb.core.USBError, ValueError, NotImplementedError):
+            pass  # strings need the device opened: no permission is normal without the udev rule
+        out.append(_mark(found, ids, serial_side=False))
+    return out, None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+
+def _line(found: Found) -> str:
+    ids = f"{found.vid:04x}:{found.pid:04x}" if found.vid is not None else "         "
+    text = f"  {found.where:<24} {ids}  {found.description}"
+    if found.serial_number:
+        text += f" (serial {found.serial_number})"
+    if found.drivers:
+        verdict = "could be" if found.generic else "driver"
+        text += f"\n      {verdict}: {', '.join(found.drivers)}   channel: {found.channel}"
+    return text
+
+
+@dataclass
+class Survey:
+    serial: list[Found]
+    usb: list[Found]
+    problems: list[str]
+
+
+def survey(ports: Iterable[ListPortInfo], backend: usb.backend.IBackend | None) -> Survey:
+    """Everything present, marked against the drivers' tables."""
+    ids, problems = known_ids()
+    usb_found, usb_problem = usb_devices(backend, ids)
+    return Survey(serial_ports(ports, ids), usb_found, problems + ([usb_problem] if usb_problem else []))
+
+
+def render(found: Survey) -> str:
+    lines = ["Serial ports:", *(_line(f) for f in found.serial)]
+    if not found.serial:
+        lines.append("  (none)")
+    lines += ["USB devices:", *(_line(f) for f in found.usb)]
+    if not found.usb:
+        lines.append("  (none)")
+    lines += [f"note: {problem}" for problem in found.problems]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    found = survey(list_ports.comports(), None)
+    print(json.dumps(asdict(found), indent=2) if args.json else render(found))
+    return 0

@@ -1,0 +1,100 @@
+"""``scannerd devices`` and the driver registry behind it, including third-party plugins."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from serial.tools.list_ports_common import ListPortInfo
+
+from drivers.base import DriverInitError
+from drivers.events import DeviceCard
+from drivers.registry import ENTRY_POINT_GROUP, create_driver, driver_names, get_driver_class
+from scannerd.cli import main
+from scannerd.commands.devices import render, survey
+from simulators.usb_backend import VirtualUsbBus
+from simulators.usb_devices import FramedUsbShoe, HidCardScanner
+from tests.serial_support import read_events
+
+
+def _port(
+    device: str, vid: int | None = None, pid: int | None = None, serial: str | None = None
+) -> ListPortInfo:
+    info = ListPortInfo(device, skip_link_detection=True)
+    info.vid, info.pid, info.serial_number = vid, pid, serial
+    if vid is not None:
+        info.description = "USB serial"
+    return info
+
+
+def test_serial_ports_are_marked_against_the_driver_tables() -> None:
+    ports = [
+        _port("/dev/ttyUSB0", 0x0403, 0x6001, "A9XK"),
+        _port("/dev/ttyACM0", 0x1209, 0x0003, "FS77"),
+        _port("/dev/ttyS0"),
+    ]
+    found = {f.where: f for f in survey(ports, VirtualUsbBus()).serial}
+    adapter, shoe, plain = found["/dev/ttyUSB0"], found["/dev/ttyACM0"], found["/dev/ttyS0"]
+    assert (adapter.drivers, adapter.generic) == (["beetek", "linecode"], True)
+    assert adapter.channel == "usb:0403:6001:A9XK"
+    assert (shoe.drivers, shoe.generic, shoe.channel) == (["framed"], False, "usb:1209:0003:FS77")
+    assert plain.drivers == [] and plain.channel is None
+
+
+def test_usb_devices_are_marked_against_the_driver_tables() -> None:
+    bus = VirtualUsbBus()
+    bus.plug(HidCardScanner(serial="HS9"))
+    bus.plug(FramedUsbShoe(serial="FS1"))
+    bus.plug(HidCardScanner(vid=0x046D, pid=0xC31C, serial=None))  # somebody's keyboard
+    found = survey([], bus)
+    by_driver = {tuple(f.drivers): f for f in found.usb}
+    assert by_driver[("usb-hid",)].channel == "usb:1209:0001:HS9"
+    assert by_driver[("usb-framed",)].channel == "usb:1209:0002:FS1"
+    assert by_driver[()].vid == 0x046D
+    text = render(found)
+    assert "driver: usb-hid   channel: usb:1209:0001:HS9" in text
+    assert "Serial ports:\n  (none)" in text
+
+
+def test_command_runs_on_this_machine(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["devices"]) == 0
+    out = capsys.readouterr().out
+    assert "Serial ports:" in out and "USB devices:" in out
+    assert main(["devices", "--json"]) == 0
+    assert set(json.loads(capsys.readouterr().out)) == {"serial", "usb", "problems"}
+
+
+def test_builtin_drivers_load_lazily_by_name() -> None:
+    assert driver_names()[:5] == ["beetek", "linecode", "framed", "usb-hid", "usb-framed"]
+    for name in ["beetek", "linecode", "framed", "usb-hid", "usb-framed"]:
+        assert get_driver_class(name).name == name
+    with pytest.raises(DriverInitError, match="unknown driver 'nope'"):
+        get_driver_class("nope")
+    with pytest.raises(DriverInitError, match="linecode table"):
+        create_driver("linecode", "loop://", table="no-such-table")
+
+
+def test_third_party_driver_through_the_entry_point_group(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "acme_shoe.py").write_text(
+        "from drivers.linecode import LinecodeDriver\n"
+        "class AcmeDriver(LinecodeDriver):\n"
+        "    name = 'acme'\n"
+        "class NotADriver:\n"
+        "    pass\n"
+    )
+    dist = tmp_path / "acme_shoe-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-shoe\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        f"[{ENTRY_POINT_GROUP}]\nacme = acme_shoe:AcmeDriver\nbroken = acme_shoe:NotADriver\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert {"acme", "broken"} <= set(driver_names())
+    with create_driver("acme", "loop://") as driver:
+        driver.write(b"A01\r\n")
+        assert read_events(driver, 1) == [DeviceCard("AS")]
+    with pytest.raises(DriverInitError, match="not a Driver subclass"):
+        get_driver_class("broken")
