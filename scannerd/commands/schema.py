@@ -1,0 +1,149 @@
+"""``scannerd schema``: write the MQTT contract (JSON Schemas and an AsyncAPI 3 document) from the models.
+
+The documents are generated, never edited: the pydantic models are the
+contract, and a test fails when the committed ``docs/schema`` drifts from
+them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
+
+from scannerd import __version__
+from scannerd.events import AlertEvent, CardEvent, RoundEvent, ShoeEvent
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.payloads import DevicePayload, HealthPayload, StatusPayload
+from scannerd.requests import REQUEST_MODELS, Response
+from scannerd.topics import RETAINED_KINDS
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+PREFIX = MqttSettings.model_fields["prefix"].default
+TABLE_PARAM = {"table_id": {"description": "The table's id (config [table] id); one topic tree per table."}}
+
+# topic name under the table -> (payload model, retained, what the topic is for)
+PUBLISHED: dict[str, tuple[type[BaseModel], bool, str]] = {
+    "card": (CardEvent, "card" in RETAINED_KINDS, "Every physical card drawn, with where it went."),
+    "round": (RoundEvent, "round" in RETAINED_KINDS, "A round changed phase; results once complete."),
+    "alert": (AlertEvent, "alert" in RETAINED_KINDS, "Misdeals and faults, and their acknowledgement."),
+    "shoe": (ShoeEvent, "shoe" in RETAINED_KINDS, "The shoe's state, after every change and every round."),
+    "status": (
+        StatusPayload,
+        True,
+        "Availability: 'online' on connect; 'offline' on a clean stop and as the MQTT last will.",
+    ),
+    "device": (DevicePayload, True, "The dealing-shoe device, republished when it changes."),
+    "health": (HealthPayload, True, "The link's counters, at an interval and on connect."),
+}
+
+
+def _dump(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _schema(model: type[BaseModel], mode: JsonSchemaMode) -> dict[str, Any]:
+    return {"$schema": DRAFT, **model.model_json_schema(mode=mode)}
+
+
+def documents() -> dict[str, str]:
+    """File name -> file text of every document under docs/schema."""
+    docs = {
+        f"{name}.json": _dump(_schema(model, "serialization")) for name, (model, _, _) in PUBLISHED.items()
+    }
+    for command, model in REQUEST_MODELS.items():
+        docs[f"request-{command}.json"] = _dump(_schema(model, "validation"))
+    docs["response.json"] = _dump(_schema(Response, "serialization"))
+    docs["asyncapi.json"] = _dump(asyncapi())
+    return docs
+
+
+def asyncapi() -> dict[str, Any]:
+    models: list[tuple[type[BaseModel], JsonSchemaMode]] = [
+        (m, "serialization") for m, _, _ in PUBLISHED.values()
+    ]
+    models += [(m, "validation") for m in REQUEST_MODELS.values()]
+    models.append((Response, "serialization"))
+    _, defs = models_json_schema(models, ref_template="#/components/schemas/{model}")
+    schemas = defs["$defs"]
+
+    channels: dict[str, Any] = {}
+    operations: dict[str, Any] = {}
+    messages: dict[str, Any] = {}
+
+    def channel(key: str, address: str, model: type[BaseModel], description: str) -> dict[str, Any]:
+        name = model.__name__
+        messages[name] = {
+            "name": name,
+            "title": name,
+            "contentType": "application/json",
+            "payload": {"$ref": f"#/components/schemas/{name}"},
+        }
+        channels[key] = {
+            "address": f"{PREFIX}/{{table_id}}/{address}",
+            "description": description,
+            "parameters": TABLE_PARAM,
+            "messages": {name: {"$ref": f"#/components/messages/{name}"}},
+        }
+        return {"$ref": f"#/channels/{key}/messages/{name}"}
+
+    for topic, (model, retained, description) in PUBLISHED.items():
+        ref = channel(topic, topic, model, description)
+        operations[f"publish_{topic}"] = {
+            "action": "send",
+            "channel": {"$ref": f"#/channels/{topic}"},
+            "messages": [ref],
+            "bindings": {"mqtt": {"qos": 1, "retain": retained, "bindingVersion": "0.2.0"}},
+        }
+    for command, model in REQUEST_MODELS.items():
+        req = channel(f"request_{command}", f"request/{command}", model, model.__doc__ or "")
+        resp = channel(
+            f"response_{command}", f"response/{command}", Response, f"The answer to every {command} request."
+        )
+        operations[f"handle_{command}"] = {
+            "action": "receive",
+            "channel": {"$ref": f"#/channels/request_{command}"},
+            "messages": [req],
+            "bindings": {"mqtt": {"qos": 1, "retain": False, "bindingVersion": "0.2.0"}},
+            "reply": {"channel": {"$ref": f"#/channels/response_{command}"}, "messages": [resp]},
+        }
+    return {
+        "asyncapi": "3.0.0",
+        "info": {
+            "title": "scannerd: a baccarat table's events and requests",
+            "version": __version__,
+            "description": f"Every table publishes under {PREFIX}/{{table_id}} (the prefix is the [mqtt] "
+            "prefix setting). Events carry a seq that strictly increases per table for the life of "
+            "the installation: drop any event whose seq is not above the highest seen. See docs/mqtt.md.",
+        },
+        "defaultContentType": "application/json",
+        "channels": channels,
+        "operations": operations,
+        "components": {"messages": messages, "schemas": schemas},
+    }
+
+
+def write(out: Path) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, text in documents().items():
+        path = out / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out", type=Path, default=Path("docs/schema"), help="directory to write to (default: docs/schema)"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    for path in write(args.out):
+        print(path)
+    return 0

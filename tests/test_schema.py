@@ -1,0 +1,66 @@
+"""The committed contract (docs/schema) is what the code publishes."""
+
+import json
+from pathlib import Path
+
+from scannerd.cli import main
+from scannerd.commands.schema import documents
+from scannerd.requests import REQUEST_MODELS
+from scannerd.topics import EVENT_KINDS, RETAINED_KINDS, STATE_TOPICS, Topics
+from tests.broker import sample_events
+
+SCHEMA_DIR = Path(__file__).resolve().parent.parent / "docs" / "schema"
+
+
+def test_committed_schemas_match_the_models() -> None:
+    expected = documents()
+    committed = {p.name: p.read_text(encoding="utf-8") for p in SCHEMA_DIR.glob("*.json")}
+    stale = sorted(
+        name for name in expected.keys() | committed.keys() if expected.get(name) != committed.get(name)
+    )
+    assert not stale, f"docs/schema is out of date ({', '.join(stale)}): run `scannerd schema`"
+
+
+def test_the_command_writes_every_document(tmp_path: Path) -> None:
+    assert main(["schema", "--out", str(tmp_path)]) == 0
+    assert {p.name for p in tmp_path.iterdir()} == set(documents())
+
+
+def test_asyncapi_describes_every_topic_with_the_delivery_the_publisher_uses() -> None:
+    doc = json.loads(documents()["asyncapi.json"])
+    assert doc["asyncapi"] == "3.0.0"
+    topics = Topics("casino/tables", "{table_id}")
+    for event in sample_events(1, 4, table_id="{table_id}"):
+        message = topics.message(event)
+        op = doc["operations"][f"publish_{event.kind}"]
+        assert doc["channels"][event.kind]["address"] == message.topic
+        assert op["bindings"]["mqtt"] == {
+            "qos": message.qos,
+            "retain": message.retain,
+            "bindingVersion": "0.2.0",
+        }
+    assert {e.kind for e in sample_events(1, 4)} == set(EVENT_KINDS)
+    for name in STATE_TOPICS:
+        assert doc["channels"][name]["address"] == topics.of(name)
+        assert doc["operations"][f"publish_{name}"]["bindings"]["mqtt"]["retain"] is True
+    for command in REQUEST_MODELS:
+        op = doc["operations"][f"handle_{command}"]
+        assert doc["channels"][f"request_{command}"]["address"] == topics.request(command)
+        assert op["reply"]["channel"]["$ref"] == f"#/channels/response_{command}"
+    assert {"shoe"} == RETAINED_KINDS
+
+
+def test_every_reference_in_the_asyncapi_document_resolves() -> None:
+    doc = json.loads(documents()["asyncapi.json"])
+
+    def refs(node: object) -> list[str]:
+        if isinstance(node, dict):
+            return [v for k, v in node.items() if k == "$ref"] + [r for v in node.values() for r in refs(v)]
+        if isinstance(node, list):
+            return [r for v in node for r in refs(v)]
+        return []
+
+    for ref in refs(doc):
+        node = doc
+        for part in ref.removeprefix("#/").split("/"):
+            node = node[part]
