@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,48 @@ def test_third_party_driver_through_the_entry_point_group(
         assert read_events(driver, 1) == [DeviceCard("AS")]
     with pytest.raises(DriverInitError, match="not a Driver subclass"):
         get_driver_class("broken")
+
+
+RULES = Path(__file__).parent.parent / "systemd" / "99-scannerd-shoe.rules"
+_KEY = re.compile(r'(\w+)(?:\{(\w+)\})?(==|\+=|=)"([^"]*)"')
+
+
+def _rules(text: str) -> list[dict[str, str]]:
+    """Each active rule line as {key or key{attr}: value}."""
+    rules = []
+    for line in text.splitlines():
+        if line.strip() and not line.startswith("#") and "idVendor" in line:
+            rules.append({f"{k}{{{a}}}" if a else k: v for k, a, _, v in _KEY.findall(line)})
+    return rules
+
+
+def _serial_rule(rule: dict[str, str]) -> tuple[str, str, str]:
+    attr = "ATTRS" if rule["SUBSYSTEM"] == "tty" else "ATTR"
+    return rule[f"{attr}{{idVendor}}"], rule[f"{attr}{{idProduct}}"], rule.get(f"{attr}{{serial}}", "")
+
+
+def test_udev_rules_match_vid_pid_and_serial_and_give_the_service_group() -> None:
+    text = RULES.read_text()
+    rules = _rules(text)
+    assert rules
+    for rule in rules:
+        vid, pid, serial = _serial_rule(rule)
+        assert vid and pid and serial, rule  # never the VID:PID alone
+        assert rule["GROUP"] == "scannerd" and rule["MODE"] == "0660"
+        assert rule["SYMLINK"].startswith("shoe-")
+    # the commented example for adapters is a complete rule once uncommented
+    example = [line[1:] for line in text.splitlines() if line.startswith("#SUBSYSTEM")]
+    assert len(example) == 1 and _serial_rule(_rules(example[0])[0])[2]
+
+
+def test_udev_rules_cover_every_device_id_a_driver_owns() -> None:
+    covered = {(int(v, 16), int(p, 16)) for v, p, _ in map(_serial_rule, _rules(RULES.read_text()))}
+    owned = {
+        (usb_id.vid, usb_id.pid)
+        for name in driver_names()
+        for usb_id in get_driver_class(name).usb_ids
+        if not usb_id.generic
+    }
+    assert owned <= covered
+    generic = {(u.vid, u.pid) for u in get_driver_class("beetek").usb_ids}
+    assert not generic & covered  # adapters only through per-shoe lines that name a serial
