@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -37,6 +38,8 @@ from scannerd.mqtt_settings import MqttSettings, OutboxSettings
 
 DEFAULT_PATH = Path("/etc/scannerd/scannerd.toml")
 ENV_PREFIX = "SCANNERD_"
+EXIT_CONFIG = 2
+"""Exit status for a bad config; the units do not restart on it (RestartPreventExitStatus=2)."""
 
 # A table id becomes an MQTT topic level, a file name and a log field: keep it plain.
 _TABLE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -121,10 +124,14 @@ def _split_listen(listen: str) -> tuple[str, int]:
     return host, int(port)
 
 
+LogLevel = Literal["debug", "info", "warning", "error"]
+LOG_LEVELS: tuple[str, ...] = get_args(LogLevel)
+
+
 class LogSettings(_Section):
     """Where log lines go and how they look."""
 
-    level: Literal["debug", "info", "warning", "error"] = "info"
+    level: LogLevel = "info"
     format: Literal["auto", "console", "json"] = Field(
         "auto", description="'auto': readable on a terminal, JSON lines otherwise (journald, files)."
     )
@@ -203,6 +210,15 @@ def load_config(path: Path | str = DEFAULT_PATH) -> Config:
                 f"a JSON object (or set its keys one by one: {ENV_PREFIX}{field[1].upper()}__KEY)"
             ) from None
         raise ConfigError(_one_line(f"config error: {exc}")) from None
+
+
+def load_config_or_report(path: Path | str) -> Config | None:
+    """For commands: the config, or None after printing its one-line error to stderr."""
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return None
 
 
 def _env_overrides() -> dict[str, str]:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from scannerd.config import ConfigError, add_config_argument, load_config, redact
+from scannerd.config import EXIT_CONFIG, add_config_argument, load_config_or_report, redact
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -19,11 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(exc, file=sys.stderr)
-        return 2
+    config = load_config_or_report(args.config)
+    if config is None:
+        return EXIT_CONFIG
     if args.show:
         print(json.dumps(redact(config.model_dump(mode="json")), indent=2))
     else:

@@ -8,32 +8,27 @@ table id), then the daemon inside the service shell.
 from __future__ import annotations
 
 import argparse
-import sys
 
 import structlog
 
 from scannerd import __version__, logs
-from scannerd.config import ConfigError, add_config_argument, load_config
+from scannerd.config import EXIT_CONFIG, LOG_LEVELS, add_config_argument, load_config_or_report
 from scannerd.sdnotify import Notifier
 from scannerd.service import EXIT_FAILURE, Service
-
-EXIT_CONFIG = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_argument(parser)
     parser.add_argument(
         "--log-level",
-        choices=["debug", "info", "warning", "error"],
+        choices=LOG_LEVELS,
         help="overrides [log] level from the config",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        config = load_config(args.config)
-    except ConfigError as exc:
-        print(exc, file=sys.stderr)
+    config = load_config_or_report(args.config)
+    if config is None:
         return EXIT_CONFIG
     output = logs.configure(config.log, config.table_id, args.log_level)
     log = structlog.get_logger("scannerd")
