@@ -33,7 +33,11 @@ _SIGNALS = {*_STOP_SIGNALS, signal.SIGHUP}
 
 
 class Supervised(Protocol):
-    """What the shell needs from the daemon (``scannerd.daemon.Daemon`` provides it)."""
+    """What the shell needs from the daemon (``scannerd.daemon.Daemon`` provides it).
+
+    Threads must be started in ``start()``, not in the constructor: only threads started
+    after the shell blocked the stop signals leave them to the main loop.
+    """
 
     def start(self) -> None: ...
     def stop(self, timeout: float = 5.0) -> None: ...
