@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -189,3 +191,13 @@ def test_arbitrary_bytes_never_raise(data: bytes) -> None:
     codec = FramedCodec()
     codec.feed(data)
     FrameReader().feed(data)
+
+
+def test_every_frame_in_the_protocol_document_is_valid() -> None:
+    doc = (Path(__file__).parent.parent / "docs" / "protocol.md").read_text()
+    frames = re.findall(r"(?:^ +|`)(00(?: [0-9a-f]{2})+ 00)(?:`|$)", doc, re.MULTILINE)
+    assert len(frames) >= 15
+    for text in frames:
+        reader = FrameReader()
+        assert len(reader.feed(bytes.fromhex(text))) == 1, text
+        assert reader.bad_frames == 0, text
