@@ -43,6 +43,7 @@ RequestHandler = Callable[[Request], Response | None]
 or None and call ``Publisher.respond`` later (e.g. after the daemon's loop ran the command)."""
 
 _STOP_TIMEOUT_S = 5.0
+_RESERVED_SLOTS = 8
 
 
 class Publisher:
@@ -184,7 +185,7 @@ class Publisher:
     # ------------------------------------------------------------------ paho callbacks (network thread)
 
     def _on_connect(
-        self, client: mqtt.Client, _ud: Any, flags: mqtt.ConnectFlags, rc: ReasonCode, _props: Any
+        self, client: mqtt.Client, _ud: Any, flags: mqtt.ConnectFlags, rc: ReasonCode, props: Any
     ) -> None:
         if rc.is_failure:
             log.error("mqtt connection refused", reason=str(rc))
@@ -203,7 +204,13 @@ class Publisher:
         self._publish_model(self.topics.status, StatusPayload(state="online", **self._status))
         if self._device is not None:
             self._publish_model(self.topics.device, self._device)
-        self._inbox.put(("up", self._gen))
+        # An MQTT 5 broker may take fewer unacknowledged messages than we would send; keep a few
+        # of its slots for status, health and responses.
+        receive_max = getattr(props, "ReceiveMaximum", None)
+        window = self.settings.max_inflight
+        if receive_max:
+            window = max(1, min(window, receive_max - _RESERVED_SLOTS))
+        self._inbox.put(("up", self._gen, window))
 
     def _on_disconnect(
         self, _client: mqtt.Client, _ud: Any, _flags: Any, rc: ReasonCode, _props: Any
@@ -260,6 +267,7 @@ class Publisher:
         inflight: dict[int, Stored] = {}  # mid -> row
         cursor = 0  # id of the newest row sent on this connection
         gen = 0
+        window = s.max_inflight
         paused_until = 0.0  # after a refusal, wait before resending
         backoff = float(s.reconnect_min_s)
         next_health = time.monotonic()
@@ -289,7 +297,7 @@ class Publisher:
                         paused_until = time.monotonic() + backoff
                         backoff = min(backoff * 2, float(s.reconnect_max_s))
                     elif kind == "up":
-                        gen, cursor, paused_until = item[1], 0, 0.0
+                        gen, window, cursor, paused_until = item[1], item[2], 0, 0.0
                         inflight.clear()
                         next_health = 0.0
                     elif kind == "down":
@@ -299,7 +307,7 @@ class Publisher:
                     self._count("published", len(acked))  # first, so flush() never sees it lag
                     self.outbox.remove(acked)
                 if gen and time.monotonic() >= paused_until:
-                    cursor = self._fill(gen, inflight, cursor)
+                    cursor = self._fill(gen, window, inflight, cursor)
                 self._in_flight = len(inflight)
                 if gen and time.monotonic() >= next_health:
                     self._publish_model(self.topics.health, self._health())
@@ -328,9 +336,8 @@ class Publisher:
             except queue.Empty:
                 return items
 
-    def _fill(self, gen: int, inflight: dict[int, Stored], cursor: int) -> int:
+    def _fill(self, gen: int, window: int, inflight: dict[int, Stored], cursor: int) -> int:
         """Send rows after ``cursor`` until the window is full; returns the new cursor."""
-        window = self.settings.max_inflight
         while len(inflight) < window:
             rows = self.outbox.pending(limit=window - len(inflight), after_id=cursor)
             if not rows:

@@ -8,6 +8,9 @@ from typing import Any
 
 import pytest
 
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox import Outbox
+from scannerd.publisher import Publisher, RequestHandler
 from simulators.usb_backend import VirtualUsbBus
 from tests.broker import Broker
 
@@ -32,6 +35,30 @@ def make_broker(tmp_path: Path) -> Iterator[Callable[..., Broker]]:
 def mosquitto(make_broker: Callable[..., Broker]) -> Broker:
     """A plain Mosquitto on a free port: anonymous, no persistence."""
     return make_broker()
+
+
+@pytest.fixture
+def make_publisher(tmp_path: Path) -> Iterator[Callable[..., Publisher]]:
+    """Start publishers (settings, table_id, outbox path, on_request, Publisher keywords); stopped after."""
+    made: list[Publisher] = []
+
+    def make(
+        settings: MqttSettings,
+        table_id: str = "T1",
+        outbox: Path | None = None,
+        on_request: RequestHandler | None = None,
+        **kwargs: Any,
+    ) -> Publisher:
+        box = Outbox(outbox or tmp_path / f"outbox{len(made)}.sqlite3")
+        pub = Publisher(settings, table_id, box, on_request, **kwargs)
+        pub.start()
+        made.append(pub)
+        return pub
+
+    yield make
+    for pub in made:
+        pub.stop()
+        pub.outbox.close()
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,28 +26,12 @@ def settings_for(broker: Broker, **kw: object) -> MqttSettings:
     return MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=1, reconnect_max_s=2, **kw)
 
 
-@pytest.fixture
-def make_publisher(tmp_path: Path) -> Iterator[Callable[..., Publisher]]:
-    made: list[Publisher] = []
-
-    def make(broker: Broker, outbox_path: Path | None = None, **kw: object) -> Publisher:
-        pub = Publisher(settings_for(broker, **kw), "T1", Outbox(outbox_path or tmp_path / "outbox.sqlite3"))
-        pub.start()
-        made.append(pub)
-        return pub
-
-    yield make
-    for pub in made:
-        pub.stop()
-        pub.outbox.close()
-
-
 @pytest.mark.parametrize("protocol", ["3.1.1", "5"])
 def test_every_event_arrives_in_order_on_its_topic(
     mosquitto: Broker, make_publisher: Callable[..., Publisher], protocol: str
 ) -> None:
     gs = GameServer(mosquitto, [f"{BASE}/#"])
-    pub = make_publisher(mosquitto, protocol=protocol)
+    pub = make_publisher(settings_for(mosquitto, protocol=protocol))
     events = sample_events(1, 120)
     for i in range(0, 120, 4):
         pub.submit(events[i : i + 4], {"next_seq": i + 5})
@@ -74,7 +58,7 @@ def test_events_stored_before_the_broker_is_reachable_go_out_once_it_is(
     tmp_path: Path, make_publisher: Callable[..., Publisher]
 ) -> None:
     broker = Broker(tmp_path / "later")  # not started yet
-    pub = make_publisher(broker)
+    pub = make_publisher(settings_for(broker))
     pub.submit(sample_events(1, 30))
     broker.start()
     try:
@@ -94,7 +78,7 @@ def test_broker_down_for_seconds_mid_stream_loses_nothing(
 ) -> None:
     broker = make_broker(persistence=True)
     gs = GameServer(broker, [f"{BASE}/#"], client_id="game-server")  # persistent session
-    pub = make_publisher(broker)
+    pub = make_publisher(settings_for(broker))
     total = 450
     produced = threading.Event()
 
@@ -120,10 +104,9 @@ def test_broker_down_for_seconds_mid_stream_loses_nothing(
     gs.close()
 
 
-def test_a_clean_stop_says_offline(mosquitto: Broker, tmp_path: Path) -> None:
+def test_a_clean_stop_says_offline(mosquitto: Broker, make_publisher: Callable[..., Publisher]) -> None:
     gs = GameServer(mosquitto, [f"{BASE}/status"])
-    pub = Publisher(settings_for(mosquitto), "T1", Outbox(tmp_path / "o.sqlite3"))
-    pub.start()
+    pub = make_publisher(settings_for(mosquitto))
     gs.wait_for(lambda got: len(got) >= 1)
     pub.stop()
     gs.wait_for(lambda got: len(got) >= 2)
@@ -186,7 +169,7 @@ def test_sigkill_mid_stream_then_a_new_publisher_sends_the_rest(
         last = box.state()["next_seq"] - 1
         left = box.health().pending
     assert last >= 600
-    pub = make_publisher(mosquitto, outbox_path=path)
+    pub = make_publisher(settings_for(mosquitto), outbox=path)
     assert pub.flush(60)
     gs.wait_for(lambda got: last in event_seqs(got), timeout=60)
     assert pub.health()["published"] == left
@@ -198,7 +181,7 @@ def test_device_topic_is_retained_and_republished_only_on_change(
     mosquitto: Broker, make_publisher: Callable[..., Publisher]
 ) -> None:
     gs = GameServer(mosquitto, [f"{BASE}/device"])
-    pub = make_publisher(mosquitto)
+    pub = make_publisher(settings_for(mosquitto))
     wait_until(lambda: pub.connected, 10, "connection")
     up = DevicePayload(driver="serial-framed", channel="/dev/ttyUSB0", link="up", firmware="1.2")
     pub.set_device(up)
@@ -212,7 +195,7 @@ def test_device_topic_is_retained_and_republished_only_on_change(
 def test_health_is_published_retained_with_counters(
     mosquitto: Broker, make_publisher: Callable[..., Publisher]
 ) -> None:
-    pub = make_publisher(mosquitto, health_interval_s=0.2)
+    pub = make_publisher(settings_for(mosquitto, health_interval_s=0.2))
     pub.submit(sample_events(1, 5))
     assert pub.flush(30)
     gs = GameServer(mosquitto, [f"{BASE}/health"])

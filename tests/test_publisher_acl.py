@@ -1,14 +1,13 @@
 """The example ACL (systemd/mosquitto-acl.example) in a real Mosquitto: tables keep to their own topics."""
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
 
 from scannerd.mqtt_settings import MqttSettings
-from scannerd.outbox import Outbox
 from scannerd.publisher import Publisher
 from scannerd.requests import Request, Response
 from tests.broker import Broker, GameServer, event_seqs, sample_events, wait_until
@@ -25,31 +24,23 @@ def broker(make_broker: Callable[..., Broker], tmp_path: Path) -> Broker:
 
 
 @pytest.fixture
-def table(broker: Broker, tmp_path: Path) -> Iterator[Callable[..., Publisher]]:
-    made: list[Publisher] = []
-
-    def make(table_id: str, user: str, protocol: str = "5") -> Publisher:
+def table(
+    broker: Broker, make_publisher: Callable[..., Publisher], tmp_path: Path
+) -> Callable[..., Publisher]:
+    def make(table_id: str, user: str) -> Publisher:
         (tmp_path / user).write_text(USERS[user])
         settings = MqttSettings(
             host=broker.host,
             port=broker.port,
-            protocol=protocol,
             username=user,
             password_file=tmp_path / user,
             reconnect_max_s=2,
         )
-        pub = Publisher(
-            settings, table_id, Outbox(tmp_path / f"{table_id}.sqlite3"), lambda r: answer(r), environ={}
-        )
-        pub.start()
-        made.append(pub)
+        pub = make_publisher(settings, table_id, on_request=answer, environ={})
         wait_until(lambda: pub.connected, 30, "connection")
         return pub
 
-    yield make
-    for pub in made:
-        pub.stop()
-        pub.outbox.close()
+    return make
 
 
 def answer(request: Request) -> Response:

@@ -2,14 +2,12 @@
 
 import json
 import threading
-from collections.abc import Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from scannerd.house import HouseRules
 from scannerd.mqtt_settings import MqttSettings
-from scannerd.outbox import Outbox
 from scannerd.publisher import Publisher
 from scannerd.requests import MAX_REQUEST_BYTES, Request, RequestError, Response, execute, parse_request
 from scannerd.validator import Validator
@@ -86,11 +84,12 @@ def test_commands_run_on_the_validator_and_nonsense_is_rejected_without_changing
 class Table:
     """The daemon's part in miniature: a validator behind a lock, events to the outbox with its snapshot."""
 
-    def __init__(self, tmp_path: Path, broker: Broker) -> None:
+    def __init__(self, make_publisher: Callable[..., Publisher], broker: Broker) -> None:
         self.validator = Validator("T1", HouseRules(burn="none"))
         self.lock = threading.Lock()
-        settings = MqttSettings(host=broker.host, port=broker.port)
-        self.publisher = Publisher(settings, "T1", Outbox(tmp_path / "o.sqlite3"), self.handle)
+        self.publisher = make_publisher(
+            MqttSettings(host=broker.host, port=broker.port), on_request=self.handle
+        )
 
     def handle(self, request: Request) -> Response:
         with self.lock:
@@ -100,12 +99,8 @@ class Table:
 
 
 @pytest.fixture
-def table(tmp_path: Path, mosquitto: Broker) -> Iterator[Table]:
-    t = Table(tmp_path, mosquitto)
-    t.publisher.start()
-    yield t
-    t.publisher.stop()
-    t.publisher.outbox.close()
+def table(make_publisher: Callable[..., Publisher], mosquitto: Broker) -> Table:
+    return Table(make_publisher, mosquitto)
 
 
 def test_every_bad_request_gets_an_error_and_the_next_good_one_works(mosquitto: Broker, table: Table) -> None:
@@ -146,18 +141,15 @@ def test_every_bad_request_gets_an_error_and_the_next_good_one_works(mosquitto: 
     gs.close()
 
 
-def test_a_retained_request_is_not_run_again_at_each_connect(mosquitto: Broker, tmp_path: Path) -> None:
+def test_a_retained_request_is_not_run_again_at_each_connect(
+    mosquitto: Broker, make_publisher: Callable[..., Publisher]
+) -> None:
     gs = GameServer(mosquitto, [f"{BASE}/response/+"])
     gs.request(f"{BASE}/request/new_shoe", {"transaction": "stale"}, retain=True)
-    t = Table(tmp_path, mosquitto)
-    t.publisher.start()
-    try:
-        gs.wait_for(lambda got: len(got) >= 1)
-        answer = gs.payloads()[0]
-        assert answer["status"] == "error" and "retained" in answer["error"]
-        assert answer["transaction"] == "stale"
-        assert t.validator.shoe is None
-    finally:
-        t.publisher.stop()
-        t.publisher.outbox.close()
-        gs.close()
+    t = Table(make_publisher, mosquitto)
+    gs.wait_for(lambda got: len(got) >= 1)
+    answer = gs.payloads()[0]
+    assert answer["status"] == "error" and "retained" in answer["error"]
+    assert answer["transaction"] == "stale"
+    assert t.validator.shoe is None
+    gs.close()

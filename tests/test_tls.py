@@ -34,38 +34,28 @@ def tls_settings(broker: Broker, tls: Tls, client: str | None) -> MqttSettings:
 
 
 def test_events_flow_over_tls_with_a_client_certificate(
-    make_broker: Callable[..., Broker], tls: Tls, tmp_path: Path
+    make_broker: Callable[..., Broker], make_publisher: Callable[..., Publisher], tls: Tls
 ) -> None:
     broker = make_broker(tls=tls)
     gs = GameServer(broker, [f"{BASE}/#"], tls_client="gameserver")
-    pub = Publisher(tls_settings(broker, tls, "T1"), "T1", Outbox(tmp_path / "o.sqlite3"))
-    pub.start()
-    try:
-        pub.submit(sample_events(1, 20))
-        assert pub.flush(30)
-        gs.wait_for(lambda got: len(event_seqs(got)) >= 20)
-        assert event_seqs(gs.messages()) == list(range(1, 21))
-    finally:
-        pub.stop()
-        pub.outbox.close()
-        gs.close()
+    pub = make_publisher(tls_settings(broker, tls, "T1"))
+    pub.submit(sample_events(1, 20))
+    assert pub.flush(30)
+    gs.wait_for(lambda got: len(event_seqs(got)) >= 20)
+    assert event_seqs(gs.messages()) == list(range(1, 21))
+    gs.close()
 
 
 @pytest.mark.parametrize("client", [None, "stranger"])
 def test_a_broker_that_requires_a_certificate_refuses_none_or_a_strangers(
-    make_broker: Callable[..., Broker], tls: Tls, tmp_path: Path, client: str | None
+    make_broker: Callable[..., Broker], make_publisher: Callable[..., Publisher], tls: Tls, client: str | None
 ) -> None:
     broker = make_broker(tls=tls)
-    pub = Publisher(tls_settings(broker, tls, client), "T1", Outbox(tmp_path / "o.sqlite3"))
-    pub.start()
-    try:
-        # Wait until the broker has turned the client away at least twice (a retry happened too).
-        wait_until(lambda: broker.log.count("OpenSSL Error") >= 2, 30, "the broker to refuse the handshake")
-        assert not pub.connected
-        assert "New client connected" not in broker.log
-    finally:
-        pub.stop()
-        pub.outbox.close()
+    pub = make_publisher(tls_settings(broker, tls, client))
+    # Wait until the broker has turned the client away at least twice (a retry happened too).
+    wait_until(lambda: broker.log.count("OpenSSL Error") >= 2, 30, "the broker to refuse the handshake")
+    assert not pub.connected
+    assert "New client connected" not in broker.log
 
 
 def passwords(broker_dir: Path, users: dict[str, str]) -> Path:
@@ -77,7 +67,7 @@ def passwords(broker_dir: Path, users: dict[str, str]) -> Path:
 
 
 def test_password_comes_from_the_credentials_directory_and_is_never_logged(
-    make_broker: Callable[..., Broker], tmp_path: Path
+    make_broker: Callable[..., Broker], make_publisher: Callable[..., Publisher], tmp_path: Path
 ) -> None:
     secret = "s3cret-Pa55"
     pwfile = passwords(tmp_path / "broker0", {"T1": secret})
@@ -100,17 +90,15 @@ def test_password_comes_from_the_credentials_directory_and_is_never_logged(
     assert secret not in repr(settings) and secret not in repr(pub.health())
 
 
-def test_a_wrong_password_is_refused_and_said_so(make_broker: Callable[..., Broker], tmp_path: Path) -> None:
+def test_a_wrong_password_is_refused_and_said_so(
+    make_broker: Callable[..., Broker], make_publisher: Callable[..., Publisher], tmp_path: Path
+) -> None:
     pwfile = passwords(tmp_path / "broker0", {"T1": "right"})
     broker = make_broker(extra=f"allow_anonymous false\npassword_file {pwfile}\n")
     (tmp_path / "pw").write_text("wrong")
     settings = MqttSettings(host=broker.host, port=broker.port, username="T1", password_file=tmp_path / "pw")
     with structlog.testing.capture_logs() as logs:
-        pub = Publisher(settings, "T1", Outbox(tmp_path / "o.sqlite3"), environ={})
-        pub.start()
-        try:
-            wait_until(lambda: any(e["event"] == "mqtt connection refused" for e in logs), 30, "a refusal")
-        finally:
-            pub.stop()
-            pub.outbox.close()
+        pub = make_publisher(settings, environ={})
+        wait_until(lambda: any(e["event"] == "mqtt connection refused" for e in logs), 30, "a refusal")
+        pub.stop()
     assert not any("wrong" in repr(e) for e in logs)
