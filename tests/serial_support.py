@@ -6,7 +6,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from drivers.base import Driver
+from drivers.base import Codec, Driver
 from drivers.events import DeviceCard, DeviceEvent, LinkDown, LinkUp
 from tests.broker import wait_until
 
@@ -70,3 +70,13 @@ def read_until(
             raise AssertionError(f"timed out with {events} after {timeout}s")
         events += driver.decode(driver.read(0.05))
     return events
+
+
+def feed_in_pieces(codec: Codec, data: bytes, cuts: list[int]) -> tuple[list[DeviceEvent], int, int]:
+    """Feed ``data`` cut at ``cuts`` (any integers, folded into range): events and the two counters."""
+    events: list[DeviceEvent] = []
+    start = 0
+    for end in [*sorted({c % (len(data) + 1) for c in cuts}), len(data)]:
+        events += codec.feed(data[start:end])
+        start = end
+    return events, codec.junk_bytes, codec.bad_frames

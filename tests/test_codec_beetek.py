@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from drivers.codecs.beetek import BeetekCodec, parse_card
 from drivers.events import DeviceCard, DeviceFault
+from tests.serial_support import feed_in_pieces
 
 FRAMES = [
     (b" [Game]<Card:4S> ", DeviceCard("4S")),
@@ -93,13 +94,7 @@ separators = st.sampled_from([b"", b" ", b"\r\n", b"xx", b"\x00\xff", b"]>", b"[
 
 
 def _decode(data: bytes, cuts: list[int]) -> tuple[list, int, int]:
-    codec = BeetekCodec()
-    out = []
-    start = 0
-    for end in [*sorted({c % (len(data) + 1) for c in cuts}), len(data)]:
-        out += codec.feed(data[start:end])
-        start = end
-    return out, codec.junk_bytes, codec.bad_frames
+    return feed_in_pieces(BeetekCodec(), data, cuts)
 
 
 @given(wire_frames, st.lists(st.integers(0, 10_000), max_size=30))

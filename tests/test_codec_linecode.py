@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from drivers.codecs.linecode import LinecodeCodec, letter_rank, make_table, suit_digit
 from drivers.events import DeviceCard
 from scannerd.cards import ALL_CARDS, RANKS
+from tests.serial_support import feed_in_pieces
 
 
 @pytest.mark.parametrize(
@@ -77,13 +78,7 @@ def _letter_code(card: str) -> str:
 
 
 def _decode(data: bytes, cuts: list[int]) -> tuple[list, int, int]:
-    codec = LinecodeCodec()
-    out = []
-    start = 0
-    for end in [*sorted({c % (len(data) + 1) for c in cuts}), len(data)]:
-        out += codec.feed(data[start:end])
-        start = end
-    return out, codec.junk_bytes, codec.bad_frames
+    return feed_in_pieces(LinecodeCodec(), data, cuts)
 
 
 @given(
