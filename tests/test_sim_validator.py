@@ -16,8 +16,8 @@ from scannerd.house import HouseRules
 from scannerd.validator import CommandRejected, Validator
 from simulators.actions import CutCard, Draw, Pause, ServerCommand, Unplug, Unreadable
 from simulators.dealer import Dealer
+from simulators.loopback import mismatches
 from simulators.scenario import load
-from tests.sim_support import mismatches
 
 CASES = {
     "default": (HouseRules(), {}),

@@ -1,0 +1,106 @@
+"""Simulator -> real transport -> real driver -> validator, for every driver.
+
+Serial devices are real ptys opened by the drivers through pyserial; USB
+devices sit on the virtual pyusb bus. The dealer's expectations come from
+the simulator's own rule knowledge, so these pass only if the drivers and
+the validator get every card, alert and result right.
+"""
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from scannerd.events import AlertEvent
+from simulators.faults import FaultRates
+from simulators.feeder import Feeder, make_device
+from simulators.loopback import Loopback
+from simulators.scenario import Scenario, load, parse
+from simulators.usb_backend import VirtualUsbBus
+
+SCENARIOS = Path(__file__).parent.parent / "samples" / "scenarios"
+SERIAL = ("beetek", "linecode", "framed")
+USB = ("usb-hid", "usb-framed")
+# Noise every serial protocol must shrug off; framed also gets repeats (it has sequence numbers).
+WIRE = FaultRates(junk=0.1, split=0.2, slow=0.02)
+FRAMED_WIRE = replace(WIRE, duplicate=0.1, retransmit=0.02)
+
+
+def session(driver: str, scenario: Scenario, tmp_path: Path) -> tuple[Loopback, list[str]]:
+    """Run the scenario flat out through the real driver; the alert codes the validator gave."""
+    import random
+
+    faults = FRAMED_WIRE if driver == "framed" else WIRE
+    bus = VirtualUsbBus() if driver in USB else None
+    device = make_device(driver, random.Random(scenario.seed), faults, link=tmp_path / "shoe", bus=bus)
+    rules = scenario.rules_for(device.reports_cut)
+    dealer = scenario.dealer(device_reports_cut=device.reports_cut, pace=0)
+    seen: list[str] = []
+    loop = Loopback(
+        device,
+        rules,
+        timeout=10.0,
+        on_events=lambda step, events: seen.extend(e.code for e in events if isinstance(e, AlertEvent)),
+    )
+    try:
+        loop.start()
+        Feeder(device, after=loop.check).run(scenario.steps(dealer))
+    finally:
+        loop.stop()
+        device.close()
+    return loop, seen
+
+
+EVERY_MISTAKE = [
+    "CARD_BEFORE_BETS_CLOSED",
+    "EXTRA_CARD",
+    "SHORT_DEAL",
+    "UNREADABLE_CARD",
+    "DEVICE_DISCONNECTED",
+    "DEVICE_RECONNECTED",
+    "BURN_MISMATCH",
+]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("driver", SERIAL + USB)
+def test_each_dealer_mistake_raises_its_alert(driver, tmp_path):
+    scenario = replace(load(SCENARIOS / "every-mistake.txt"), unplug_seconds=0.3)
+    loop, seen = session(driver, scenario, tmp_path)
+    assert loop.problems == []
+    assert seen == EVERY_MISTAKE
+    assert loop.steps_checked > 50
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("driver", SERIAL + USB)
+def test_foreign_card_is_caught(driver, tmp_path):
+    loop, seen = session(driver, load(SCENARIOS / "foreign-card.txt"), tmp_path)
+    assert loop.problems == []
+    assert seen == ["FOREIGN_CARD"]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("driver", SERIAL + USB)
+def test_unplug_between_rounds_warns_and_deals_on(driver, tmp_path):
+    loop, seen = session(driver, parse("seed 4\nrounds 2\nunplug 0.3\nrounds 2"), tmp_path)
+    assert loop.problems == []
+    assert seen == ["DEVICE_DISCONNECTED", "DEVICE_RECONNECTED"]
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("driver", SERIAL + USB)
+def test_whole_shoes_dealt_right_raise_no_alert(driver, tmp_path):
+    shoes = 3 if driver == "beetek" else 2
+    loop, seen = session(driver, parse(f"seed 21\nshoes {shoes}"), tmp_path)
+    assert loop.problems == []
+    assert seen == ["CUT_CARD"] * shoes
+    assert loop.steps_checked > 500 * shoes
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("driver", SERIAL)
+def test_a_careless_dealer_on_a_noisy_wire(driver, tmp_path):
+    loop, seen = session(driver, parse("seed 8\nerror-rate 0.25\nunplug-seconds 0.2\nplay 60"), tmp_path)
+    assert loop.problems == []
+    assert len(set(seen)) >= 4  # several kinds of mistake were made and caught
