@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,7 +25,7 @@ from drivers.framed_host import DedupState, FramedHostDriver
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from scannerd.config import Config
-from scannerd.events import Command, Event, Tick, ValidatorInput
+from scannerd.events import Command, Event, Fault, Tick, ValidatorInput
 from scannerd.ingest import DeviceView, to_input
 from scannerd.outbox import Level, Outbox, OutboxHealth
 from scannerd.publisher import Publisher
@@ -37,6 +38,20 @@ EventListener = Callable[[Sequence[Event]], None]
 """Called with each batch of events after they are stored; must not block (display, shoe alarm)."""
 
 TICK_S = 1.0
+
+_OUTBOX_FAULTS: dict[str, Callable[[OutboxHealth], Fault]] = {
+    "warn": lambda h: Fault(
+        time.time(),
+        "OUTBOX_NEARLY_FULL",
+        f"Game server unreachable: {h.pending} events waiting on disk "
+        f"({h.bytes * 100 // h.max_bytes}% of the budget)",
+    ),
+    "full": lambda h: Fault(
+        time.time(),
+        "OUTBOX_FULL",
+        f"Outbox full: {h.held} events held in memory only - call technical support",
+    ),
+}
 
 
 class Daemon:
@@ -70,6 +85,7 @@ class Daemon:
         )
         self._ticker: threading.Thread | None = None
         self._unacked: list[int] = []  # framed seqs whose events are not yet on disk
+        self._faults: deque[Fault] = deque()  # raised where a store is under way; sent by the ticker
         self.reader_errors = 0
 
     def _driver_options(self) -> dict[str, Any]:
@@ -80,12 +96,21 @@ class Daemon:
 
     # ------------------------------------------------------------------ lifecycle
 
-    def start(self) -> None:
+    def start(self, device_wait_s: float = 3.0) -> None:
+        """Start every thread; returns once the device is open, or after ``device_wait_s`` without it.
+
+        The service says READY when this returns, so a table whose shoe is there
+        is ready only once it can read cards; an absent shoe does not hold the
+        daemon back (its link-down alert says what is wrong).
+        """
         self.publisher.start()
         self.reader.start()
         self._ticker = threading.Thread(target=self._tick_loop, name="ticker", daemon=True)
         self._ticker.start()
-        log.info("daemon started", device=self.driver.description)
+        deadline = time.monotonic() + device_wait_s
+        while not self.reader.link_up and time.monotonic() < deadline:
+            time.sleep(0.02)
+        log.info("daemon started", device=self.driver.description, link_up=self.reader.link_up)
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stopping.set()
@@ -178,6 +203,8 @@ class Daemon:
     def _tick_loop(self) -> None:
         while not self._stopping.wait(TICK_S):
             try:
+                while self._faults:
+                    self._apply(self._faults.popleft(), None)
                 self._apply(Tick(self.clock()), None)
             except Exception:  # a tick must never kill its thread silently
                 log.exception("tick failed")
@@ -211,4 +238,7 @@ class Daemon:
                 log.exception("event listener failed", listener=repr(listener))
 
     def _on_outbox_level(self, level: Level, health: OutboxHealth) -> None:
+        """Called from inside a store: the alert is raised by the next tick, not re-entrantly."""
         log.warning("outbox level", level=level, pending=health.pending, bytes=health.bytes)
+        if level != "ok":
+            self._faults.append(_OUTBOX_FAULTS[level](health))

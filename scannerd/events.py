@@ -50,6 +50,15 @@ class Tick:
     ts: float
 
 
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """Something outside the deal that the dealer or the pit must see: a device alarm, a full disk."""
+
+    ts: float
+    code: str  # one of FAULT_CODES
+    message: str
+
+
 CommandName = Literal["new_shoe", "betting_open", "betting_close", "void_round", "ack_alert"]
 
 
@@ -62,7 +71,7 @@ class Command:
     args: dict[str, Any] = field(default_factory=dict)
 
 
-ValidatorInput = CardDrawn | CutCardSeen | LinkChanged | Tick | Command
+ValidatorInput = CardDrawn | CutCardSeen | LinkChanged | Tick | Command | Fault
 
 # --------------------------------------------------------------------------
 # Outputs (pydantic: they are the published contract)
@@ -86,7 +95,12 @@ AlertCode = Literal[
     "BURN_MISMATCH",
     "ROUND_STALLED",
     "CUT_CARD",
+    "DEVICE_FAULT",
+    "OUTBOX_NEARLY_FULL",
+    "OUTBOX_FULL",
 ]
+
+FAULT_CODES = ("DEVICE_FAULT", "OUTBOX_NEARLY_FULL", "OUTBOX_FULL")
 
 
 class EventBase(BaseModel):

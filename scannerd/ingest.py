@@ -16,7 +16,7 @@ from drivers.events import (
     LinkDown,
     LinkUp,
 )
-from scannerd.events import CardDrawn, CutCardSeen, LinkChanged, ValidatorInput
+from scannerd.events import CardDrawn, CutCardSeen, Fault, LinkChanged, ValidatorInput
 from scannerd.payloads import DevicePayload
 
 
@@ -30,6 +30,8 @@ def to_input(ts: float, event: DeviceEvent) -> ValidatorInput | None:
         return LinkChanged(ts, True, event.detail)
     if isinstance(event, LinkDown):
         return LinkChanged(ts, False, event.detail)
+    if isinstance(event, DeviceFault):
+        return Fault(ts, "DEVICE_FAULT", f"Shoe alarm {event.code}: {event.text or 'see the shoe'}")
     return None
 
 

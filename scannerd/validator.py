@@ -17,12 +17,14 @@ from typing import Any
 from scannerd.baccarat import next_position
 from scannerd.cards import BURN_COUNT, CARD_POINTS
 from scannerd.events import (
+    FAULT_CODES,
     AlertEvent,
     CardDrawn,
     CardEvent,
     Command,
     CutCardSeen,
     Event,
+    Fault,
     LinkChanged,
     RoundEvent,
     ShoeEvent,
@@ -74,6 +76,9 @@ _SEVERITY = {
     "ROUND_STALLED": "warning",
     "DEVICE_RECONNECTED": "info",
     "CUT_CARD": "info",
+    "DEVICE_FAULT": "warning",
+    "OUTBOX_NEARLY_FULL": "warning",
+    "OUTBOX_FULL": "warning",
 }
 
 _POSITION_WORDS = {
@@ -122,6 +127,11 @@ class Validator:
             self._cut_card(inp.ts)
         elif isinstance(inp, LinkChanged):
             self._link(inp)
+        elif isinstance(inp, Fault):
+            if inp.code not in FAULT_CODES:
+                raise ValueError(f"not a fault code: {inp.code!r}")
+            rnd = self.round
+            self._alert(inp.ts, inp.code, inp.message, None, rnd.round_id if rnd else None)
         elif not isinstance(inp, Tick):
             raise TypeError(f"not a validator input: {inp!r}")
         return out

@@ -120,3 +120,19 @@ def test_a_bad_request_gets_an_error_and_the_table_keeps_working(tmp_path, mosqu
     finally:
         daemon.stop()
         server.close()
+
+
+def test_a_shoe_alarm_reaches_the_game_server_as_an_alert(tmp_path, mosquitto, pty):
+    master, port = pty
+    server = GameServer(mosquitto, ["casino/tables/T1/alert"])
+    daemon = Daemon(make_config(tmp_path, mosquitto, port))
+    daemon.start()
+    try:
+        os.write(master, b" [GameAlarm]<Alarm:E3 Card Not Read> \r\n")
+        server.wait_for(lambda ms: len(ms) >= 1)
+        alert = server.payloads()[0]
+        assert (alert["code"], alert["severity"]) == ("DEVICE_FAULT", "warning")
+        assert "E3" in alert["message"]
+    finally:
+        daemon.stop()
+        server.close()

@@ -417,3 +417,15 @@ def test_a_rejected_command_never_swallows_a_due_stall_alert():
         t.cmd("betting_close")
     out = t.tick(after=0)
     assert [(e.code, e.seq) for e in out] == [("ROUND_STALLED", last_seq + 1)]
+
+
+def test_a_fault_raises_its_alert_against_the_current_round():
+    from scannerd.events import Fault
+
+    t = Table(burn="none")
+    t.round("9H", round_id="R1")
+    out = t.v.handle(Fault(t.step(), "DEVICE_FAULT", "Shoe alarm E3: Card Not Read"))
+    assert [(e.code, e.severity, e.round_id) for e in out] == [("DEVICE_FAULT", "warning", "R1")]
+    assert t.v.state()["round"]["phase"] == "dealing"  # a device's own alarm decides nothing
+    with pytest.raises(ValueError):
+        t.v.handle(Fault(t.step(), "NOT_A_FAULT", "x"))
