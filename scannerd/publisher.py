@@ -107,11 +107,23 @@ class Publisher:
         client.reconnect_delay_set(s.reconnect_min_s, s.reconnect_max_s)
         # Room above our window for status, health and responses, so they never queue behind events.
         client.max_inflight_messages_set(s.max_inflight + 32)
-        client.on_connect = self._on_connect
-        client.on_disconnect = self._on_disconnect
-        client.on_publish = self._on_publish
-        client.on_message = self._on_message
+        client.on_connect = self._guarded(self._on_connect)
+        client.on_disconnect = self._guarded(self._on_disconnect)
+        client.on_publish = self._guarded(self._on_publish)
+        client.on_message = self._guarded(self._on_message)
         return client
+
+    def _guarded(self, callback: Callable[..., None]) -> Callable[..., None]:
+        """paho swallows callback errors silently or dies of them; ours are logged and counted instead."""
+
+        def call(*args: Any) -> None:
+            try:
+                callback(*args)
+            except Exception:
+                self._count("errors")
+                log.exception("mqtt callback failed", callback=callback.__name__)
+
+        return call
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -173,6 +185,11 @@ class Publisher:
     @property
     def connected(self) -> bool:
         return self._connected
+
+    @property
+    def alive(self) -> bool:
+        """False once the sending thread has ended (after stop, or by a bug): the daemon should restart."""
+        return self._pump_thread is not None and self._pump_thread.is_alive()
 
     def health(self) -> dict[str, Any]:
         return self._health().model_dump(mode="json")

@@ -257,6 +257,12 @@ class GameServer:
                     f"timed out; got {[(m.topic, m.payload[:80]) for m in self.received[-10:]]}"
                 )
 
+    def wait_online(self, base: str, timeout: float = 20.0) -> None:
+        """Wait for the table's ``online`` status: it follows its request subscription on the same
+        connection, so a request sent after this is sure to reach the table."""
+        status = f"{base}/status"
+        self.wait_for(lambda got: any(m.topic == status and b'"online"' in m.payload for m in got), timeout)
+
     def request(self, topic: str, payload: bytes | str | dict[str, Any], retain: bool = False) -> None:
         data = json.dumps(payload) if isinstance(payload, dict) else payload
         self.client.publish(topic, data, qos=1, retain=retain).wait_for_publish(START_TIMEOUT_S)

@@ -54,23 +54,22 @@ def test_every_event_arrives_in_order_on_its_topic(
     late.close()
 
 
-def test_events_stored_before_the_broker_is_reachable_go_out_once_it_is(
-    tmp_path: Path, make_publisher: Callable[..., Publisher]
+def test_events_stored_while_the_broker_was_never_reached_go_out_once_it_is(
+    make_broker: Callable[..., Broker], make_publisher: Callable[..., Publisher]
 ) -> None:
-    broker = Broker(tmp_path / "later")  # not started yet
+    broker = make_broker(persistence=True)
+    GameServer(broker, [f"{BASE}/#"], client_id="game-server").close()  # its session outlives it
+    broker.stop()
     pub = make_publisher(settings_for(broker))
     pub.submit(sample_events(1, 30))
     broker.start()
-    try:
-        gs = GameServer(broker, [f"{BASE}/#"])
-        pub.submit(sample_events(31, 10))
-        assert pub.flush(30)
-        # Published before the game server subscribed: only the retained shoe could reach it then.
-        # From the outbox's side every event was acknowledged, in order.
-        assert pub.health()["published"] == 40
-        gs.close()
-    finally:
-        broker.stop()
+    gs = GameServer(broker, [f"{BASE}/#"], client_id="game-server")
+    pub.submit(sample_events(31, 10))
+    assert pub.flush(30)
+    gs.wait_for(lambda got: 40 in event_seqs(got))
+    assert_complete_in_order(event_seqs(gs.messages()), 40)
+    assert pub.health()["published"] == 40
+    gs.close()
 
 
 def test_broker_down_for_seconds_mid_stream_loses_nothing(

@@ -58,6 +58,7 @@ def test_a_table_publishes_its_own_topics_and_answers_the_game_server(
     pub = table("T1", "T1")
     pub.submit(sample_events(1, 8))
     assert pub.flush(30)
+    gs.wait_online("casino/tables/T1")
     gs.request("casino/tables/T1/request/get_state", {"transaction": "gs-1"})
     gs.wait_for(lambda got: any("/response/" in m.topic for m in got))
     assert event_seqs(gs.messages()) == list(range(1, 9))
@@ -78,8 +79,9 @@ def test_a_table_cannot_write_another_tables_topics_and_the_refusal_keeps_the_ev
 
 
 def test_only_the_game_server_may_send_requests(broker: Broker, table: Callable[..., Publisher]) -> None:
-    gs = game_server(broker, ["casino/tables/T1/response/+"])
+    gs = game_server(broker, ["casino/tables/T1/response/+", "casino/tables/T1/status"])
     table("T1", "T1")
+    gs.wait_online("casino/tables/T1")
     other = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="rogue")
     other.username_pw_set("T2", USERS["T2"])
     other.connect(broker.host, broker.port)
@@ -90,8 +92,9 @@ def test_only_the_game_server_may_send_requests(broker: Broker, table: Callable[
             "casino/tables/T1/request/new_shoe", json.dumps({"transaction": "rogue"}), qos=1
         ).wait_for_publish(10)
         gs.request("casino/tables/T1/request/get_state", {"transaction": "real"})
-        gs.wait_for(lambda got: len(got) >= 1)
-        assert [p["transaction"] for p in gs.payloads()] == ["real"]
+        gs.wait_for(lambda got: any("/response/" in m.topic for m in got))
+        assert [p["transaction"] for p in gs.payloads("/response/get_state")] == ["real"]
+        assert gs.payloads("/response/new_shoe") == []
     finally:
         other.disconnect()
         other.loop_stop()

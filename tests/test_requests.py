@@ -104,7 +104,8 @@ def table(make_publisher: Callable[..., Publisher], mosquitto: Broker) -> Table:
 
 
 def test_every_bad_request_gets_an_error_and_the_next_good_one_works(mosquitto: Broker, table: Table) -> None:
-    gs = GameServer(mosquitto, [f"{BASE}/response/+", f"{BASE}/round", f"{BASE}/shoe"])
+    gs = GameServer(mosquitto, [f"{BASE}/response/+", f"{BASE}/round", f"{BASE}/shoe", f"{BASE}/status"])
+    gs.wait_online(BASE)
     sent = [
         ("new_shoe", {"shoe_id": "S1", "transaction": 1}, "ok"),
         ("new_shoe", b"{not json", "error"),
@@ -152,4 +153,25 @@ def test_a_retained_request_is_not_run_again_at_each_connect(
     assert answer["status"] == "error" and "retained" in answer["error"]
     assert answer["transaction"] == "stale"
     assert t.validator.shoe is None
+    gs.close()
+
+
+def test_a_failing_handler_is_answered_and_the_table_keeps_listening(
+    mosquitto: Broker, make_publisher: Callable[..., Publisher]
+) -> None:
+    def handler(request: Request) -> Response:
+        if request.command == "new_shoe":
+            raise RuntimeError("disk on fire")
+        return Response(command=request.command, status="ok", transaction=request.transaction)
+
+    pub = make_publisher(MqttSettings(host=mosquitto.host, port=mosquitto.port), on_request=handler)
+    gs = GameServer(mosquitto, [f"{BASE}/response/+", f"{BASE}/status"])
+    gs.wait_online(BASE)
+    gs.request(f"{BASE}/request/new_shoe", {"transaction": 1})
+    gs.request(f"{BASE}/request/get_state", {"transaction": 2})
+    gs.wait_for(lambda got: len([m for m in got if "/response/" in m.topic]) >= 2)
+    first, second = [json.loads(m.payload) for m in gs.messages() if "/response/" in m.topic]
+    assert (first["status"], first["error"]) == ("error", "internal error: disk on fire")
+    assert (second["status"], second["transaction"]) == ("ok", 2)
+    assert pub.alive
     gs.close()
