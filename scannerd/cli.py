@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check-config": ("check_config", "validate a config file without starting"),
     "schema": ("schema", "write the MQTT contract: JSON Schemas and an AsyncAPI document"),
     "devices": ("devices", "list serial ports and USB devices, marking those a driver knows"),
+    "simulate": ("simulate", "run a simulated shoe and dealer (and optionally a game server stand-in)"),
 }
 
 

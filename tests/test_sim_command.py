@@ -1,0 +1,53 @@
+from pathlib import Path
+
+import pytest
+
+from scannerd.cli import main
+
+SCENARIOS = Path(__file__).parent.parent / "samples" / "scenarios"
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("driver", ["linecode", "usb-framed"])
+def test_simulate_checks_a_scenario_through_the_real_driver(driver, capsys, tmp_path):
+    rc = main(
+        [
+            "simulate",
+            "--driver",
+            driver,
+            "--check",
+            "--pace",
+            "0",
+            "--quiet",
+            "--link",
+            str(tmp_path / "shoe"),
+            "--scenario",
+            str(SCENARIOS / "foreign-card.txt"),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "0 mismatches" in out
+    assert "validator: FOREIGN_CARD" in out
+    assert "channel " in out
+
+
+def test_a_serial_device_says_where_to_connect(capsys, tmp_path):
+    scenario = tmp_path / "one.txt"
+    scenario.write_text("rounds 1\n")
+    link = tmp_path / "shoe"
+    assert main(["simulate", "--pace", "0", "--link", str(link), "--scenario", str(scenario)]) == 0
+    out = capsys.readouterr().out
+    assert f"channel {link}" in out
+    assert '"cut_card_remaining":14' in out  # the Bee-Tek shoe cannot see the cut card
+
+
+def test_a_bad_scenario_is_refused(capsys, tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("rounds two\n")
+    assert main(["simulate", "--scenario", str(bad)]) == 2
+    assert "line 1" in capsys.readouterr().err
+
+
+def test_check_and_game_server_do_not_mix(capsys):
+    assert main(["simulate", "--driver", "usb-hid", "--game-server"]) == 2

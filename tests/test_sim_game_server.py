@@ -1,0 +1,105 @@
+"""The game-server stand-in over a real Mosquitto, alone and driving the real daemon."""
+
+import random
+import threading
+
+import pytest
+
+from scannerd.config import Config, DeviceSettings
+from scannerd.daemon import Daemon
+from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from simulators.actions import Draw, ServerCommand, Unreadable
+from simulators.feeder import Feeder, make_device
+from simulators.game_server import GameServer
+from simulators.scenario import parse
+from tests.broker import GameServer as Observer
+from tests.broker import wait_until
+
+BASE = "casino/tables/T1"
+
+
+def test_betting_opens_only_after_the_daemon_reports_the_round_over(mosquitto):
+    observer = Observer(mosquitto, [f"{BASE}/request/#"])
+    gs = GameServer(mosquitto.host, mosquitto.port, "T1", betting_time=0, response_timeout=0.2)
+    gs.start()
+    try:
+        gs.perform(ServerCommand("betting_open", {"round_id": "R1"}))
+        second = threading.Thread(
+            target=gs.perform, args=(ServerCommand("betting_open", {"round_id": "R2"}),)
+        )
+        second.start()
+        second.join(0.5)
+        assert second.is_alive()  # still waiting: R1 is not over
+        observer.request(f"{BASE}/round", {"round_id": "R1", "phase": "complete"})
+        second.join(10)
+        assert not second.is_alive()
+        opened = [p["round_id"] for p in observer.payloads("request/betting_open")]
+        assert opened == ["R1", "R2"]
+        assert all("transaction" in p for p in observer.payloads("request/betting_open"))
+    finally:
+        gs.stop()
+        observer.close()
+
+
+def test_without_a_broker_start_fails_clearly():
+    gs = GameServer("127.0.0.1", 1, "T1")
+    with pytest.raises(ConnectionError, match="no MQTT broker"):
+        gs.start(timeout=1.0)
+
+
+@pytest.mark.timeout(120)
+def test_simulated_table_drives_the_daemon_over_mqtt(tmp_path, mosquitto):
+    """Dealer + Bee-Tek shoe on a pty + game-server stand-in -> the real daemon -> MQTT."""
+    sc = parse("seed 5\nrounds 3\nround extra-card\nround early-card\nround unreadable\nrounds 2")
+    device = make_device("beetek", random.Random(5), link=tmp_path / "shoe")
+    rules = sc.rules_for(device.reports_cut)
+    dealer = sc.dealer(device_reports_cut=False, pace=0)
+    observer = Observer(mosquitto, [f"{BASE}/#"])
+    daemon = Daemon(
+        Config(
+            table_id="T1",
+            device=DeviceSettings(driver="beetek", port=device.channel),
+            rules=rules.model_dump(),
+            mqtt=MqttSettings(host=mosquitto.host, port=mosquitto.port),
+            outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
+            display={"enabled": False},
+        )
+    )
+    gs = GameServer(mosquitto.host, mosquitto.port, "T1", betting_time=0.1, round_wait=10)
+    daemon.start()
+    cards = 0
+    expected_alerts: list[str] = []
+    winners: list[str] = []
+
+    def after(step):
+        # Let the daemon publish each card before the next command overtakes it.
+        nonlocal cards
+        expected_alerts.extend(step.expect.alerts)
+        if step.expect.round_end == "complete":
+            winners.append(step.expect.winner)
+        if isinstance(step.action, Draw | Unreadable):
+            cards += 1
+            observer.wait_for(lambda ms: len([m for m in ms if m.topic == f"{BASE}/card"]) >= cards)
+
+    try:
+        wait_until(lambda: daemon.reader.link_up, 10, "link up")
+        observer.wait_for(lambda ms: any(m.topic == f"{BASE}/status" and b"online" in m.payload for m in ms))
+        gs.start()
+        Feeder(device, on_command=gs.perform, after=after).run(sc.steps(dealer))
+        observer.wait_for(
+            lambda ms: len([m for m in ms if m.topic == f"{BASE}/alert"]) >= len(expected_alerts)
+        )
+        assert [a["code"] for a in observer.payloads(f"{BASE}/alert")] == expected_alerts
+        assert expected_alerts == ["EXTRA_CARD", "CARD_BEFORE_BETS_CLOSED", "UNREADABLE_CARD"]
+
+        def completed():
+            return [r["winner"] for r in observer.payloads(f"{BASE}/round") if r["phase"] == "complete"]
+
+        observer.wait_for(lambda ms: len(completed()) >= len(winners))
+        assert completed() == winners
+        assert all(r["status"] == "ok" for r in observer.payloads("/response/betting_open"))
+    finally:
+        gs.stop()
+        daemon.stop()
+        observer.close()
+        device.close()
