@@ -1,0 +1,251 @@
+"""The dealer display's web server: one page, its assets, a live event stream and the acknowledge button.
+
+It runs its own asyncio loop on its own thread, so nothing the browser does
+can slow the deal: the daemon hands events over with ``on_events`` (which
+only queues them onto the loop) and the page gets the whole view again,
+pushed by server-sent events, as soon as it changes. Sending the whole view
+(a few kilobytes) rather than changes means a page that reconnects after a
+restart is simply right again, with nothing to resynchronise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from scannerd.config import DisplaySettings
+from scannerd.display.view import TableView
+from scannerd.events import Event
+from scannerd.payloads import DevicePayload
+from scannerd.requests import Response
+
+log = structlog.get_logger(__name__)
+
+STATIC_DIR = Path(__file__).with_name("static")
+PING_S = 5.0
+"""A quiet stream still sends a ping this often, so the page notices a dead link by its silence."""
+START_TIMEOUT_S = 10.0
+_NO_CACHE = {"Cache-Control": "no-cache"}
+
+
+class Display:
+    """The dealer display of one table.
+
+    ``get_state`` returns the validator's ``get_state`` view (it seeds the page
+    on start); ``request`` runs a game-server command as the daemon would and
+    answers with its :class:`~scannerd.requests.Response` (the acknowledge
+    button). ``round_control`` is the house setting, which decides what the
+    dealer is told to do between rounds.
+    """
+
+    def __init__(
+        self,
+        settings: DisplaySettings,
+        table_id: str,
+        get_state: Callable[[], dict[str, Any]],
+        request: Callable[[str, dict[str, Any]], Response],
+        *,
+        round_control: str = "server",
+    ) -> None:
+        self.settings = settings
+        self.table_id = table_id
+        self._get_state = get_state
+        self._request = request
+        self._view = TableView(table_id, round_control)  # touched only on the loop thread once started
+        self._json = ""
+        self._version = 0
+        self._clients: set[asyncio.Event] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._error: BaseException | None = None
+        self._port: int | None = None
+
+    # ------------------------------------------------------------------ control (any thread)
+
+    def start(self) -> None:
+        """Seed the view from ``get_state`` and start serving; raises OSError if the address is taken."""
+        if self.alive:
+            return
+        self._view.load_state(self._get_state())
+        self._ready.clear()
+        self._error = None
+        self._thread = threading.Thread(target=self._run, name="display", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(START_TIMEOUT_S):
+            raise TimeoutError(f"display did not start listening on {self.settings.listen}")
+        if self._error is not None:
+            self._thread.join(1.0)
+            raise self._error
+        log.info("display listening", url=self.url)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop already ended
+                loop.call_soon_threadsafe(stop.set)
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self._loop = None
+
+    @property
+    def alive(self) -> bool:
+        """Whether the server thread runs (a watchdog's cue: False after a crash)."""
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def url(self) -> str:
+        """Where the page is; the actual port when the settings asked for port 0."""
+        host = self.settings.host
+        if host in ("0.0.0.0", "::", ""):
+            host = "127.0.0.1"
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self._port if self._port is not None else self.settings.port}/"
+
+    # ------------------------------------------------------------------ inputs (daemon threads, never block)
+
+    def on_events(self, events: Sequence[Event]) -> None:
+        """A daemon listener: queue the batch onto the display's loop and return at once."""
+        self._call_soon(self._apply_events, list(events))
+
+    def set_device(self, payload: DevicePayload) -> None:
+        """The device's link, model and firmware changed."""
+        self._call_soon(self._apply_device, payload)
+
+    def _call_soon(self, fn: Callable[..., None], arg: Any) -> None:
+        loop = self._loop
+        if loop is None:
+            return  # not running: start() seeds from get_state instead
+        with contextlib.suppress(RuntimeError):  # closed between the check and the call: stopping
+            loop.call_soon_threadsafe(fn, arg)
+
+    # ------------------------------------------------------------------ the loop thread
+
+    def _apply_events(self, events: list[Event]) -> None:
+        changed = False
+        for event in events:
+            changed |= self._view.apply(event.model_dump(mode="json"))
+        if changed:
+            self._publish()
+
+    def _apply_device(self, payload: DevicePayload) -> None:
+        self._view.set_device(payload.model_dump(mode="json"))
+        self._publish()
+
+    def _publish(self) -> None:
+        self._json = json.dumps(self._view.snapshot(), separators=(",", ":"))
+        self._version += 1
+        for wake in self._clients:
+            wake.set()
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._serve())
+        except BaseException as exc:
+            if not self._ready.is_set():
+                self._error = exc
+                self._ready.set()
+            else:
+                log.exception("display server died")
+            if not isinstance(exc, Exception):
+                raise
+
+    async def _serve(self) -> None:
+        self._stop = asyncio.Event()
+        self._publish()
+        runner = web.AppRunner(self._app(), access_log=None, shutdown_timeout=1.0)
+        await runner.setup()
+        try:
+            host = self.settings.host
+            # Our own socket, so the port the OS picked for port 0 is known to ``url``.
+            # After a restart, the same port again: the kiosk's URL must stay valid.
+            port = self._port if self._port is not None else self.settings.port
+            sock = socket.create_server(
+                (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET
+            )
+            self._port = sock.getsockname()[1]
+            await web.SockSite(runner, sock).start()
+            self._loop = asyncio.get_running_loop()
+            self._ready.set()
+            await self._stop.wait()
+        finally:
+            self._loop = None
+            for wake in self._clients:
+                wake.set()  # let every stream handler see the stop and return
+            await runner.cleanup()
+
+    def _app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/", self._index)
+        app.router.add_get("/events", self._events)
+        app.router.add_get("/api/state", self._state)
+        app.router.add_post("/api/ack", self._ack)
+        app.router.add_static("/static", STATIC_DIR)
+        return app
+
+    async def _index(self, _request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(STATIC_DIR / "index.html", headers=_NO_CACHE)
+
+    async def _state(self, _request: web.Request) -> web.Response:
+        return web.Response(text=self._json, content_type="application/json", headers=_NO_CACHE)
+
+    async def _events(self, request: web.Request) -> web.StreamResponse:
+        """The live stream: the whole view on connect and after every change, a ping when quiet."""
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", **_NO_CACHE}
+        )
+        await response.prepare(request)
+        wake = asyncio.Event()
+        self._clients.add(wake)
+        sent = -1
+        try:
+            await response.write(b"retry: 1000\n\n")
+            while self._stop is not None and not self._stop.is_set():
+                if sent != self._version:
+                    sent = self._version
+                    await response.write(f"event: view\ndata: {self._json}\n\n".encode())
+                try:
+                    await asyncio.wait_for(wake.wait(), PING_S)
+                except TimeoutError:
+                    await response.write(b"event: ping\ndata: {}\n\n")
+                wake.clear()
+        except (ConnectionResetError, ConnectionError):
+            pass  # the browser went away
+        finally:
+            self._clients.discard(wake)
+        return response
+
+    async def _ack(self, request: web.Request) -> web.Response:
+        """The dealer's acknowledge button: ``{"alert_id": n}`` -> the daemon's ack_alert answer."""
+        # JSON only: a page from elsewhere cannot send it without a CORS preflight, which we never grant.
+        if request.content_type != "application/json":
+            return _error("send the alert as application/json", 415)
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error("malformed JSON", 400)
+        alert_id = body.get("alert_id") if isinstance(body, dict) else None
+        if not isinstance(alert_id, int) or isinstance(alert_id, bool):
+            return _error("alert_id must be an integer", 400)
+        loop = asyncio.get_running_loop()
+        # The daemon runs the command under its lock: never on the loop, which must keep streaming.
+        response = await loop.run_in_executor(None, self._request, "ack_alert", {"alert_id": alert_id})
+        log.info("alert acknowledged at the display", alert_id=alert_id, status=response.status)
+        return web.json_response(
+            response.model_dump(mode="json"), status=200 if response.status == "ok" else 409
+        )
+
+
+def _error(text: str, status: int) -> web.Response:
+    return web.json_response({"command": "ack_alert", "status": "error", "error": text}, status=status)

@@ -1,0 +1,348 @@
+// Dealer display: draws the view the daemon streams (/events), plays the alarm, sends acknowledgements.
+// The server sends the whole view on every change, so drawing is a pure function of the last view.
+"use strict";
+
+const SUITS = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
+const KIND = { misdeal: "MISDEAL", warning: "WARNING" };
+const SILENCE_MS = 12000; // no view or ping for this long: the link is dead even if the socket says not
+const RETRY_MS = 1000;
+const ALARM_REPEAT_MS = 10000; // an unacknowledged misdeal sounds again this often
+
+// State the tests and the operator can inspect from the console.
+const display = (window.scannerdDisplay = { view: null, views: 0, tones: 0, sound: "off" });
+
+const $ = (id) => document.getElementById(id);
+
+// ------------------------------------------------------------------ the live stream
+
+let source = null;
+let lastHeard = 0;
+
+function connect() {
+  if (source) source.close();
+  source = new EventSource("/events");
+  source.addEventListener("view", (e) => {
+    lastHeard = Date.now();
+    setConn("live");
+    render(JSON.parse(e.data));
+  });
+  source.addEventListener("ping", () => {
+    lastHeard = Date.now();
+    setConn("live");
+  });
+  source.onerror = () => {
+    setConn("disconnected");
+    // The browser retries by itself unless the answer was not a stream; then we start over.
+    if (source.readyState === EventSource.CLOSED) setTimeout(connect, RETRY_MS);
+  };
+}
+
+function setConn(state) {
+  document.body.dataset.conn = state;
+}
+
+setInterval(() => {
+  if (document.body.dataset.conn === "live" && Date.now() - lastHeard > SILENCE_MS) {
+    setConn("disconnected");
+    connect();
+  }
+}, 1000);
+
+// ------------------------------------------------------------------ drawing
+
+function render(view) {
+  display.view = view;
+  display.views += 1;
+  $("table-id").textContent = view.table_id;
+  renderLink(view);
+  renderAlerts(view.alerts);
+  $("action-text").textContent = view.next_action.text;
+  $("action").dataset.tone = view.next_action.tone;
+  renderRound(view.round, view.last_card);
+  renderShoe(view.shoe, view.notice);
+  renderHistory(view.history);
+  alarm(view.alerts);
+}
+
+function renderLink(view) {
+  const link = $("link");
+  link.dataset.link = view.link;
+  const model = view.device && view.device.model ? ` ${view.device.model}` : "";
+  link.textContent = view.link === "up" ? `SHOE${model} CONNECTED` : `SHOE${model} OFFLINE`;
+}
+
+function renderAlerts(alerts) {
+  const box = $("alerts");
+  const keep = new Map([...box.children].map((el) => [el.dataset.alertId, el]));
+  alerts.forEach((alert, i) => {
+    const id = String(alert.alert_id);
+    let el = keep.get(id);
+    if (!el) el = alertBanner(alert);
+    keep.delete(id);
+    if (box.children[i] !== el) box.insertBefore(el, box.children[i] || null);
+  });
+  keep.forEach((el) => el.remove());
+}
+
+function alertBanner(alert) {
+  const el = document.createElement("div");
+  el.className = `alert ${alert.severity}`;
+  el.dataset.alertId = String(alert.alert_id);
+  el.dataset.code = alert.code;
+  const what = document.createElement("div");
+  what.className = "what";
+  const kind = document.createElement("div");
+  kind.className = "kind";
+  kind.textContent = `${KIND[alert.severity] || alert.severity.toUpperCase()} \u00b7 ${alert.code.replace(/_/g, " ")}`;
+  const message = document.createElement("div");
+  message.className = "message";
+  message.textContent = alert.message;
+  const error = document.createElement("div");
+  error.className = "error";
+  what.append(kind, message, error);
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = "ack";
+  button.textContent = "ACKNOWLEDGE";
+  button.addEventListener("click", () => acknowledge(alert.alert_id, button, error));
+  el.append(what, button);
+  return el;
+}
+
+async function acknowledge(alertId, button, error) {
+  unlockSound();
+  button.disabled = true;
+  error.textContent = "";
+  try {
+    const response = await fetch("/api/ack", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ alert_id: alertId }),
+    });
+    const answer = await response.json();
+    // On success the alert leaves with the next view; only a refusal needs saying here.
+    if (answer.status !== "ok") error.textContent = `Not acknowledged: ${answer.error}`;
+  } catch (e) {
+    error.textContent = "Not acknowledged: no link to the daemon";
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function renderRound(round, lastCard) {
+  $("round-id").textContent = round ? `HAND ${round.hand_no} \u00b7 ${round.round_id}` : "";
+  $("last-hand").hidden = !(round && round.last_hand);
+  for (const side of ["player", "banker"]) {
+    const hand = round ? round[side] : { cards: [], total: null };
+    $(`${side}-total`).textContent = round && hand.cards.length ? hand.total : "\u2013";
+    $(side).dataset.winner = String(!!round && (round.winner === side || round.winner === "tie"));
+    for (let i = 0; i < 3; i++) {
+      const pos = `${side}${i + 1}`;
+      const slot = document.querySelector(`.card[data-pos="${pos}"]`);
+      const card = hand.cards[i];
+      drawCard(slot, card, round && round.next_position === pos);
+      const latest = lastCard && round && lastCard.round_id === round.round_id && lastCard.position === pos;
+      slot.classList.toggle("latest", !!latest && round.phase === "dealing");
+      // A third card slot only shows while it may still be needed.
+      slot.dataset.needed = String(card !== undefined || (!!round && round.phase === "dealing" && i === 2));
+    }
+  }
+}
+
+function drawCard(slot, code, due) {
+  slot.replaceChildren();
+  slot.classList.remove("face", "red", "unread", "due");
+  if (code === undefined) {
+    if (due) {
+      slot.classList.add("due");
+      slot.textContent = "NEXT";
+    }
+    return;
+  }
+  if (code === null) {
+    slot.classList.add("face", "unread");
+    slot.textContent = "?";
+    return;
+  }
+  const rank = document.createElement("div");
+  rank.className = "rank";
+  rank.textContent = code[0] === "T" ? "10" : code[0];
+  const suit = document.createElement("div");
+  suit.className = "suit";
+  suit.textContent = SUITS[code[1]] || code[1];
+  slot.append(rank, suit);
+  slot.classList.add("face");
+  if (code[1] === "H" || code[1] === "D") slot.classList.add("red");
+  slot.dataset.card = code;
+}
+
+const STATUS = {
+  unknown: "UNKNOWN",
+  burning: "BURNING",
+  dealing: "DEALING",
+  last_hand: "CUT CARD OUT",
+  closed: "FINISHED",
+};
+
+function renderShoe(shoe, notice) {
+  $("shoe-id").textContent = shoe ? shoe.shoe_id : "";
+  const status = $("shoe-status");
+  status.textContent = shoe ? STATUS[shoe.status] || shoe.status : "NO SHOE STARTED";
+  status.dataset.status = shoe ? shoe.status : "none";
+  $("cards-dealt").textContent = shoe ? shoe.cards_dealt : "\u2013";
+  $("cards-left").textContent = shoe && shoe.cards_remaining !== null ? shoe.cards_remaining : "\u2013";
+  const total = shoe ? shoe.decks * 52 : 0;
+  $("shoe-bar").style.width = total ? `${Math.min(100, (100 * shoe.cards_dealt) / total)}%` : "0";
+  let burn = "\u2013";
+  if (shoe && shoe.burn_required === 0) burn = "none";
+  else if (shoe && (shoe.burn_required !== null || shoe.burn_done)) {
+    burn = `${shoe.burn_done} of ${shoe.burn_required === null ? "?" : shoe.burn_required}`;
+  }
+  $("burn").textContent = burn;
+  let cut = "\u2013";
+  if (shoe) cut = shoe.cut_card_seen ? `OUT \u00b7 last hand ${shoe.last_hand_no}` : "not yet";
+  $("cut-card").textContent = cut;
+  $("notice").textContent = notice || "";
+}
+
+function renderHistory(history) {
+  $("count-banker").textContent = history.counts.banker;
+  $("count-player").textContent = history.counts.player;
+  $("count-tie").textContent = history.counts.tie;
+  $("count-hands").textContent = history.counts.hands;
+  drawRoad($("bead"), history.bead, history.bead_columns, beadCell);
+  drawRoad($("big"), history.big, history.big_columns, bigCell);
+}
+
+// Draws the road's last columns that fit, as boards do once a shoe runs long.
+function drawRoad(box, cells, columns, make) {
+  const size = box.clientHeight / 6 || 1;
+  const fit = Math.max(1, Math.floor(box.clientWidth / size));
+  const first = Math.max(0, columns - fit);
+  const parts = [];
+  for (const cell of cells) {
+    if (cell.col < first) continue;
+    const el = make(cell);
+    el.style.left = `${(cell.col - first) * size}px`;
+    el.style.top = `${cell.row * size}px`;
+    parts.push(el);
+  }
+  box.replaceChildren(...parts);
+}
+
+function pairDots(el, cell) {
+  if (cell.banker_pair) el.append(dot("bp"));
+  if (cell.player_pair) el.append(dot("pp"));
+}
+
+function dot(kind) {
+  const d = document.createElement("span");
+  d.className = `dot ${kind}`;
+  return d;
+}
+
+function beadCell(cell) {
+  const el = document.createElement("div");
+  el.className = `cell bead ${cell.winner}`;
+  const disc = document.createElement("div");
+  disc.className = "disc";
+  disc.textContent = cell.winner[0].toUpperCase();
+  el.append(disc);
+  pairDots(el, cell);
+  return el;
+}
+
+function bigCell(cell) {
+  const el = document.createElement("div");
+  el.className = `cell big ${cell.winner || "empty"}`;
+  const ring = document.createElement("div");
+  ring.className = "ring";
+  el.append(ring);
+  if (cell.ties) {
+    const slash = document.createElement("div");
+    slash.className = "slash";
+    el.append(slash);
+    if (cell.ties > 1) {
+      const n = document.createElement("span");
+      n.className = "ties";
+      n.textContent = String(cell.ties);
+      el.append(n);
+    }
+  }
+  pairDots(el, cell);
+  return el;
+}
+
+window.addEventListener("resize", () => display.view && renderHistory(display.view.history));
+
+// ------------------------------------------------------------------ sound
+
+// A kiosk started with --autoplay-policy=no-user-gesture-required plays at once; a plain browser
+// needs one tap first, and says so.
+let audio = null;
+const sounded = new Set();
+let alarmTimer = null;
+
+function unlockSound() {
+  if (!audio) {
+    const Context = window.AudioContext || window.webkitAudioContext;
+    if (!Context) return;
+    audio = new Context();
+    audio.onstatechange = showSoundState;
+  }
+  if (audio.state === "suspended") audio.resume().catch(() => {});
+  showSoundState();
+}
+
+function showSoundState() {
+  display.sound = audio ? audio.state : "off";
+  $("sound").hidden = display.sound === "running";
+}
+
+function tone(freq, start, length) {
+  const osc = audio.createOscillator();
+  const gain = audio.createGain();
+  osc.type = "square";
+  osc.frequency.value = freq;
+  gain.gain.setValueAtTime(0.0001, start);
+  gain.gain.exponentialRampToValueAtTime(0.3, start + 0.02);
+  gain.gain.exponentialRampToValueAtTime(0.0001, start + length);
+  osc.connect(gain).connect(audio.destination);
+  osc.start(start);
+  osc.stop(start + length + 0.02);
+}
+
+function play(severity) {
+  unlockSound();
+  display.tones += 1;
+  if (!audio || audio.state !== "running") return;
+  const t = audio.currentTime;
+  if (severity === "misdeal") {
+    for (let i = 0; i < 3; i++) {
+      tone(880, t + i * 0.5, 0.22);
+      tone(660, t + i * 0.5 + 0.25, 0.22);
+    }
+  } else {
+    tone(700, t, 0.3);
+  }
+}
+
+function alarm(alerts) {
+  const misdeal = alerts.some((a) => a.severity === "misdeal");
+  document.body.dataset.alarm = misdeal ? "misdeal" : alerts.length ? "warning" : "";
+  const fresh = alerts.filter((a) => !sounded.has(a.alert_id));
+  fresh.forEach((a) => sounded.add(a.alert_id));
+  if (fresh.length) play(fresh.some((a) => a.severity === "misdeal") ? "misdeal" : "warning");
+  if (misdeal && !alarmTimer) {
+    alarmTimer = setInterval(() => play("misdeal"), ALARM_REPEAT_MS);
+  } else if (!misdeal && alarmTimer) {
+    clearInterval(alarmTimer);
+    alarmTimer = null;
+  }
+}
+
+$("sound").addEventListener("click", unlockSound);
+document.addEventListener("pointerdown", unlockSound, { once: true });
+
+unlockSound();
+connect();

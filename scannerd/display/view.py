@@ -1,0 +1,279 @@
+"""What a dealer's screen shows about one table, folded from the table's events.
+
+Both the dealer display (fed by the daemon) and ``scannerd watch`` (fed over
+MQTT) keep a :class:`TableView`: seeded from a ``get_state`` answer, then
+advanced by each published event (as its JSON dict). It is pure: no clock, no
+I/O. The fold is checked against the validator's own ``state()`` after every
+step of simulated shoes, so the screen can never tell the dealer something
+the validator does not believe.
+
+The shoe's results (for the scoreboard roads) are not part of ``get_state``;
+they are collected from the ``complete`` round events seen since the view
+started.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scannerd.baccarat import next_position
+from scannerd.cards import BURN_COUNT, CARD_POINTS
+from scannerd.display.roads import ROWS, Result, bead_road, big_road, columns
+
+_SIDES = ("player", "banker")
+_ORDINALS = {"1": "FIRST", "2": "SECOND", "3": "THIRD"}
+_SEVERITY_ORDER = {"misdeal": 0, "warning": 1}
+
+
+def position_words(position: str) -> str:
+    """``player3`` -> ``PLAYER THIRD``."""
+    return f"{position[:-1].upper()} {_ORDINALS[position[-1]]}"
+
+
+def _round_of(rnd: Mapping[str, Any]) -> dict[str, Any]:
+    """The round as kept here, from a round event or the round of a ``get_state`` answer (same keys)."""
+    return {
+        "round_id": rnd["round_id"],
+        "phase": rnd["phase"],
+        "hand_no": rnd["hand_no"],
+        "last_hand": rnd.get("last_hand", False),
+        "player": list(rnd["player"]["cards"]),
+        "banker": list(rnd["banker"]["cards"]),
+    }
+
+
+def _total(cards: list[str]) -> int:
+    return sum(CARD_POINTS.get(c, 0) for c in cards) % 10
+
+
+class TableView:
+    """One table as a dealer sees it. ``round_control`` is the house setting (``server`` or ``auto``)."""
+
+    def __init__(self, table_id: str, round_control: str = "server") -> None:
+        self.table_id = table_id
+        self.round_control = round_control
+        self.seq = 0  # highest event seq applied; older or repeated events are ignored
+        self.link_up = True
+        self.device: dict[str, Any] | None = None
+        self.shoe: dict[str, Any] | None = None
+        self.round: dict[str, Any] | None = None
+        self.alerts: dict[int, dict[str, Any]] = {}
+        self.last_card: dict[str, Any] | None = None
+        self.notice: str | None = None  # the latest info alert (cut card out, shoe reconnected)
+        self.results: list[tuple[str, Result]] = []  # (round_id, result) of this shoe, in order
+        self._results_shoe: str | None = None
+
+    # ------------------------------------------------------------------ input
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Take a ``get_state`` answer (the validator's ``state()``) as the current truth."""
+        self.link_up = bool(state.get("link_up", True))
+        self._set_shoe(state.get("shoe"))
+        rnd = state.get("round")
+        self.round = _round_of(rnd) if rnd else None
+        self.alerts = {a["alert_id"]: dict(a) for a in state.get("alerts", [])}
+
+    def set_device(self, payload: Mapping[str, Any]) -> None:
+        """The device payload (``DevicePayload`` as a dict): link, model, firmware."""
+        self.device = dict(payload)
+
+    def apply(self, event: Mapping[str, Any]) -> bool:
+        """Advance by one published event (its JSON dict); False when it was old news."""
+        seq = event.get("seq", 0)
+        if seq <= self.seq:
+            return False
+        self.seq = seq
+        kind = event.get("kind")
+        if kind == "card":
+            self._card(event)
+        elif kind == "round":
+            self._round(event)
+        elif kind == "alert":
+            self._alert(event)
+        elif kind == "shoe":
+            self._set_shoe({k: v for k, v in event.items() if k not in ("seq", "ts", "kind")})
+        else:
+            return False
+        return True
+
+    def _set_shoe(self, shoe: Mapping[str, Any] | None) -> None:
+        new_id = shoe["shoe_id"] if shoe else None
+        if shoe is not None and (self.shoe is None or self.shoe["shoe_id"] != new_id):
+            self.round = None  # a new shoe clears the layout
+            self.notice = None
+        if new_id != self._results_shoe:
+            self.results = []
+            self._results_shoe = new_id
+        self.shoe = dict(shoe) if shoe else None
+
+    def _card(self, event: Mapping[str, Any]) -> None:
+        position, card = event["position"], event["card"]
+        self.last_card = {"position": position, "card": card, "round_id": event.get("round_id")}
+        shoe = self.shoe
+        if (
+            shoe is not None
+            and event.get("shoe_card_no") is not None
+            and event.get("shoe_id") == shoe["shoe_id"]
+        ):
+            shoe["cards_dealt"] = event["shoe_card_no"]
+            shoe["cards_remaining"] = max(shoe["decks"] * 52 - shoe["cards_dealt"], 0)
+            if position == "burn" and shoe["status"] == "burning":
+                shoe["burn_done"] += 1
+                if shoe["burn_done"] == 1 and shoe["burn_required"] is None and card is not None:
+                    shoe["burn_required"] = 1 + BURN_COUNT[card[0]]  # the turned card says how many
+        rnd = self.round
+        if rnd is not None and rnd["round_id"] == event.get("round_id") and position[:-1] in _SIDES:
+            hand, index = rnd[position[:-1]], int(position[-1]) - 1
+            if index == len(hand):
+                hand.append(card)
+
+    def _round(self, event: Mapping[str, Any]) -> None:
+        if event.get("shoe_id") != self._results_shoe:
+            self.results = []
+            self._results_shoe = event.get("shoe_id")
+        is_new = self.round is None or self.round["round_id"] != event["round_id"]
+        self.round = _round_of(event)
+        shoe = self.shoe
+        if is_new and shoe is not None and shoe["shoe_id"] == event.get("shoe_id"):
+            shoe["hands_dealt"] = max(shoe["hands_dealt"], event["hand_no"])
+        seen = any(rid == event["round_id"] for rid, _ in self.results)
+        if event["phase"] == "complete" and event.get("winner") and not seen:
+            result = Result(
+                event["winner"],
+                bool(event.get("player_pair")),
+                bool(event.get("banker_pair")),
+                bool(event.get("natural")),
+            )
+            self.results.append((event["round_id"], result))
+
+    def _alert(self, event: Mapping[str, Any]) -> None:
+        alert_id = event["alert_id"]
+        if event["code"] == "DEVICE_DISCONNECTED":
+            self.link_up = False
+        elif event["code"] == "DEVICE_RECONNECTED":
+            self.link_up = True
+        if event.get("acknowledged"):
+            self.alerts.pop(alert_id, None)
+        elif event["severity"] == "info":
+            self.notice = event["message"]
+        else:
+            self.alerts[alert_id] = dict(event)
+
+    # ------------------------------------------------------------------ output
+
+    @property
+    def link(self) -> str:
+        """``up``/``down``: the device's own report when there is one, else the validator's belief."""
+        if self.device and self.device.get("link") in ("up", "down"):
+            return str(self.device["link"])
+        return "up" if self.link_up else "down"
+
+    def round_view(self) -> dict[str, Any] | None:
+        rnd, shoe = self.round, self.shoe
+        if rnd is None:
+            return None
+        player, banker = rnd["player"], rnd["banker"]
+        p_total, b_total = _total(player), _total(banker)
+        winner = None
+        if rnd["phase"] == "complete":
+            winner = "player" if p_total > b_total else "banker" if b_total > p_total else "tie"
+        # The cut card can make the open round the last one without a round event.
+        last_hand = rnd["last_hand"] or (
+            shoe is not None and shoe["last_hand_no"] is not None and shoe["last_hand_no"] == rnd["hand_no"]
+        )
+        return {
+            "round_id": rnd["round_id"],
+            "phase": rnd["phase"],
+            "hand_no": rnd["hand_no"],
+            "last_hand": last_hand,
+            "player": {"cards": list(player), "total": p_total},
+            "banker": {"cards": list(banker), "total": b_total},
+            "next_position": next_position(player, banker) if rnd["phase"] == "dealing" else None,
+            "winner": winner,
+        }
+
+    def open_alerts(self) -> list[dict[str, Any]]:
+        """Misdeals first, then warnings, oldest first within each."""
+        return sorted(
+            self.alerts.values(), key=lambda a: (_SEVERITY_ORDER.get(a["severity"], 2), a["alert_id"])
+        )
+
+    def next_action(self) -> tuple[str, str]:
+        """The dealer's next move as (text, tone); tone is ``go``, ``wait``, ``burn`` or ``stop``."""
+        shoe, rnd = self.shoe, self.round_view()
+        auto = self.round_control == "auto"
+        if self.link == "down":
+            return "SHOE OFFLINE - DO NOT DEAL", "stop"
+        if shoe is not None and shoe["status"] == "closed":
+            return "SHOE FINISHED - DO NOT DRAW", "stop"
+        if rnd is not None and rnd["next_position"]:
+            return f"NEXT: {position_words(rnd['next_position'])} CARD", "go"
+        if shoe is not None and shoe["status"] == "burning":
+            if shoe["burn_required"] is None:
+                if shoe["burn_done"] == 0:
+                    return "BURN: TURN THE FIRST CARD", "burn"
+                return f"BURN: {shoe['burn_done']} of ?", "burn"
+            return f"BURN: {shoe['burn_done']} of {shoe['burn_required']}", "burn"
+        if rnd is not None and rnd["phase"] == "betting":
+            return "BETS OPEN - DO NOT DRAW", "wait"
+        if auto:
+            return "NEXT: PLAYER FIRST CARD", "go"
+        if rnd is not None and rnd["phase"] == "complete":
+            return "ROUND COMPLETE - DO NOT DRAW", "wait"
+        if rnd is not None and rnd["phase"] == "void":
+            return "ROUND VOID - CLEAR THE LAYOUT", "stop"
+        return "WAITING FOR BETS - DO NOT DRAW", "wait"
+
+    def history(self) -> dict[str, Any]:
+        results = [r for _, r in self.results]
+        bead, big = bead_road(results), big_road(results)
+        return {
+            "rows": ROWS,
+            "counts": {
+                "banker": sum(r.winner == "banker" for r in results),
+                "player": sum(r.winner == "player" for r in results),
+                "tie": sum(r.winner == "tie" for r in results),
+                "hands": len(results),
+            },
+            "bead": [
+                {
+                    "col": c.col,
+                    "row": c.row,
+                    "winner": c.result.winner,
+                    "player_pair": c.result.player_pair,
+                    "banker_pair": c.result.banker_pair,
+                    "natural": c.result.natural,
+                }
+                for c in bead
+            ],
+            "bead_columns": columns(bead),
+            "big": [
+                {
+                    "col": c.col,
+                    "row": c.row,
+                    "winner": c.winner,
+                    "ties": c.ties,
+                    "player_pair": c.player_pair,
+                    "banker_pair": c.banker_pair,
+                }
+                for c in big
+            ],
+            "big_columns": columns(big),
+        }
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything the page and the terminal view draw, JSON-ready."""
+        text, tone = self.next_action()
+        return {
+            "table_id": self.table_id,
+            "link": self.link,
+            "device": self.device,
+            "shoe": dict(self.shoe) if self.shoe else None,
+            "round": self.round_view(),
+            "last_card": self.last_card,
+            "alerts": self.open_alerts(),
+            "notice": self.notice,
+            "next_action": {"text": text, "tone": tone},
+            "history": self.history(),
+        }

@@ -1,0 +1,88 @@
+"""Headless Chromium for the dealer-display tests, driven by Selenium through Debian's chromedriver.
+
+Debian's ``chromium`` and ``chromium-driver`` packages must be installed (``.ci/run`` does it).
+Without them the page tests are skipped on a developer's machine and fail under CI, where a
+skip would hide a display that was never tested.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+VIEWPORT = (1920, 1080)  # the dealer's monitor
+
+# Nothing reaches out: no updates, no sync, no first-run pages; sound plays as in the kiosk.
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--autoplay-policy=no-user-gesture-required",
+)
+
+
+def _missing() -> str | None:
+    for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+        if not os.access(path, os.X_OK):
+            return f"{path} not found: apt-get install {package}"
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed: pip install -e '.[test]'"
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A fresh headless Chromium (fresh profile) with a 1920x1080 viewport, shared by a module's tests."""
+    missing = _missing()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    try:
+        width, height = VIEWPORT
+        driver.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+        )
+        yield driver
+    finally:
+        driver.quit()
+
+
+def wait_for(driver: Any, predicate: Callable[[Any], Any], timeout: float, what: str) -> Any:
+    """Poll the page until ``predicate(driver)`` is truthy; the timeout bounds a hang."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.02).until(predicate)
+    except TimeoutException:
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}") from None
+
+
+def screenshot(driver: Any, path: Path) -> None:
+    path.write_bytes(driver.get_screenshot_as_png())

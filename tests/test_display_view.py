@@ -1,0 +1,141 @@
+"""The dealer's view, folded from events, against the validator's own state after every step."""
+
+import random
+
+import pytest
+
+from scannerd.display.view import TableView
+from scannerd.events import CardDrawn, Command, CutCardSeen, LinkChanged
+from scannerd.house import HouseRules
+from scannerd.validator import CommandRejected, Validator
+from simulators.actions import CutCard, Draw, ServerCommand, Unplug, Unreadable
+from simulators.dealer import Dealer
+
+CASES = {
+    "default": HouseRules(),
+    "one-more": HouseRules(last_hand="one-more"),
+    "fixed-burn": HouseRules(burn=5),
+    "virtual-cut": HouseRules(cut_card_remaining=14),
+    "auto": HouseRules(round_control="auto"),
+}
+
+# Parts of the screen that the validator's state does not carry (history, the latest card).
+_EVENT_ONLY = ("history", "last_card", "notice")
+
+
+def current(view: TableView) -> dict:
+    return {k: v for k, v in view.snapshot().items() if k not in _EVENT_ONLY}
+
+
+def from_state(v: Validator, rules: HouseRules) -> TableView:
+    view = TableView(v.table_id, rules.round_control)
+    view.load_state(v.state())
+    return view
+
+
+def play(rules: HouseRules, seed: int, error_rate: float):
+    """(validator, events of the step) for every step of two simulated shoes."""
+    dealer = Dealer(rules, random.Random(seed), pace=0, error_rate=error_rate)
+    v = Validator("T1", rules)
+    ts = 1_700_000_000.0
+    for step in dealer.play(shoes=2):
+        ts += 0.5
+        events = []
+        try:
+            match step.action:
+                case Draw(card=card):
+                    events = v.handle(CardDrawn(ts, card))
+                case Unreadable():
+                    events = v.handle(CardDrawn(ts, None))
+                case CutCard():
+                    events = v.handle(CutCardSeen(ts))
+                case ServerCommand(name=name, args=args):
+                    events = v.handle(Command(ts, name, args))
+                case Unplug(seconds=s):
+                    events = v.handle(LinkChanged(ts, up=False)) + v.handle(LinkChanged(ts + s, up=True))
+        except CommandRejected:
+            pass
+        yield v, events
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_folded_view_agrees_with_the_validator_after_every_step(case):
+    rules = CASES[case]
+    for seed, error_rate in ((1, 0.0), (2, 0.4)):
+        view = TableView("T1", rules.round_control)
+        view.load_state(Validator("T1", rules).state())
+        winners: list[str] = []
+        for v, events in play(rules, seed, error_rate):
+            for e in events:
+                view.apply(e.model_dump(mode="json"))
+                if e.kind == "round" and e.phase == "complete":
+                    winners.append(e.winner)
+                if e.kind == "shoe" and e.cards_dealt == 0:
+                    winners = []
+            assert current(view) == current(from_state(v, rules)), events
+            assert [r.winner for _, r in view.results] == winners
+
+
+def _round_event(seq: int, phase: str, player: list[str], banker: list[str], **extra) -> dict:
+    return {
+        "kind": "round",
+        "seq": seq,
+        "ts": 1.0,
+        "table_id": "T1",
+        "shoe_id": "S1",
+        "round_id": "R1",
+        "phase": phase,
+        "hand_no": 1,
+        "player": {"cards": player, "total": 0},
+        "banker": {"cards": banker, "total": 0},
+        **extra,
+    }
+
+
+def test_old_and_repeated_events_are_ignored():
+    view = TableView("T1")
+    assert view.apply(_round_event(5, "dealing", [], []))
+    assert not view.apply(_round_event(5, "complete", ["9H", "9C"], ["2S", "3D"], winner="player"))
+    assert not view.apply(_round_event(4, "void", [], []))
+    assert view.round_view()["phase"] == "dealing"
+
+
+def test_next_action_texts():
+    view = TableView("T1")
+    assert view.next_action() == ("WAITING FOR BETS - DO NOT DRAW", "wait")
+    view.apply(_round_event(1, "betting", [], []))
+    assert view.next_action() == ("BETS OPEN - DO NOT DRAW", "wait")
+    view.apply(_round_event(2, "dealing", ["2H", "3C"], ["KS", "4D"]))
+    assert view.next_action() == ("NEXT: PLAYER THIRD CARD", "go")
+    view.apply(_round_event(3, "complete", ["9H", "9C"], ["2S", "3D"], winner="player"))
+    assert view.next_action() == ("ROUND COMPLETE - DO NOT DRAW", "wait")
+    assert view.round_view()["winner"] == "player"
+    view.set_device({"link": "down"})
+    assert view.next_action() == ("SHOE OFFLINE - DO NOT DEAL", "stop")
+
+
+def test_burn_progress_is_counted_from_the_turned_card():
+    rules = HouseRules()
+    v = Validator("T1", rules)
+    view = TableView("T1")
+    for inp in (Command(1.0, "new_shoe", {"shoe_id": "S1"}), CardDrawn(2.0, "3S"), CardDrawn(3.0, "KD")):
+        for e in v.handle(inp):
+            view.apply(e.model_dump(mode="json"))
+    assert view.next_action() == ("BURN: 2 of 4", "burn")
+
+
+def test_acknowledged_alerts_leave_and_info_alerts_become_the_notice():
+    view = TableView("T1")
+    base = {"kind": "alert", "ts": 1.0, "table_id": "T1", "round_id": None, "card": None}
+    misdeal = {**base, "alert_id": 1, "code": "EXTRA_CARD", "severity": "misdeal", "message": "Extra card"}
+    view.apply({**misdeal, "seq": 1})
+    view.apply(
+        {**base, "seq": 2, "alert_id": 2, "code": "ROUND_STALLED", "severity": "warning", "message": "x"}
+    )
+    view.apply(
+        {**base, "seq": 3, "alert_id": 3, "code": "CUT_CARD", "severity": "info", "message": "Cut card"}
+    )
+    assert [a["alert_id"] for a in view.open_alerts()] == [1, 2]
+    assert view.notice == "Cut card"
+    view.apply({**misdeal, "seq": 4, "acknowledged": True})
+    assert [a["alert_id"] for a in view.open_alerts()] == [2]
