@@ -13,6 +13,7 @@ from scannerd.outbox import Outbox
 from scannerd.publisher import Publisher, RequestHandler
 from simulators.usb_backend import VirtualUsbBus
 from tests.broker import Broker
+from tests.browser import browser  # noqa: F401 (the headless Chromium fixture)
 
 
 @pytest.fixture
