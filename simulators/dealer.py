@@ -155,11 +155,12 @@ class Dealer:
                     yield self._step(self.pace, Unplug(self.unplug_seconds))
                     return
                 if dealt == at and mistake == "foreign-card":
-                    step = self._step(self.pace, Draw(self._foreign_card()))
+                    foreign = Draw(self._foreign_card())
+                    step = self._step(self.pace, foreign)
                     yield step
                     if step.expect.round_end == "void":
                         return
-                    card = step.action.card  # seen too few times to tell: it plays as a card
+                    card = foreign.card  # seen too few times to tell: it plays as a card
                 elif dealt == at and mistake == "unreadable":
                     card = yield from self._next_card()
                     yield self._step(self.pace, Unreadable(card))

@@ -6,6 +6,7 @@ the simulator's own rule knowledge, so these pass only if the drivers and
 the validator get every card, alert and result right.
 """
 
+import random
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from simulators.feeder import Feeder, make_device
 from simulators.loopback import Loopback
 from simulators.scenario import Scenario, load, parse
 from simulators.usb_backend import VirtualUsbBus
+from tests.test_sim_scenario import EVERY_MISTAKE
 
 SCENARIOS = Path(__file__).parent.parent / "samples" / "scenarios"
 SERIAL = ("beetek", "linecode", "framed")
@@ -28,8 +30,6 @@ FRAMED_WIRE = replace(WIRE, duplicate=0.1, retransmit=0.02)
 
 def session(driver: str, scenario: Scenario, tmp_path: Path) -> tuple[Loopback, list[str]]:
     """Run the scenario flat out through the real driver; the alert codes the validator gave."""
-    import random
-
     faults = FRAMED_WIRE if driver == "framed" else WIRE
     bus = VirtualUsbBus() if driver in USB else None
     device = make_device(driver, random.Random(scenario.seed), faults, link=tmp_path / "shoe", bus=bus)
@@ -49,17 +49,6 @@ def session(driver: str, scenario: Scenario, tmp_path: Path) -> tuple[Loopback, 
         loop.stop()
         device.close()
     return loop, seen
-
-
-EVERY_MISTAKE = [
-    "CARD_BEFORE_BETS_CLOSED",
-    "EXTRA_CARD",
-    "SHORT_DEAL",
-    "UNREADABLE_CARD",
-    "DEVICE_DISCONNECTED",
-    "DEVICE_RECONNECTED",
-    "BURN_MISMATCH",
-]
 
 
 @pytest.mark.timeout(120)

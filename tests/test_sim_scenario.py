@@ -7,6 +7,16 @@ from simulators.actions import Pause, Unplug
 from simulators.faults import FaultRates
 from simulators.scenario import Scenario, ScenarioError, load, parse
 
+# The alerts samples/scenarios/every-mistake.txt must raise, in order.
+EVERY_MISTAKE = [
+    "CARD_BEFORE_BETS_CLOSED",
+    "EXTRA_CARD",
+    "SHORT_DEAL",
+    "UNREADABLE_CARD",
+    "DEVICE_DISCONNECTED",
+    "DEVICE_RECONNECTED",
+    "BURN_MISMATCH",
+]
 SAMPLES = sorted((Path(__file__).parent.parent / "samples" / "scenarios").glob("*.txt"))
 
 
@@ -113,15 +123,7 @@ def test_samples_load(sample):
 
 def test_every_mistake_sample_raises_every_dealer_alert_in_order():
     steps = run(load(Path(__file__).parent.parent / "samples" / "scenarios" / "every-mistake.txt"))
-    assert alerts(steps) == [
-        "CARD_BEFORE_BETS_CLOSED",
-        "EXTRA_CARD",
-        "SHORT_DEAL",
-        "UNREADABLE_CARD",
-        "DEVICE_DISCONNECTED",
-        "DEVICE_RECONNECTED",
-        "BURN_MISMATCH",
-    ]
+    assert alerts(steps) == EVERY_MISTAKE
 
 
 def test_a_file_error_names_the_file(tmp_path):
