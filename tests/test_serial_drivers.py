@@ -62,6 +62,8 @@ def test_socket_url() -> None:
     def serve() -> None:
         conn, _ = server.accept()
         with conn:
+            # pyserial discards what is waiting when it connects: speak once spoken to.
+            conn.recv(1)
             conn.sendall(b" [Game]<Card:10D> ")
             conn.recv(1)  # hold the connection until the client closes
 
@@ -69,6 +71,7 @@ def test_socket_url() -> None:
     thread.start()
     try:
         with create_driver("beetek", f"socket://127.0.0.1:{port}") as driver:
+            driver.write(b"?")
             assert read_events(driver, 1) == [DeviceCard("TD")]
     finally:
         thread.join(5)
