@@ -16,6 +16,7 @@ from scannerd import __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("run", "run the daemon for one table (as systemd does)"),
     "check-config": ("check_config", "validate a config file without starting"),
+    "replay": ("replay", "replay a recorded session: the messages it publishes, or to a broker"),
     "schema": ("schema", "write the MQTT contract: JSON Schemas and an AsyncAPI document"),
     "devices": ("devices", "list serial ports and USB devices, marking those a driver knows"),
     "simulate": ("simulate", "run a simulated shoe and dealer (and optionally a game server stand-in)"),

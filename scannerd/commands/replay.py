@@ -1,0 +1,170 @@
+"""``scannerd replay FILE``: what a recorded session publishes, as JSON lines or to a broker.
+
+House settings come from the recording's header; ``--config`` overrides the
+ones its ``[rules]`` section sets, and supplies the broker for ``--emit
+mqtt``. A replay to a broker publishes as ``<table>-replay`` unless
+``--table-id`` says otherwise, so that it never passes for the live table
+(its retained shoe and status topics would overwrite the table's own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from drivers.base import DriverInitError
+from scannerd.config import ConfigError, load_config
+from scannerd.events import Event
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.recording import RecordingError, RecordingReader
+from scannerd.replay import Published, replay
+from scannerd.requests import Response
+
+EXIT_BAD_INPUT = 2
+EXIT_MQTT = 1
+CONNECT_TIMEOUT_S = 15.0
+FLUSH_TIMEOUT_S = 30.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", type=Path, metavar="FILE", help="a recording (.jsonl or .jsonl.gz)")
+    pace = parser.add_mutually_exclusive_group()
+    pace.add_argument("--fast", action="store_true", help="ignore the recorded timing: as fast as possible")
+    pace.add_argument(
+        "--speed", type=float, default=1.0, metavar="X", help="play at X times the recorded pace (default 1)"
+    )
+    parser.add_argument(
+        "--emit",
+        choices=["jsonl", "mqtt"],
+        default="jsonl",
+        help="jsonl: one {topic, payload} per line on stdout (default); mqtt: publish to the config's broker",
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="a scannerd config: its [rules] override the recording's; its [mqtt] is where --emit mqtt goes",
+    )
+    parser.add_argument(
+        "--table-id",
+        metavar="ID",
+        help="publish as this table (default: the recording's; with --emit mqtt, '<that>-replay')",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.fast and args.speed <= 0:
+        print("replay: --speed must be above 0", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    rules: dict[str, Any] = {}
+    mqtt = MqttSettings()
+    if args.config is not None:
+        try:
+            config = load_config(args.config)
+        except ConfigError as exc:
+            print(exc, file=sys.stderr)
+            return EXIT_BAD_INPUT
+        rules = config.rules.model_dump(include=config.rules.model_fields_set)
+        mqtt = config.mqtt
+    try:
+        with RecordingReader(args.file) as reader:
+            table_id = args.table_id or reader.header.table_id + ("-replay" if args.emit == "mqtt" else "")
+        batches: Iterable[list[Published]] = (
+            list(group)
+            for _, group in itertools.groupby(
+                replay(args.file, rules=rules, prefix=mqtt.prefix, table_id=table_id), key=lambda m: m.ts
+            )
+        )
+        if not args.fast:
+            batches = paced(batches, args.speed)
+        if args.emit == "jsonl":
+            return emit_jsonl(batches, flush_each=not args.fast)
+        return emit_mqtt(batches, mqtt, table_id)
+    except (RecordingError, DriverInitError) as exc:
+        print(f"replay: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def paced(
+    batches: Iterable[list[Published]],
+    speed: float,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[list[Published]]:
+    """Hold each batch of messages until its recorded time, scaled by ``speed``, has come."""
+    origin: tuple[float, float] | None = None
+    for batch in batches:
+        ts = batch[0].ts
+        if origin is None:
+            origin = (ts, clock())
+        delay = (ts - origin[0]) / speed - (clock() - origin[1])
+        if delay > 0:
+            sleep(delay)
+        yield batch
+
+
+def emit_jsonl(batches: Iterable[list[Published]], flush_each: bool = False) -> int:
+    out = sys.stdout
+    try:
+        for batch in batches:
+            out.writelines(message.to_json() + "\n" for message in batch)
+            if flush_each:
+                out.flush()
+        out.flush()
+    except BrokenPipeError:  # `| head` closed the pipe: that is the reader's choice, not an error
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's own flush at exit
+    return 0
+
+
+def emit_mqtt(batches: Iterable[list[Published]], settings: MqttSettings, table_id: str) -> int:
+    """Publish through the daemon's own publisher and a throwaway outbox, so order and QoS are as live."""
+    from scannerd.outbox import Outbox
+    from scannerd.publisher import Publisher
+
+    # Its own client id and no lingering session: the live table's session must stay untouched.
+    settings = settings.model_copy(
+        update={"client_id": f"scannerd-replay-{os.getpid()}", "session_expiry_s": 0}
+    )
+    with tempfile.TemporaryDirectory(prefix="scannerd-replay-") as tmp:
+        outbox = Outbox(Path(tmp) / "outbox.sqlite3")
+        publisher = Publisher(settings, table_id, outbox)
+        publisher.start()
+        try:
+            if not _wait(lambda: publisher.connected, CONNECT_TIMEOUT_S):
+                print(f"replay: no broker at {settings.host}:{settings.port}", file=sys.stderr)
+                return EXIT_MQTT
+            for batch in batches:
+                events: list[Event] = []
+                for message in batch:
+                    if isinstance(message.source, Response):
+                        if events:
+                            publisher.submit(events)
+                        events = []
+                        publisher.respond(message.source)
+                    else:
+                        events.append(message.source)
+                if events:
+                    publisher.submit(events)
+            if not publisher.flush(FLUSH_TIMEOUT_S):
+                print("replay: the broker did not acknowledge every event in time", file=sys.stderr)
+                return EXIT_MQTT
+            return 0
+        finally:
+            publisher.stop()
+            outbox.close()
+
+
+def _wait(predicate: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

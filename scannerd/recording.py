@@ -1,0 +1,311 @@
+"""The recording format, version 1: what a table saw, as JSON Lines (docs/recording.md).
+
+A recording keeps the daemon's *inputs*, not its outputs: the device's bytes
+exactly as read, the game server's commands and the device link. Replaying
+them through the same codec and validator gives the same events, so a
+recording stays useful when the validator changes, and a bug report is a
+file. The first line is a :class:`Header`; every further line has ``t``
+(seconds since ``started_at``) and an ``event``. ``.gz`` files are read and
+written transparently (by content, not by name). Readers ignore fields they
+do not know, and lines of event kinds they do not know, so a later minor
+addition does not break an older scannerd; a newer *major* version is
+refused with a message saying so.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Annotated, Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from scannerd.house import HouseRules
+
+FORMAT = "scannerd-recording"
+VERSION = 1
+SUFFIX = ".jsonl"
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class RecordingError(ValueError):
+    """A file that is not a recording this scannerd can read; ``str()`` names the file and line."""
+
+
+def rfc3339(moment: datetime) -> str:
+    """UTC with a ``Z``, microseconds only when there are any: ``2024-05-01T12:00:00Z``."""
+    text = moment.astimezone(UTC).isoformat()
+    return text.removesuffix("+00:00") + "Z"
+
+
+def _compact(data: dict[str, Any]) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+class Header(BaseModel):
+    """The first line: which table, which driver, when, and under which house settings.
+
+    ``driver_options`` (codec settings such as a linecode ``table``) and
+    ``state`` (the validator snapshot and framed-shoe dedup state the table
+    had when the file began, as the outbox stores them) are optional: a file
+    without ``state`` replays from a fresh table.
+    """
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    format: Literal["scannerd-recording"] = FORMAT
+    version: int = VERSION
+    table_id: str = Field(min_length=1)
+    driver: str = Field(min_length=1)
+    started_at: datetime
+    rules: HouseRules = Field(default_factory=HouseRules)
+    driver_options: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    state: dict[str, Any] | None = None
+    scannerd: str | None = Field(None, description="Version of the scannerd that wrote the file.")
+
+    @field_validator("started_at")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        if value.tzinfo is None:
+            raise ValueError("started_at needs a time zone (RFC 3339, e.g. 2024-05-01T12:00:00Z)")
+        return value.astimezone(UTC)
+
+    @field_validator("rules", mode="before")
+    @classmethod
+    def _known_rules(cls, value: object) -> object:
+        # House settings added by a later scannerd are ignored like any other unknown field.
+        if isinstance(value, dict):
+            return {k: v for k, v in value.items() if k in HouseRules.model_fields}
+        return value
+
+    @property
+    def start_ts(self) -> float:
+        """``started_at`` as Unix seconds: a line's time is ``start_ts + t``."""
+        return self.started_at.timestamp()
+
+    def to_json(self) -> str:
+        data = {k: v for k, v in self.model_dump(mode="json").items() if v is not None}
+        data["started_at"] = rfc3339(self.started_at)
+        return _compact(data)
+
+
+class _Line(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    t: float = Field(ge=0, description="Seconds since the header's started_at.")
+
+
+class RxLine(_Line):
+    """Bytes exactly as read from the device; a chunk may split or merge frames anywhere."""
+
+    event: Literal["rx"] = "rx"
+    hex: str
+
+    @field_validator("hex")
+    @classmethod
+    def _is_hex(cls, value: str) -> str:
+        bytes.fromhex(value)  # ValueError names the offending position
+        return value
+
+    @property
+    def data(self) -> bytes:
+        return bytes.fromhex(self.hex)
+
+
+class CmdLine(_Line):
+    """A game-server command as received; ``args`` is the request's payload."""
+
+    event: Literal["cmd"] = "cmd"
+    name: str = Field(min_length=1)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class LinkLine(_Line):
+    """The device link went up or down; ``detail`` (optional) says why, for people reading the file."""
+
+    event: Literal["link"] = "link"
+    state: Literal["up", "down"]
+    detail: str = ""
+
+    @property
+    def up(self) -> bool:
+        return self.state == "up"
+
+
+Line = Annotated[RxLine | CmdLine | LinkLine, Field(discriminator="event")]
+_LINE = TypeAdapter(Line)
+EVENT_KINDS = frozenset({"rx", "cmd", "link"})
+
+
+def _open_text(path: Path, mode: Literal["r", "w"]) -> IO[str]:
+    """Gzip when the file's content (reading) or name (writing) says so."""
+    if mode == "r":
+        with path.open("rb") as f:
+            magic = f.read(2)
+        if magic == GZIP_MAGIC:
+            return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="\n")
+        return path.open("r", encoding="utf-8", newline="\n")
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "wb"), encoding="utf-8", newline="\n")
+    return path.open("w", encoding="utf-8", newline="\n")
+
+
+class _File:
+    """Closed by ``close``, and at the end of a ``with`` block."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class RecordingReader(_File):
+    """Reads one recording: ``header`` at once, then ``lines()`` lazily.
+
+    Lines of an event kind this version does not know are skipped and counted
+    in ``skipped``; anything malformed raises :class:`RecordingError` naming
+    the file and line.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.skipped = 0
+        self._lineno = 0
+        try:
+            self._file = _open_text(self.path, "r")
+        except OSError as exc:
+            raise RecordingError(f"{self.path}: {exc.strerror or exc}") from None
+        try:
+            self.header = self._read_header()
+        except BaseException:
+            self._file.close()
+            raise
+
+    def _fail(self, text: str) -> RecordingError:
+        return RecordingError(f"{self.path}:{self._lineno}: {text}")
+
+    def _next_raw(self) -> dict[str, Any] | None:
+        while True:
+            try:
+                text = self._file.readline()
+            except (OSError, EOFError, UnicodeDecodeError) as exc:
+                raise self._fail(f"unreadable: {exc}") from None
+            if not text:
+                return None
+            self._lineno += 1
+            if not text.strip():
+                continue
+            try:
+                raw = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise self._fail(f"not JSON: {exc}") from None
+            if not isinstance(raw, dict):
+                raise self._fail("a line must be a JSON object")
+            return raw
+
+    def _read_header(self) -> Header:
+        raw = self._next_raw()
+        if raw is None:
+            raise self._fail("empty file: not a scannerd recording")
+        if raw.get("format") != FORMAT:
+            raise self._fail(f"not a scannerd recording (format is {raw.get('format')!r}, not {FORMAT!r})")
+        version = raw.get("version")
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise self._fail(f"bad recording version {version!r}: expected a whole number")
+        if version > VERSION:
+            raise self._fail(
+                f"recording format version {version} was written by a newer scannerd; "
+                f"this one reads version {VERSION}: upgrade scannerd to read it"
+            )
+        try:
+            return Header.model_validate(raw)
+        except ValidationError as exc:
+            raise self._fail(f"bad header: {_explain(exc)}") from None
+
+    def lines(self) -> Iterator[RxLine | CmdLine | LinkLine]:
+        last_t = 0.0
+        while (raw := self._next_raw()) is not None:
+            if raw.get("event") not in EVENT_KINDS:
+                self.skipped += 1
+                continue
+            try:
+                line = _LINE.validate_python(raw)
+            except ValidationError as exc:
+                raise self._fail(f"bad {raw.get('event')} line: {_explain(exc)}") from None
+            if line.t < last_t:
+                raise self._fail(f"t goes backwards ({line.t} after {last_t})")
+            last_t = line.t
+            yield line
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _explain(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e['loc']) or 'line'}: {e['msg']}" for e in exc.errors(include_url=False)
+    )
+
+
+class RecordingWriter(_File):
+    """Writes one recording to a text stream; times go in as Unix seconds and come out as ``t``.
+
+    ``t`` is kept non-decreasing (a line stamped earlier than the one before,
+    which threads racing to be recorded can cause, gets the previous ``t``).
+    With a whole-second ``started_at``, ``t = ts - start`` is exact in binary
+    floating point, so a replay's ``start + t`` gives back the very ``ts``
+    the live table stamped.
+    """
+
+    def __init__(self, stream: IO[str], header: Header) -> None:
+        self.stream = stream
+        self.header = header
+        self.start = header.start_ts
+        self.lines = 0
+        self._last_t = 0.0
+        stream.write(header.to_json() + "\n")
+
+    @classmethod
+    def create(cls, path: str | Path, header: Header) -> RecordingWriter:
+        """A new file at ``path``, gzip-compressed when its name ends in ``.gz``."""
+        return cls(_open_text(Path(path), "w"), header)
+
+    def _write(self, ts: float, fields: dict[str, Any]) -> None:
+        t = max(ts - self.start, self._last_t)
+        self._last_t = t
+        self.stream.write(_compact({"t": t, **fields}) + "\n")
+        self.lines += 1
+
+    def rx(self, ts: float, data: bytes) -> None:
+        self._write(ts, {"event": "rx", "hex": data.hex()})
+
+    def cmd(self, ts: float, name: str, args: dict[str, Any]) -> None:
+        self._write(ts, {"event": "cmd", "name": name, "args": args})
+
+    def link(self, ts: float, up: bool, detail: str = "") -> None:
+        fields = {"event": "link", "state": "up" if up else "down"}
+        if detail:
+            fields["detail"] = detail
+        self._write(ts, fields)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.close()
+
+
+def whole_second(ts: float) -> datetime:
+    """The ``started_at`` for a file begun at ``ts``: the second it falls in (keeps ``t`` exact)."""
+    return datetime.fromtimestamp(int(ts // 1), UTC)

@@ -1,0 +1,365 @@
+"""The regression sessions, written by hand: one function per interesting case.
+
+Each case is a short table session: the device bytes (as each shoe really
+prints them, cut at odd places by :class:`Script`) and the game server's
+commands. ``python -m tests.sessions build`` writes them to
+``tests/sessions/<name>.jsonl``; the golden ``.chk`` next to each is what a
+replay must publish. Rounds use the deals below, whose outcomes are easy
+to check by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tests.sessions.script import FramedShoe, Script, beetek, linecode
+
+# Deals in dealing order (player1, banker1, player2, banker2[, player3[, banker3]]).
+NATURAL = ("9H", "2S", "9C", "3D")  # player 8 (natural) v banker 5: player, player pair
+STAND = ("3H", "4D", "3S", "3C")  # player 6 v banker 7, both stand: banker
+THIRD = ("2H", "KD", "3S", "5C", "4H", "2C")  # player 5 draws 4 -> 9; banker 5 draws on a 4 -> 7: player
+TIE = ("7H", "7S", "QC", "KD")  # 7 v 7: tie
+BANKER_ONLY = ("TH", "AD", "7C", "3S", "5D")  # player 7 stands; banker 4 draws -> 9: banker
+
+CASES: dict[str, Callable[[], Script]] = {}
+
+
+def case(fn: Callable[[], Script]) -> Callable[[], Script]:
+    CASES[fn.__name__.replace("_", "-")] = fn
+    return fn
+
+
+def round_(s: Script, round_id: str, cards: bytes, pieces: int | None = None) -> Script:
+    """Betting opens and closes, then the cards come in one burst each read."""
+    s.cmd("betting_open", round_id=round_id).cmd("betting_close", after=5.0)
+    return s.device(cards, after=1.5, pieces=pieces)
+
+
+# ---------------------------------------------------------------------- one per driver
+
+
+@case
+def beetek_clean() -> Script:
+    """Bee-Tek: a burn by the first card's value, then rounds; every way the shoe writes a card."""
+    s = Script("beetek-clean", "beetek")
+    s.link(True, detail="beetek on /dev/shoe-1")
+    s.cmd("new_shoe", shoe_id="S1")
+    s.device(beetek("H5", burn=True), pieces=4)  # suit-first, 5: burn 5 more
+    for card in ("KS", "2D", "10C", "7H", "QD"):
+        s.device(beetek(card, burn=True), after=0.8)
+    round_(s, "R1", beetek(*NATURAL), pieces=5)
+    round_(s, "R2", beetek(*STAND, crlf=False), pieces=3)  # firmware without line ends
+    s.cmd("betting_open", round_id="R3").cmd("betting_close", after=4.0)
+    for card in ("2H", "K D", "S3", "5C", "4h", "2C"):  # odd spacing and case, sent one by one
+        s.device(beetek(card.replace(" ", "")), after=1.2, pieces=2)
+    return s
+
+
+@case
+def linecode_clean() -> Script:
+    """Line-code scanner, automatic table: both code shapes, any line ending, a position letter."""
+    s = Script("linecode-clean", "linecode", rules={"burn": "none"})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="L1")
+    round_(s, "R1", linecode("H09", "A02", "C09", "D03"), pieces=6)  # NATURAL in letter-rank
+    round_(s, "R2", b"2030\n4040\rB1030\r\nP3030\n", pieces=4)  # STAND in suit-digit, mixed endings
+    return s
+
+
+@case
+def linecode_letter_rank_table() -> Script:
+    """A site programmed letter-rank codes (driver option): a suit-digit code is then unreadable."""
+    s = Script(
+        "linecode-letter-rank-table", "linecode", rules={"burn": "none"}, options={"table": "letter-rank"}
+    )
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="L2")
+    round_(s, "R1", linecode("H09", "A02"), pieces=2)
+    s.device(linecode("3090"), after=1.0)  # 9C in suit-digit: not in this site's table
+    return s
+
+
+@case
+def framed_clean() -> Script:
+    """Our framed shoe: boot hello, burn cards flagged by the device, a retransmission dropped."""
+    shoe = FramedShoe()
+    s = Script("framed-clean", "framed", rules={"burn": 3})
+    s.link(True, detail="framed on /dev/shoe-1")
+    s.device(shoe.boot(), pieces=3)
+    s.cmd("new_shoe", shoe_id="F1")
+    s.device(shoe.cards("4C", "8S", "JH", burn=True), pieces=4)
+    round_(s, "R1", shoe.cards(*NATURAL[:2]), pieces=2)
+    s.device(shoe.repeat_last(NATURAL[1]), after=0.25)  # our ack was lost: the shoe says it again
+    s.device(shoe.cards(*NATURAL[2:]), after=1.0)
+    round_(s, "R2", shoe.cards(*THIRD), pieces=7)
+    return s
+
+
+# ---------------------------------------------------------------------- each misdeal
+
+
+@case
+def misdeal_card_before_bets_closed() -> Script:
+    s = Script("misdeal-card-before-bets-closed", "beetek", rules={"burn": "none"})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    s.cmd("betting_open", round_id="R1")
+    s.device(beetek("9H"), after=2.0)  # dealt while bets are still being placed
+    s.cmd("betting_close", after=3.0)
+    s.device(beetek(*NATURAL), after=1.5, pieces=3)
+    return s
+
+
+@case
+def misdeal_extra_card() -> Script:
+    s = Script("misdeal-extra-card", "beetek", rules={"burn": "none"})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    round_(s, "R1", beetek(*STAND), pieces=2)
+    s.device(beetek("8D"), after=1.0)  # a fifth card where none is due
+    round_(s, "R2", beetek(*TIE), pieces=3)
+    return s
+
+
+@case
+def misdeal_short_deal() -> Script:
+    s = Script("misdeal-short-deal", "beetek", rules={"burn": "none"})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    round_(s, "R1", beetek(*THIRD[:5]), pieces=3)  # banker's third card never comes
+    round_(s, "R2", beetek(*NATURAL), pieces=2)  # next betting_open voids R1
+    return s
+
+
+@case
+def misdeal_unreadable() -> Script:
+    s = Script("misdeal-unreadable", "beetek", rules={"burn": "none"})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    round_(s, "R1", beetek("3H", "4D") + b" [Game]<Game> \r\n", pieces=2)  # the sensor could not read it
+    s.device(beetek("3C"), after=1.0)  # the dealer clears the voided round's cards
+    round_(s, "R2", beetek(*STAND), pieces=2)
+    return s
+
+
+@case
+def misdeal_foreign_card() -> Script:
+    """A one-deck shoe: a second nine of hearts cannot be from it."""
+    s = Script("misdeal-foreign-card", "beetek", rules={"burn": "none", "decks": 1})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    round_(s, "R1", beetek(*NATURAL), pieces=2)
+    round_(s, "R2", beetek("3H", "9H"), pieces=2)
+    return s
+
+
+@case
+def misdeal_card_after_shoe_end() -> Script:
+    """A virtual cut card (the shoe cannot see it) ends a one-deck shoe; a card after the end."""
+    s = Script(
+        "misdeal-card-after-shoe-end", "beetek", rules={"burn": "none", "decks": 1, "cut_card_remaining": 46}
+    )
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    round_(s, "R1", beetek(*STAND), pieces=2)  # 4 dealt, 48 left
+    round_(s, "R2", beetek(*TIE), pieces=2)  # the 6th card leaves 46: cut card, this hand is the last
+    s.cmd("betting_open", round_id="R3", after=2.0)  # refused: the shoe is finished
+    s.device(beetek("AS"), after=1.0)
+    return s
+
+
+# ---------------------------------------------------------------------- burn and cut-card policies
+
+
+@case
+def burn_face_card() -> Script:
+    """The turned card is a king: ten more are burned."""
+    s = Script("burn-face-card", "beetek")
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    s.device(beetek("KC", "2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S", "JS", "QS", burn=True), pieces=5)
+    round_(s, "R1", beetek(*TIE), pieces=2)
+    return s
+
+
+@case
+def burn_mismatch() -> Script:
+    """Betting closes with the burn half done."""
+    s = Script("burn-mismatch", "beetek")
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    s.device(beetek("4D", "5D", burn=True), pieces=2)  # a 4 says burn four more; only one follows
+    round_(s, "R1", beetek(*NATURAL), pieces=3)
+    return s
+
+
+@case
+def burn_fixed_without_tags() -> Script:
+    """A fixed burn of two, from a shoe that does not tag burn cards."""
+    s = Script("burn-fixed-without-tags", "beetek", rules={"burn": 2})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    s.device(beetek("6H", "QH"), pieces=2)
+    round_(s, "R1", beetek(*BANKER_ONLY), pieces=3)
+    return s
+
+
+@case
+def cut_card_finish() -> Script:
+    """The framed shoe sees the cut card in the middle of a hand: that hand is the last."""
+    shoe = FramedShoe()
+    s = Script("cut-card-finish", "framed", rules={"burn": "none"})
+    s.link(True)
+    s.device(shoe.boot())
+    s.cmd("new_shoe", shoe_id="F1")
+    round_(s, "R1", shoe.cards(*STAND[:2]), pieces=2)
+    s.device(shoe.cut(), after=1.0)
+    s.device(shoe.cards(*STAND[2:]), after=1.0)
+    s.cmd("betting_open", round_id="R2", after=2.0)  # refused: the shoe is finished
+    s.cmd("new_shoe", shoe_id="F2", after=5.0)
+    return s
+
+
+@case
+def cut_card_one_more() -> Script:
+    """House rule 'one-more': the cut card between hands leaves two more hands."""
+    shoe = FramedShoe()
+    s = Script("cut-card-one-more", "framed", rules={"burn": "none", "last_hand": "one-more"})
+    s.link(True)
+    s.device(shoe.boot())
+    s.cmd("new_shoe", shoe_id="F1")
+    round_(s, "R1", shoe.cards(*TIE), pieces=2)
+    s.device(shoe.cut(), after=2.0)
+    round_(s, "R2", shoe.cards(*NATURAL), pieces=2)
+    round_(s, "R3", shoe.cards(*STAND), pieces=2)
+    s.cmd("betting_open", round_id="R4", after=2.0)  # refused
+    return s
+
+
+# ---------------------------------------------------------------------- the link and the wire
+
+
+@case
+def disconnect_mid_round() -> Script:
+    """The cable comes out with cards due: the round is void; half a frame is lost with the link."""
+    s = Script("disconnect-mid-round", "beetek", rules={"burn": "none"})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    round_(s, "R1", beetek(*THIRD[:3]), pieces=2)
+    s.device(b" [Game]<Car", after=0.5)
+    s.link(False, after=0.3, detail="/dev/shoe-1: device reports readiness to read but returned no data")
+    s.link(True, after=4.0, detail="beetek on /dev/shoe-1 (/dev/ttyUSB1)")
+    s.device(b"d:5C> \r\n" + beetek("8D"), after=1.0)  # the rest of the lost frame is noise now
+    round_(s, "R2", beetek(*NATURAL), pieces=2)
+    return s
+
+
+@case
+def disconnect_between_rounds() -> Script:
+    """Out between rounds: a warning, kept until acknowledged; after the reconnect the framed session
+    holds cards back until the shoe has said hello again, and takes the shoe's repeat."""
+    s = Script("disconnect-between-rounds", "framed", rules={"burn": "none"})
+    shoe = FramedShoe()
+    s.link(True)
+    s.device(shoe.boot())
+    s.cmd("new_shoe", shoe_id="F1")
+    round_(s, "R1", shoe.cards(*TIE), pieces=3)
+    s.link(False, after=2.0, detail="/dev/shoe-1: [Errno 5] Input/output error")
+    s.link(True, after=3.0)
+    s.cmd("ack_alert", alert_id=10)  # the DEVICE_DISCONNECTED warning (alert ids are the alert's seq)
+    s.cmd("betting_open", round_id="R2").cmd("betting_close", after=5.0)
+    s.device(shoe.cards(STAND[0]), after=0.5)  # held back: no hello since the reconnect
+    s.device(shoe.hello_reply() + shoe.repeat_last(STAND[0]), after=0.25, pieces=2)
+    s.device(shoe.cards(*STAND[1:]), after=1.0, pieces=2)
+    return s
+
+
+@case
+def junk_bytes_beetek() -> Script:
+    """Line noise, an orphan tag, a frame missing its start and an unknown frame between good ones;
+    then the shoe's own alarm frame."""
+    s = Script("junk-bytes-beetek", "beetek", rules={"burn": "none"})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    s.cmd("betting_open", round_id="R1").cmd("betting_close", after=5.0)
+    noisy = b"\x00\xff~~" + beetek("9H") + b"[Game] \r\n" + beetek("2S") + b"Card:3D>" + beetek("9C")
+    s.device(noisy + b" [Status]<Ready> " + beetek("3D") + b"\x7f\x80", after=1.0, pieces=6)
+    s.device(b" [Game]<Alarm:E12 Card jam> ", after=2.0)
+    return s
+
+
+@case
+def junk_bytes_framed() -> Script:
+    """A frame with a bad checksum, a run of noise and a truncated frame: the good ones still count."""
+    shoe = FramedShoe()
+    s = Script("junk-bytes-framed", "framed", rules={"burn": "none"})
+    s.link(True)
+    s.device(shoe.boot())
+    s.cmd("new_shoe", shoe_id="F1")
+    s.cmd("betting_open", round_id="R1").cmd("betting_close", after=5.0)
+    first = shoe.cards(NATURAL[0])
+    corrupt = bytearray(shoe.cards(NATURAL[1]))
+    corrupt[4] ^= 0x20  # one bit flipped on the wire: dropped; the shoe repeats it
+    repeat = shoe.repeat_last(NATURAL[1])
+    s.device(first + bytes(corrupt) + b"\x13\x37noise" + first[:5], after=1.0, pieces=4)
+    s.device(repeat + shoe.cards(*NATURAL[2:]), after=0.3, pieces=3)
+    return s
+
+
+@case
+def junk_bytes_linecode() -> Script:
+    """Control bytes and an overlong line are noise; the codes around them still read."""
+    s = Script("junk-bytes-linecode", "linecode", rules={"burn": "none"})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="L1")
+    s.cmd("betting_open", round_id="R1").cmd("betting_close", after=5.0)
+    data = b"\x00\x1b[0m\r\nH09\r\n" + b"9" * 40 + b"\r\nA02\r\n\x07\x07\nC09\r\nD03\r\n"
+    s.device(data, after=1.0, pieces=5)
+    return s
+
+
+# ---------------------------------------------------------------------- time, commands, modes
+
+
+@case
+def round_stalled() -> Script:
+    """No card for 45 s while cards are due: the replayed tick raises ROUND_STALLED at 30 s."""
+    s = Script("round-stalled", "beetek", rules={"burn": "none"})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    round_(s, "R1", beetek(*THIRD[:2]), pieces=1)
+    s.device(beetek(*THIRD[2:]), after=45.0, pieces=2)
+    return s
+
+
+@case
+def operator_commands() -> Script:
+    """Operator void, alert acknowledgement, refused and malformed requests, a generated shoe id."""
+    s = Script("operator-commands", "beetek", rules={"burn": "none"})
+    s.link(True)
+    s.cmd("new_shoe")  # no id given: generated from the time
+    s.cmd("betting_close")  # refused: betting is not open
+    round_(s, "R1", beetek(*THIRD[:2]), pieces=1)
+    s.cmd("void_round", reason="dealer dropped a card")
+    s.device(beetek(*THIRD[2:4]), after=1.0)  # clearing the voided round: no alert
+    s.cmd("betting_open", round_id="R2")
+    s.device(beetek("AC"), after=1.0)  # CARD_BEFORE_BETS_CLOSED, alert 12
+    s.cmd("ack_alert", alert_id=12)
+    s.cmd("ack_alert", alert_id=12)  # refused: already acknowledged
+    s.cmd("ack_alert", alert_id="one")  # malformed: refused by the request parser
+    s.cmd("shuffle")  # unknown command
+    s.cmd("betting_close")
+    s.device(beetek(*BANKER_ONLY), pieces=2)
+    return s
+
+
+@case
+def auto_round_control() -> Script:
+    """No game server: the first card of a round opens it."""
+    s = Script("auto-round-control", "linecode", rules={"burn": "none", "round_control": "auto"})
+    s.link(True)
+    s.device(linecode("A03", "D04", "H03", "C03"), after=1.0, pieces=3)  # STAND
+    s.device(linecode("H07", "A07", "C12", "D13"), after=8.0, pieces=2)  # TIE
+    s.device(linecode("NOREAD"), after=8.0)
+    s.device(linecode("H10", "D01", "C07", "A03", "D05"), after=1.0, pieces=4)  # BANKER_ONLY
+    return s
