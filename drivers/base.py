@@ -29,8 +29,12 @@ class DriverOperationError(DriverError):
     """The open device failed: unplugged, I/O error. The reader reconnects."""
 
 
-class DriverTimeout(DriverError):
-    """An operation that must finish in time did not."""
+class DriverTimeout(DriverOperationError):
+    """An operation that must finish in time did not (a write the device never took, say).
+
+    A kind of operation error: a device that stops taking bytes is as good as gone,
+    so the reader reconnects.
+    """
 
 
 class Codec(Protocol):

@@ -18,7 +18,7 @@ import serial
 from serial.tools import list_ports
 from serial.tools.list_ports_common import ListPortInfo
 
-from drivers.base import Driver, DriverInitError, DriverOperationError, UsbId
+from drivers.base import Driver, DriverInitError, DriverOperationError, DriverTimeout, UsbId
 
 # Off-the-shelf USB-serial chips that RS-232 shoes and scanners are connected through.
 # Matching them says "some serial device", never "a shoe": see UsbId.generic.
@@ -137,6 +137,8 @@ class SerialDriver(Driver):
         port = self._port()
         try:
             port.write(data)
+        except serial.SerialTimeoutException as exc:
+            raise DriverTimeout(f"{self.device}: no bytes taken in {port.write_timeout} s") from exc
         except (serial.SerialException, OSError) as exc:
             raise DriverOperationError(f"{self.device}: {exc}") from exc
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from serial.tools.list_ports_common import ListPortInfo
 
-from drivers.base import DriverInitError, DriverOperationError
+from drivers.base import DriverInitError, DriverOperationError, DriverTimeout
 from drivers.events import DeviceCard, DeviceFault
 from drivers.registry import create_driver
 from drivers.serial_transport import UsbPortMatch
@@ -42,6 +42,16 @@ def test_unplugged_pty_fails_the_read(tmp_path: Path) -> None:
         with pytest.raises(DriverOperationError):
             for _ in range(50):
                 driver.read(0.1)
+
+
+def test_a_device_that_takes_no_bytes_times_the_write_out(tmp_path: Path) -> None:
+    with (
+        PtyPort(tmp_path / "shoe") as port,
+        create_driver("framed", port.path) as driver,
+        pytest.raises(DriverTimeout),
+    ):
+        for _ in range(1000):  # the simulated device never reads: the pty fills up
+            driver.write(bytes(4096))
 
 
 def test_absent_device_fails_the_open(tmp_path: Path) -> None:
