@@ -51,6 +51,7 @@ class DeviceReader:
         self.last_error: BaseException | None = None
         self.errors = 0  # exceptions reported through on_error
         self.reconnects = 0  # successful opens after the first
+        self.backoff = backoff_initial  # the wait before the next open
         self._link_up: bool | None = None  # None until the first open attempt
         self._opens = 0
         self._lock = threading.Lock()  # the driver is opened/closed under it; writes go through it
@@ -106,18 +107,19 @@ class DeviceReader:
             raise
 
     def _loop(self) -> None:
-        backoff = self.backoff_initial
         while not self._stop.is_set():
             try:
                 if self._connect():
-                    backoff = self.backoff_initial
-                    self._pump()
-                    continue
+                    up_since = time.monotonic()
+                    # A link that worked starts the backoff over; one that opens and fails at
+                    # once (a half-dead adapter) must not spin, so its backoff keeps growing.
+                    if self._pump() or time.monotonic() - up_since >= self.backoff_max:
+                        self.backoff = self.backoff_initial
             except Exception as exc:  # a bug in a codec, driver or callback: report, start over
                 self._report(exc)
                 self._close(f"reader error: {exc!r}")
-            self._stop.wait(backoff)
-            backoff = min(backoff * 2, self.backoff_max)
+            self._stop.wait(self.backoff)
+            self.backoff = min(self.backoff * 2, self.backoff_max)
         self._close("stopped")
 
     def _connect(self) -> bool:
@@ -133,14 +135,16 @@ class DeviceReader:
         self._set_link(True, self.driver.description)
         return True
 
-    def _pump(self) -> None:
-        """Read until the link fails or the reader is stopped."""
+    def _pump(self) -> bool:
+        """Read until the link fails or the reader is stopped; True if any bytes came."""
         driver, read_timeout = self.driver, self.read_timeout
+        received = False
         try:
             while not self._stop.is_set():
                 data = driver.read(read_timeout)
                 if not data:
                     continue
+                received = True
                 ts = time.time()
                 for event in driver.decode(data):
                     self._deliver(ts, event)
@@ -149,6 +153,7 @@ class DeviceReader:
         except DriverOperationError as exc:
             self.last_error = exc
             self._close(str(exc))
+        return received
 
     def _deliver(self, ts: float, event: DeviceEvent) -> None:
         if not self._call(self.on_event, ts, event):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from drivers.base import DriverOperationError
 from drivers.beetek import BeetekDriver
 from drivers.codecs.beetek import BeetekCodec
 from drivers.events import DeviceCard, DeviceEvent, LinkDown, LinkUp
@@ -209,3 +210,22 @@ def test_alert_through_the_reader(port: PtyPort) -> None:
     finally:
         reader.stop()
         shoe.stop()
+
+
+class HalfDeadBeetek(BeetekDriver):
+    """Opens, then fails every read: an adapter that enumerates but does not work."""
+
+    def read(self, timeout: float) -> bytes:
+        raise DriverOperationError("read failed: Input/output error")
+
+
+def test_a_link_that_fails_at_once_backs_off_instead_of_spinning(port: PtyPort) -> None:
+    sink = Collector()
+    reader = DeviceReader(HalfDeadBeetek(port.path), sink.on_event, backoff_initial=0.01, backoff_max=0.08)
+    reader.start()
+    try:
+        wait_until(lambda: reader.reconnects >= 4, 10, "several attempts")
+        assert reader.backoff == 0.08  # grew to the cap although every open succeeded
+        assert sink.links()[:4] == ["up", "down", "up", "down"]
+    finally:
+        reader.stop()
