@@ -77,11 +77,13 @@ def resolve_channel(channel: str) -> str:
     return match.find(list_ports.comports()) if match else channel
 
 
-def detect_ports(driver_name: str, usb_ids: Iterable[UsbId]) -> list[dict[str, Any]]:
-    """Configurations for the present serial ports whose VID:PID is in ``usb_ids``."""
+def detect_ports(
+    driver_name: str, usb_ids: Iterable[UsbId], ports: Iterable[ListPortInfo] | None = None
+) -> list[dict[str, Any]]:
+    """Configurations for the serial ports (default: those present) whose VID:PID is in ``usb_ids``."""
     ids = {(u.vid, u.pid): u for u in usb_ids}
     configs = []
-    for port in list_ports.comports():
+    for port in list_ports.comports() if ports is None else ports:
         usb_id = ids.get((port.vid, port.pid))
         if usb_id is None:
             continue

@@ -10,9 +10,11 @@ import pytest
 from serial.tools.list_ports_common import ListPortInfo
 
 from drivers.base import DriverInitError, DriverOperationError, DriverTimeout
+from drivers.beetek import BeetekDriver
 from drivers.events import DeviceCard, DeviceFault
+from drivers.framed import FramedDriver
 from drivers.registry import create_driver
-from drivers.serial_transport import UsbPortMatch
+from drivers.serial_transport import UsbPortMatch, detect_ports
 from simulators.serial_pty import PtyPort
 from tests.serial_support import read_events
 
@@ -110,3 +112,13 @@ def test_usb_match_finds_the_adapter_whatever_its_node() -> None:
         UsbPortMatch.parse("usb:0403:6001:CCC").find(ports)
     with pytest.raises(DriverInitError, match="bad USB match"):
         UsbPortMatch.parse("usb:zz")
+
+
+def test_detect_offers_a_channel_that_survives_renumbering() -> None:
+    ports = [_port("/dev/ttyACM2", 0x1209, 0x0003, "FS9"), _port("/dev/ttyUSB0", 0x0403, 0x6001, None)]
+    assert detect_ports("framed", FramedDriver.usb_ids, ports) == [
+        {"driver": "framed", "channel": "usb:1209:0003:FS9", "device": "/dev/ttyACM2", "generic": False}
+    ]
+    (adapter,) = detect_ports("beetek", BeetekDriver.usb_ids, ports)
+    assert adapter["generic"] and adapter["channel"] == "usb:0403:6001"
+    assert isinstance(FramedDriver.detect(), list)  # whatever this machine has
