@@ -86,3 +86,39 @@ def wait_for(driver: Any, predicate: Callable[[Any], Any], timeout: float, what:
 
 def screenshot(driver: Any, path: Path) -> None:
     path.write_bytes(driver.get_screenshot_as_png())
+
+
+# ------------------------------------------------------------------ reading the dealer display
+
+
+def text(driver: Any, element_id: str) -> str:
+    return driver.find_element("id", element_id).text
+
+
+def action(driver: Any) -> str:
+    """The next-action line ("NEXT: PLAYER THIRD CARD", ...)."""
+    return text(driver, "action-text")
+
+
+def slot(driver: Any, position: str) -> str | None:
+    """The card code shown at a layout position (``player1`` ...), None when empty."""
+    return driver.find_element("css selector", f'.card[data-pos="{position}"]').get_attribute("data-card")
+
+
+def banners(driver: Any) -> list[Any]:
+    """The alert banners, in the order shown."""
+    return driver.find_elements("css selector", "#alerts .alert")
+
+
+def js(driver: Any, expr: str) -> Any:
+    return driver.execute_script(f"return {expr}")
+
+
+def live(driver: Any) -> bool:
+    """The page has its stream to the daemon (False while it shows DISCONNECTED)."""
+    return js(driver, "document.body.dataset.conn") == "live"
+
+
+def open_page(driver: Any, url: str) -> None:
+    driver.get(url)
+    wait_for(driver, live, 10, "the page to go live")

@@ -20,7 +20,7 @@ from scannerd.events import CardDrawn, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.requests import Response, execute, parse_request
 from scannerd.validator import Validator
-from tests.browser import screenshot, wait_for
+from tests.browser import action, banners, js, live, open_page, screenshot, slot, text, wait_for
 
 # Player 2+3=5 draws; Banker K+4=4 draws on a player third of 2.
 SIX_CARD_ROUND = ("2H", "KS", "3C", "4D", "2C", "5S")
@@ -78,41 +78,21 @@ def table() -> Iterator[Table]:
     t.display.stop()
 
 
-def text(browser: Any, element_id: str) -> str:
-    return browser.find_element("id", element_id).text
-
-
-def banners(browser: Any) -> list[Any]:
-    return browser.find_elements("css selector", "#alerts .alert")
-
-
-def js(browser: Any, expr: str) -> Any:
-    return browser.execute_script(f"return {expr}")
-
-
-def open_page(browser: Any, table: Table) -> None:
-    browser.get(table.display.url)
-    wait_for(browser, lambda b: js(b, "document.body.dataset.conn") == "live", 10, "the page to go live")
-
-
 def test_the_page_shows_the_round_as_it_is_dealt(browser, table):
     table.command("betting_open", round_id="R1")
-    open_page(browser, table)
+    open_page(browser, table.display.url)
     assert text(browser, "table-id") == "BAC-07"
-    assert text(browser, "action-text") == "BETS OPEN - DO NOT DRAW"
+    assert action(browser) == "BETS OPEN - DO NOT DRAW"
     table.command("betting_close")
     table.card(*SIX_CARD_ROUND[:4])
-    wait_for(browser, lambda b: text(b, "action-text") == "NEXT: PLAYER THIRD CARD", 10, "the third card cue")
-    slots = {
-        pos: browser.find_element("css selector", f'.card[data-pos="{pos}"]').get_attribute("data-card")
-        for pos in ("player1", "banker1", "player2", "banker2")
-    }
-    assert slots == {"player1": "2H", "banker1": "KS", "player2": "3C", "banker2": "4D"}
+    wait_for(browser, lambda b: action(b) == "NEXT: PLAYER THIRD CARD", 10, "the third card cue")
+    first_four = ("player1", "banker1", "player2", "banker2")
+    assert [slot(browser, p) for p in first_four] == list(SIX_CARD_ROUND[:4])
     assert (text(browser, "player-total"), text(browser, "banker-total")) == ("5", "4")
     assert "DEALING" in text(browser, "shoe-status") and text(browser, "cards-dealt") == "4"
 
     table.card(*SIX_CARD_ROUND[4:])
-    wait_for(browser, lambda b: text(b, "action-text") == "ROUND COMPLETE - DO NOT DRAW", 10, "the result")
+    wait_for(browser, lambda b: action(b) == "ROUND COMPLETE - DO NOT DRAW", 10, "the result")
     assert (text(browser, "player-total"), text(browser, "banker-total")) == ("7", "9")
     assert browser.find_element("id", "banker").get_attribute("data-winner") == "true"
     assert text(browser, "link") == "SHOE CONNECTED"
@@ -125,7 +105,7 @@ def test_the_page_shows_the_round_as_it_is_dealt(browser, table):
 
 def test_a_misdeal_appears_within_a_second_and_the_button_clears_it(browser, table):
     table.round("R1", *NATURAL_ROUND)
-    open_page(browser, table)
+    open_page(browser, table.display.url)
     assert banners(browser) == [] and js(browser, "document.body.dataset.alarm") == ""
     table.card("7H")  # no round dealing: an extra card
     wait_for(browser, lambda b: banners(b), PUSH_S, "the misdeal banner")
@@ -143,7 +123,7 @@ def test_a_misdeal_appears_within_a_second_and_the_button_clears_it(browser, tab
 
 
 def test_the_game_servers_acknowledgement_clears_it_too(browser, table):
-    open_page(browser, table)
+    open_page(browser, table.display.url)
     table.command("betting_open", round_id="R1")
     table.card("5C")  # before bets closed
     wait_for(browser, lambda b: banners(b), 10, "the misdeal banner")
@@ -153,7 +133,7 @@ def test_the_game_servers_acknowledgement_clears_it_too(browser, table):
 
 
 def test_warnings_are_amber_and_queue_behind_misdeals(browser, table):
-    open_page(browser, table)
+    open_page(browser, table.display.url)
     table.command("betting_open", round_id="R1")
     table.command("betting_close")
     table.card("AS")
@@ -166,16 +146,16 @@ def test_warnings_are_amber_and_queue_behind_misdeals(browser, table):
 
 
 def test_the_page_says_disconnected_and_recovers_after_a_restart(browser, table):
-    open_page(browser, table)
+    open_page(browser, table.display.url)
     url = table.display.url
     table.display.stop()
-    wait_for(browser, lambda b: js(b, "document.body.dataset.conn") == "disconnected", 10, "disconnected")
+    wait_for(browser, lambda b: not live(b), 10, "the page to notice")
     assert "DISCONNECTED" in text(browser, "disconnected")
     table.round("R1", *NATURAL_ROUND)  # the table moves on while the display is down
     table.display.start()
     assert table.display.url == url  # same port: the kiosk's address still works
-    wait_for(browser, lambda b: js(b, "document.body.dataset.conn") == "live", 10, "the page to reconnect")
-    wait_for(browser, lambda b: text(b, "action-text") == "ROUND COMPLETE - DO NOT DRAW", 10, "the new state")
+    wait_for(browser, live, 10, "the page to reconnect")
+    wait_for(browser, lambda b: action(b) == "ROUND COMPLETE - DO NOT DRAW", 10, "the new state")
     assert not browser.find_element("id", "disconnected").is_displayed()
 
 
@@ -190,7 +170,7 @@ def test_screenshot_of_a_misdeal(browser, table, tmp_path):
             table.card(cards.pop())
     table.round("R31", *SIX_CARD_ROUND)
     table.card("7H")  # one card too many
-    open_page(browser, table)
+    open_page(browser, table.display.url)
     wait_for(browser, lambda b: banners(b), 10, "the misdeal banner")
     path = tmp_path / "display-alert.png"
     screenshot(browser, path)
