@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.codecs.beetek import BeetekCodec, parse_card
@@ -97,6 +97,7 @@ def _decode(data: bytes, cuts: list[int]) -> tuple[list, int, int]:
     return feed_in_pieces(BeetekCodec(), data, cuts)
 
 
+@settings(deadline=None)
 @given(wire_frames, st.lists(st.integers(0, 10_000), max_size=30))
 def test_any_split_of_clean_frames_decodes_the_same(frames: list[bytes], cuts: list[int]) -> None:
     data = b"".join(frames)
@@ -104,6 +105,7 @@ def test_any_split_of_clean_frames_decodes_the_same(frames: list[bytes], cuts: l
     assert _decode(data, cuts) == (expected, 0, 0)
 
 
+@settings(deadline=None)
 @given(
     st.lists(st.tuples(separators, st.sampled_from([w for w, _ in FRAMES]))), st.lists(st.integers(0, 10_000))
 )
@@ -112,6 +114,7 @@ def test_any_split_with_junk_decodes_the_same(parts: list[tuple[bytes, bytes]], 
     assert _decode(data, cuts) == _decode(data, [])
 
 
+@settings(deadline=None)
 @given(st.binary(max_size=2000), st.lists(st.integers(0, 10_000), max_size=10))
 def test_arbitrary_bytes_never_raise_and_split_the_same(data: bytes, cuts: list[int]) -> None:
     assert _decode(data, cuts) == _decode(data, [])

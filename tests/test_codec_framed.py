@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.codecs.framed import (
@@ -133,6 +133,7 @@ def test_reset_forgets_a_half_frame() -> None:
     assert codec.feed(frame) == [DeviceCard("2C", ack=1)]
 
 
+@settings(deadline=None)
 @given(st.binary(max_size=300))
 def test_cobs_round_trip(data: bytes) -> None:
     encoded = cobs_encode(data)
@@ -164,6 +165,7 @@ def _decode_in_pieces(data: bytes, cuts: list[int]) -> tuple[list, int, int]:
     return feed_in_pieces(FramedCodec(), data, cuts)
 
 
+@settings(deadline=None)
 @given(
     st.lists(device_events, max_size=8), st.lists(st.integers(0, 10_000), max_size=20), st.binary(max_size=40)
 )
@@ -180,6 +182,7 @@ def _as_received(event, seq: int):
     return replace(event, ack=seq) if hasattr(event, "ack") else event
 
 
+@settings(deadline=None)
 @given(st.binary(max_size=2000))
 def test_arbitrary_bytes_never_raise(data: bytes) -> None:
     codec = FramedCodec()

@@ -131,7 +131,7 @@ def _frames(data: bytes) -> list[bytes]:
     return re.findall(rb"\x00[^\x00]+\x00", data)
 
 
-@settings(max_examples=60)
+@settings(deadline=None, max_examples=60)
 @given(
     st.lists(st.sampled_from([*ALL_CARDS, None, "cut"]), min_size=1, max_size=15),
     st.lists(st.sampled_from(["ok", "drop", "corrupt"]), max_size=60),

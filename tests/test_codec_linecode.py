@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.codecs.linecode import LinecodeCodec, letter_rank, make_table, suit_digit
@@ -81,6 +81,7 @@ def _decode(data: bytes, cuts: list[int]) -> tuple[list, int, int]:
     return feed_in_pieces(LinecodeCodec(), data, cuts)
 
 
+@settings(deadline=None)
 @given(
     st.lists(st.sampled_from(ALL_CARDS), max_size=20),
     st.sampled_from([b"\r\n", b"\n", b"\r"]),
@@ -91,6 +92,7 @@ def test_any_split_decodes_the_same(cards: list[str], eol: bytes, cuts: list[int
     assert _decode(data, cuts) == ([DeviceCard(c) for c in cards], 0, 0)
 
 
+@settings(deadline=None)
 @given(st.binary(max_size=2000), st.lists(st.integers(0, 10_000), max_size=10))
 def test_arbitrary_bytes_never_raise_and_split_the_same(data: bytes, cuts: list[int]) -> None:
     assert _decode(data, cuts) == _decode(data, [])
