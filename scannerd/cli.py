@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("schema", "write the MQTT contract: JSON Schemas and an AsyncAPI document"),
     "devices": ("devices", "list serial ports and USB devices, marking those a driver knows"),
     "simulate": ("simulate", "run a simulated shoe and dealer (and optionally a game server stand-in)"),
+    "watch": ("watch", "a live terminal view of one table's rounds, shoe and alerts, from any broker"),
 }
 
 

@@ -1,0 +1,276 @@
+"""``scannerd watch``: a live terminal view of one table, from its MQTT topics on any broker.
+
+For developers and the pit: it needs only the table's topics, not the table
+PC. It keeps the same :class:`~scannerd.display.view.TableView` as the dealer
+display, so the terminal and the dealer's screen can never disagree about
+what the table is doing. On connecting it asks the table for its state
+(``get_state``) so a round already under way shows at once; where the
+broker's ACL forbids that, the retained shoe, status and device still show,
+and everything else from the next event on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import uuid
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+from rich.console import Console, Group, RenderableType
+from rich.live import Live
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from scannerd.display.view import TableView
+from scannerd.topics import EVENT_KINDS
+
+DEFAULT_PREFIX = "casino/tables"
+_SUITS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
+_TONE_STYLE = {"go": "bold green", "wait": "bold white", "burn": "bold yellow", "stop": "bold white on red"}
+_WINNER_STYLE = {"banker": "white on red", "player": "white on blue", "tie": "white on green"}
+_BEAD_COLUMNS = 16  # the last columns of each road that are shown
+_BIG_COLUMNS = 24
+
+
+class TableWatch:
+    """An MQTT subscriber folding one table's topics into a :class:`TableView`.
+
+    With no ``table_id`` it follows the first table it hears from under ``prefix``.
+    Messages arrive on paho's thread; ``lock`` guards the view, and ``changed``
+    is set after every message that altered it.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        prefix: str = DEFAULT_PREFIX,
+        table_id: str | None = None,
+        get_state: bool = True,
+    ) -> None:
+        self.host, self.port, self.prefix = host, port, prefix.rstrip("/")
+        self.table_id = table_id
+        self.get_state = get_state
+        self.view = TableView(table_id or "?")
+        self.status: str | None = None  # the daemon's availability: online / offline
+        self.connected = False
+        self.lock = threading.Lock()
+        self.changed = threading.Event()
+        self._transaction = f"watch-{uuid.uuid4().hex[:12]}"
+        self._client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv311)
+        self._client.on_connect = self._on_connect
+        self._client.on_disconnect = self._on_disconnect
+        self._client.on_message = self._on_message
+        self._client.reconnect_delay_set(1, 5)
+
+    def start(self) -> None:
+        self._client.connect_async(self.host, self.port, keepalive=30)
+        self._client.loop_start()
+
+    def stop(self) -> None:
+        self._client.disconnect()
+        self._client.loop_stop()
+
+    def _base(self) -> str:
+        return f"{self.prefix}/{self.table_id or '+'}"
+
+    def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, rc: Any, _props: Any) -> None:
+        if rc.is_failure:
+            return
+        with self.lock:
+            self.connected = True
+        client.subscribe([(f"{self._base()}/+", 1), (f"{self._base()}/response/get_state", 1)])
+        self._ask_state()
+        self.changed.set()
+
+    def _on_disconnect(self, _client: mqtt.Client, _ud: Any, _flags: Any, _rc: Any, _props: Any) -> None:
+        with self.lock:
+            self.connected = False
+        self.changed.set()
+
+    def _ask_state(self) -> None:
+        if self.get_state and self.table_id:
+            topic = f"{self.prefix}/{self.table_id}/request/get_state"
+            self._client.publish(topic, json.dumps({"transaction": self._transaction}), qos=1)
+
+    def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        levels = msg.topic[len(self.prefix) + 1 :].split("/")
+        if self.table_id is None:
+            self.table_id = self.view.table_id = levels[0]
+            self._ask_state()
+        if levels[0] != self.table_id:
+            return  # another table under the same prefix
+        try:
+            payload = json.loads(msg.payload)
+        except ValueError:
+            return  # the table never publishes such a thing; someone else's message
+        if not isinstance(payload, dict):
+            return
+        with self.lock:
+            changed = self._apply("/".join(levels[1:]), payload)
+        if changed:
+            self.changed.set()
+
+    def _apply(self, name: str, payload: dict[str, Any]) -> bool:
+        if name in EVENT_KINDS:
+            return self.view.apply(payload)
+        if name == "status":
+            self.status = payload.get("state")
+            return True
+        if name == "device":
+            self.view.set_device(payload)
+            return True
+        ours = name == "response/get_state" and payload.get("transaction") == self._transaction
+        if ours and payload.get("status") == "ok" and payload.get("data"):
+            self.view.load_state(payload["data"])
+            return True
+        return False
+
+    def screen(self) -> RenderableType:
+        """The terminal screen for the view as it is now."""
+        with self.lock:
+            return render(self.view.snapshot(), self.status, self.connected, f"{self.host}:{self.port}")
+
+
+# ------------------------------------------------------------------ drawing
+
+
+def _card(code: str | None) -> Text:
+    if code is None:
+        return Text(" ?? ", style="black on yellow")
+    rank = "10" if code[0] == "T" else code[0]
+    style = "bold red on white" if code[1] in "HD" else "bold black on white"
+    return Text(f" {rank}{_SUITS.get(code[1], code[1])} ", style=style)
+
+
+def _hand(name: str, hand: dict[str, Any], winner: bool, style: str) -> Text:
+    line = Text(f"{name:<7}", style=style)
+    for code in hand["cards"]:
+        line.append(" ")
+        line.append_text(_card(code))
+    line.append(" " * (5 * (3 - len(hand["cards"]))))
+    line.append(f"  {hand['total'] if hand['cards'] else '-'}", style="bold")
+    if winner:
+        line.append("  WINS", style="bold green")
+    return line
+
+
+def _road(history: dict[str, Any], name: str, shown: int, mark: Any, empty: str) -> Text:
+    """Road ``name`` of the history as a character grid (``empty`` marks a free cell), last columns only."""
+    columns, rows = history[f"{name}_columns"], history["rows"]
+    first = max(0, columns - shown)
+    grid = {(c["col"], c["row"]): mark(c) for c in history[name] if c["col"] >= first}
+    out = Text()
+    for row in range(rows):
+        for col in range(first, max(columns, first + 1)):
+            out.append_text(grid.get((col, row), Text(empty, style="dim")))
+        if row < rows - 1:
+            out.append("\n")
+    return out
+
+
+def _bead_mark(cell: dict[str, Any]) -> Text:
+    return Text(f" {cell['winner'][0].upper()}", style=_WINNER_STYLE[cell["winner"]])
+
+
+def _big_mark(cell: dict[str, Any]) -> Text:
+    """Three characters: the winner's letter, then the tie count (``+`` past nine)."""
+    winner, ties = cell["winner"], cell["ties"]
+    style = {"banker": "bold red", "player": "bold blue"}.get(winner or "", "")
+    tie_mark = " " if not ties else str(ties) if ties < 10 else "+"
+    return Text(f" {winner[0].upper() if winner else ' '}", style=style) + Text(tie_mark, style="bold green")
+
+
+def render(view: dict[str, Any], status: str | None, connected: bool, broker: str) -> RenderableType:
+    """The whole screen for one view snapshot (``TableView.snapshot()``)."""
+    head = Text()
+    head.append(f"TABLE {view['table_id']}", style="bold")
+    head.append(f"   broker {broker} ")
+    head.append("CONNECTED" if connected else "DISCONNECTED", style="green" if connected else "bold red")
+    head.append("   daemon ")
+    head.append((status or "unknown").upper(), style="green" if status == "online" else "yellow")
+    head.append("   shoe ")
+    up = view["link"] == "up"
+    head.append("CONNECTED" if up else "OFFLINE", style="green" if up else "bold red")
+
+    action = view["next_action"]
+    parts: list[RenderableType] = [head, Text(f" {action['text']} ", style=_TONE_STYLE[action["tone"]])]
+    for alert in view["alerts"]:
+        style = "bold white on red" if alert["severity"] == "misdeal" else "black on yellow"
+        line = f" {alert['severity'].upper()} #{alert['alert_id']} {alert['code']}: {alert['message']} "
+        parts.append(Text(line, style=style))
+
+    rnd = view["round"]
+    if rnd:
+        title = f"Round {rnd['round_id']} \u00b7 hand {rnd['hand_no']} \u00b7 {rnd['phase']}"
+        if rnd["last_hand"]:
+            title += " \u00b7 LAST HAND"
+        hands = Group(
+            _hand("PLAYER", rnd["player"], rnd["winner"] in ("player", "tie"), "bold blue"),
+            _hand("BANKER", rnd["banker"], rnd["winner"] in ("banker", "tie"), "bold red"),
+        )
+        parts.append(Panel(hands, title=title, title_align="left"))
+
+    shoe = view["shoe"]
+    if shoe:
+        burn = (
+            "none" if shoe["burn_required"] == 0 else f"{shoe['burn_done']} of {shoe['burn_required'] or '?'}"
+        )
+        cut = f"out, last hand {shoe['last_hand_no']}" if shoe["cut_card_seen"] else "not yet"
+        parts.append(
+            Text(
+                f"Shoe {shoe['shoe_id']} {shoe['status']} \u00b7 dealt {shoe['cards_dealt']} \u00b7 "
+                f"left {shoe['cards_remaining']} \u00b7 burn {burn} \u00b7 cut card {cut}"
+            )
+        )
+    else:
+        parts.append(Text("No shoe started", style="dim"))
+    if view["notice"]:
+        parts.append(Text(view["notice"], style="yellow"))
+
+    history = view["history"]
+    counts = history["counts"]
+    roads = Table.grid(padding=(0, 3))
+    roads.add_row(Text("Bead road", style="dim"), Text("Big road", style="dim"))
+    roads.add_row(
+        _road(history, "bead", _BEAD_COLUMNS, _bead_mark, " \u00b7"),
+        _road(history, "big", _BIG_COLUMNS, _big_mark, " \u00b7 "),
+    )
+    title = f"B {counts['banker']}  P {counts['player']}  T {counts['tie']}  \u00b7  {counts['hands']} hands"
+    parts.append(Panel(roads, title=title, title_align="left"))
+    return Group(*parts)
+
+
+# ------------------------------------------------------------------ the command
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--host", default="localhost", help="broker host (default localhost)")
+    parser.add_argument("--port", type=int, default=1883, help="broker port (default 1883)")
+    parser.add_argument("--prefix", default=DEFAULT_PREFIX, help=f"topic prefix (default {DEFAULT_PREFIX})")
+    parser.add_argument("--table-id", help="the table to watch (default: the first one heard from)")
+    parser.add_argument(
+        "--no-get-state",
+        dest="get_state",
+        action="store_false",
+        help="do not ask the table for its state on connecting (for brokers that forbid requests)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    watch = TableWatch(args.host, args.port, args.prefix, args.table_id, args.get_state)
+    watch.start()
+    try:
+        with Live(watch.screen(), console=Console(), auto_refresh=False) as live:
+            while True:
+                if watch.changed.wait(1.0):
+                    watch.changed.clear()
+                    live.update(watch.screen(), refresh=True)
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        watch.stop()

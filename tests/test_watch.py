@@ -1,0 +1,133 @@
+"""``scannerd watch`` against a real Mosquitto: what a table publishes, drawn in the terminal."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import paho.mqtt.client as mqtt
+import pytest
+from paho.mqtt.enums import CallbackAPIVersion
+from rich.console import Console
+
+from drivers.events import DeviceCard
+from scannerd.commands.watch import TableWatch
+from scannerd.config import Config, DeviceSettings
+from scannerd.daemon import Daemon
+from scannerd.events import CardDrawn, Command, Event
+from scannerd.house import HouseRules
+from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from scannerd.topics import Topics
+from scannerd.validator import Validator
+from simulators.serial_pty import FramedPtyDevice, PtyPort
+from tests.broker import Broker, wait_until
+
+PREFIX = "casino/tables"
+
+
+def screen(watch: TableWatch) -> str:
+    console = Console(file=io.StringIO(), width=120, color_system=None, force_terminal=False)
+    console.print(watch.screen())
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+class Table:
+    """A validator whose events go to the broker on the table's topics, as the daemon sends them."""
+
+    def __init__(self, broker: Broker, table_id: str = "T1") -> None:
+        self.validator = Validator(table_id, HouseRules(burn="none"))
+        self.topics = Topics(PREFIX, table_id)
+        self.ts = 1_700_000_000.0
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2)
+        self.client.connect(broker.host, broker.port)
+        self.client.loop_start()
+
+    def publish(self, events: list[Event]) -> None:
+        for m in self.topics.messages(events):
+            self.client.publish(m.topic, m.payload, qos=m.qos, retain=m.retain).wait_for_publish(5)
+
+    def command(self, name: str, **args: object) -> None:
+        self.ts += 1
+        self.publish(self.validator.handle(Command(self.ts, name, args)))  # type: ignore[arg-type]
+
+    def card(self, *cards: str) -> None:
+        for card in cards:
+            self.ts += 1
+            self.publish(self.validator.handle(CardDrawn(self.ts, card)))
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+@pytest.fixture
+def watch(mosquitto: Broker) -> Iterator[TableWatch]:
+    w = TableWatch(mosquitto.host, mosquitto.port, PREFIX, "T1", get_state=False)
+    w.start()
+    yield w
+    w.stop()
+
+
+def test_the_round_shoe_and_alerts_published_by_a_table_are_drawn(mosquitto, watch):
+    table = Table(mosquitto)
+    other = Table(mosquitto, "T2")
+    try:
+        table.command("new_shoe", shoe_id="S1")  # retained: the watch gets it however late it subscribed
+        wait_until(lambda: watch.view.shoe is not None, 10, "the retained shoe")
+        table.command("betting_open", round_id="R1")
+        table.command("betting_close")
+        table.card("2H", "KS", "3C", "4D")
+        other.command("new_shoe", shoe_id="ELSEWHERE")
+        wait_until(lambda: "NEXT: PLAYER THIRD CARD" in screen(watch), 10, "the round")
+        text = screen(watch)
+        assert "TABLE T1" in text and "broker" in text and "CONNECTED" in text
+        assert "Round R1" in text and "2\u2665" in text and "K\u2660" in text and "4\u2666" in text
+        assert "Shoe S1 dealing" in text and "dealt 4" in text and "ELSEWHERE" not in text
+
+        table.card("2C", "5S")  # player third, banker third: banker 9 beats player 7
+        table.card("7H")  # one too many
+        wait_until(lambda: "EXTRA_CARD" in screen(watch), 10, "the misdeal")
+        text = screen(watch)
+        assert "MISDEAL" in text and "Extra card 7H" in text
+        assert "ROUND COMPLETE - DO NOT DRAW" in text and "WINS" in text
+        assert "B 1  P 0  T 0" in text
+
+        (alert,) = table.validator.state()["alerts"]
+        table.command("ack_alert", alert_id=alert["alert_id"])
+        wait_until(lambda: "EXTRA_CARD" not in screen(watch), 10, "the acknowledgement")
+    finally:
+        table.close()
+        other.close()
+
+
+def test_a_watch_started_mid_round_asks_the_table_for_its_state(mosquitto, tmp_path: Path):
+    port = PtyPort(tmp_path / "shoe", baudrate=115200)
+    shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
+    daemon = Daemon(
+        Config(
+            table_id="T1",
+            device=DeviceSettings(driver="framed", port=port.path),
+            rules={"burn": "none"},
+            mqtt=MqttSettings(host=mosquitto.host, port=mosquitto.port),
+            outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
+            display={"enabled": False},
+        )
+    )
+    daemon.start()
+    watch = TableWatch(mosquitto.host, mosquitto.port, PREFIX)  # no table id: follows the first one heard
+    try:
+        wait_until(lambda: daemon.reader.link_up, 10, "the shoe")
+        daemon.request("betting_open", {"round_id": "R7"})
+        daemon.request("betting_close", {})
+        shoe.send(DeviceCard("9H"))
+        wait_until(lambda: daemon.validator.state()["round"]["player"]["cards"] == ["9H"], 10, "the first card")
+        watch.start()
+        wait_until(lambda: "NEXT: BANKER FIRST CARD" in screen(watch), 10, "the state of the round under way")
+        text = screen(watch)
+        assert "TABLE T1" in text and "Round R7" in text and "9\u2665" in text and "daemon ONLINE" in text
+    finally:
+        watch.stop()
+        daemon.stop()
+        shoe.stop()
+        port.close()
