@@ -29,6 +29,7 @@ from scannerd.events import Command, Event, Fault, Tick, ValidatorInput
 from scannerd.ingest import DeviceView, to_input
 from scannerd.outbox import Level, Outbox, OutboxHealth
 from scannerd.publisher import Publisher
+from scannerd.recorder import Recorder
 from scannerd.requests import Request, RequestError, Response, execute, parse_request
 from scannerd.validator import Validator
 
@@ -87,6 +88,7 @@ class Daemon:
         self._unacked: list[int] = []  # framed seqs whose events are not yet on disk
         self._faults: deque[Fault] = deque()  # raised where a store is under way; sent by the ticker
         self.reader_errors = 0
+        self.recorder = Recorder.attach(self) if config.record.dir is not None else None
 
     def _driver_options(self) -> dict[str, Any]:
         options: dict[str, Any] = dict(self.config.device.options)
@@ -103,6 +105,8 @@ class Daemon:
         is ready only once it can read cards; an absent shoe does not hold the
         daemon back (its link-down alert says what is wrong).
         """
+        if self.recorder is not None:
+            self.recorder.start(self.clock())  # first: its header holds the state before any input
         self.publisher.start()
         self.reader.start()
         self._ticker = threading.Thread(target=self._tick_loop, name="ticker", daemon=True)
@@ -121,6 +125,8 @@ class Daemon:
         self.publisher.stop(max(deadline - time.monotonic(), 0.5))
         if self._ticker is not None:
             self._ticker.join(1.0)
+        if self.recorder is not None:
+            self.recorder.stop()
         self.outbox.close()
         log.info("daemon stopped")
 

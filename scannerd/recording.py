@@ -174,13 +174,15 @@ class RecordingReader(_File):
     """Reads one recording: ``header`` at once, then ``lines()`` lazily.
 
     Lines of an event kind this version does not know are skipped and counted
-    in ``skipped``; anything malformed raises :class:`RecordingError` naming
-    the file and line.
+    in ``skipped``; a last line cut short (the recorder stopped mid-write)
+    ends the file and sets ``truncated``; anything else malformed raises
+    :class:`RecordingError` naming the file and line.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.skipped = 0
+        self.truncated = False
         self._lineno = 0
         try:
             self._file = _open_text(self.path, "r")
@@ -209,6 +211,9 @@ class RecordingReader(_File):
             try:
                 raw = json.loads(text)
             except json.JSONDecodeError as exc:
+                if not text.endswith("\n") and self._lineno > 1:
+                    self.truncated = True  # the writer stopped mid-line (power cut, full disk)
+                    return None
                 raise self._fail(f"not JSON: {exc}") from None
             if not isinstance(raw, dict):
                 raise self._fail("a line must be a JSON object")

@@ -175,13 +175,21 @@ def replay(
     prefix: str = DEFAULT_PREFIX,
     table_id: str | None = None,
 ) -> Iterator[Published]:
-    """Every message the recording at ``path`` makes, in publish order.
-
-    ``rules``: house settings that replace the header's, key by key.
-    """
+    """Every message the recording at ``path`` makes, in publish order (see :func:`messages`)."""
     with RecordingReader(path) as reader:
-        header = reader.header
-        house = HouseRules(**{**header.rules.model_dump(), **rules}) if rules else None
-        replayer = Replayer(header, rules=house, prefix=prefix, table_id=table_id)
-        for line in reader.lines():
-            yield from replayer.feed(line)
+        yield from messages(reader, rules=rules, prefix=prefix, table_id=table_id)
+
+
+def messages(
+    reader: RecordingReader,
+    *,
+    rules: dict[str, Any] | None = None,
+    prefix: str = DEFAULT_PREFIX,
+    table_id: str | None = None,
+) -> Iterator[Published]:
+    """Every message an open recording makes; ``rules`` replace the header's house settings key by key."""
+    header = reader.header
+    house = HouseRules(**{**header.rules.model_dump(), **rules}) if rules else None
+    replayer = Replayer(header, rules=house, prefix=prefix, table_id=table_id)
+    for line in reader.lines():
+        yield from replayer.feed(line)

@@ -24,7 +24,7 @@ from scannerd.config import ConfigError, load_config
 from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.recording import RecordingError, RecordingReader
-from scannerd.replay import Published, replay
+from scannerd.replay import Published, messages
 from scannerd.requests import Response
 
 EXIT_BAD_INPUT = 2
@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if not args.fast and args.speed <= 0:
-        print("replay: --speed must be above 0", file=sys.stderr)
+        _note("--speed must be above 0")
         return EXIT_BAD_INPUT
     rules: dict[str, Any] = {}
     mqtt = MqttSettings()
@@ -76,20 +76,28 @@ def run(args: argparse.Namespace) -> int:
     try:
         with RecordingReader(args.file) as reader:
             table_id = args.table_id or reader.header.table_id + ("-replay" if args.emit == "mqtt" else "")
-        batches: Iterable[list[Published]] = (
-            list(group)
-            for _, group in itertools.groupby(
-                replay(args.file, rules=rules, prefix=mqtt.prefix, table_id=table_id), key=lambda m: m.ts
+            stream = messages(reader, rules=rules, prefix=mqtt.prefix, table_id=table_id)
+            batches: Iterable[list[Published]] = (
+                list(group) for _, group in itertools.groupby(stream, key=lambda m: m.ts)
             )
-        )
-        if not args.fast:
-            batches = paced(batches, args.speed)
-        if args.emit == "jsonl":
-            return emit_jsonl(batches, flush_each=not args.fast)
-        return emit_mqtt(batches, mqtt, table_id)
+            if not args.fast:
+                batches = paced(batches, args.speed)
+            if args.emit == "jsonl":
+                status = emit_jsonl(batches, flush_each=not args.fast)
+            else:
+                status = emit_mqtt(batches, mqtt, table_id)
+            if reader.truncated:
+                _note(f"{args.file} ends in a cut-off line (the recording was interrupted)")
+            if reader.skipped:
+                _note(f"skipped {reader.skipped} lines of kinds this scannerd does not know")
+            return status
     except (RecordingError, DriverInitError) as exc:
-        print(f"replay: {exc}", file=sys.stderr)
+        _note(str(exc))
         return EXIT_BAD_INPUT
+
+
+def _note(text: str) -> None:
+    print(f"replay: {text}", file=sys.stderr)
 
 
 def paced(
@@ -138,7 +146,7 @@ def emit_mqtt(batches: Iterable[list[Published]], settings: MqttSettings, table_
         publisher.start()
         try:
             if not _wait(lambda: publisher.connected, CONNECT_TIMEOUT_S):
-                print(f"replay: no broker at {settings.host}:{settings.port}", file=sys.stderr)
+                _note(f"no broker at {settings.host}:{settings.port}")
                 return EXIT_MQTT
             for batch in batches:
                 events: list[Event] = []
@@ -153,7 +161,7 @@ def emit_mqtt(batches: Iterable[list[Published]], settings: MqttSettings, table_
                 if events:
                     publisher.submit(events)
             if not publisher.flush(FLUSH_TIMEOUT_S):
-                print("replay: the broker did not acknowledge every event in time", file=sys.stderr)
+                _note("the broker did not acknowledge every event in time")
                 return EXIT_MQTT
             return 0
         finally:

@@ -1,0 +1,364 @@
+"""The live recorder: the daemon's inputs to a directory of recordings, off the hot path.
+
+The listeners only put a tuple on a bounded queue; a writer thread turns
+them into lines, rotates files (per shoe or per UTC day), gzips finished
+ones and survives the disk: any write error is logged and counted, and
+recording resumes at the next rotation point, so a file never has a hole
+in its middle. The deal goes on whatever the disk does.
+
+Why lines are sometimes held back. The reader hands a chunk's cards to the
+validator first and its bytes to ``on_rx`` after; a command arriving in
+between was applied after those cards, so it must be written after their
+bytes too, or a replay would apply it first. The recorder therefore holds a
+command back while a chunk's cards are in but its bytes are not.
+
+Each file's header carries the table's state when the file began (validator
+snapshot and framed dedup state, as the outbox stores them), taken under the
+daemon's lock at the moment of rotation, so every file replays on its own to
+exactly what the table published while it was being written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import queue
+import re
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import structlog
+
+from drivers.framed_host import FramedHostDriver
+from scannerd import __version__
+from scannerd.config import RecordSettings
+from scannerd.events import Command, LinkChanged, ValidatorInput
+from scannerd.house import HouseRules
+from scannerd.recording import SUFFIX, Header, RecordingWriter, whole_second
+
+if TYPE_CHECKING:
+    from scannerd.daemon import Daemon
+
+log = structlog.get_logger(__name__)
+
+QUEUE_LIMIT = 100_000
+"""Lines waiting for the disk; past it lines are dropped and the file is ended (never left with a hole)."""
+
+StateSource = Callable[[], dict[str, Any]]
+"""The table's state for a header; only called from ``on_input`` (under the daemon's lock) or before start."""
+
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def _day(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y%m%d")
+
+
+class Recorder:
+    """Records one table into ``settings.dir``; attach with :meth:`attach` or call the listeners."""
+
+    def __init__(
+        self,
+        settings: RecordSettings,
+        *,
+        table_id: str,
+        driver: str,
+        rules: HouseRules,
+        driver_options: dict[str, Any] | None = None,
+        state: StateSource | None = None,
+        queue_limit: int = QUEUE_LIMIT,
+    ) -> None:
+        if settings.dir is None:
+            raise ValueError("recording needs record.dir")
+        self.settings = settings
+        self.dir = Path(settings.dir)
+        self.table_id = table_id
+        self.driver = driver
+        self.rules = rules
+        self.driver_options = dict(driver_options or {})
+        self._state = state
+        self._queue: queue.Queue[tuple[Any, ...]] = queue.Queue(queue_limit)
+        self._lock = threading.Lock()  # the hold-back state below
+        self._chunk_open = False  # a chunk's cards reached the validator, its bytes not yet on_rx
+        self._reader: int | None = None  # the reader thread: inputs on it come from device bytes
+        self._held: list[tuple[Any, ...]] = []
+        self._day: str | None = None  # UTC day of the current file (rotation per day)
+        self._gap = False  # a line was lost to a full queue: the file must end there
+        self._thread: threading.Thread | None = None
+        # Writer-thread state and figures for health reports.
+        self._writer: RecordingWriter | None = None
+        self._path: Path | None = None
+        self.files: list[Path] = []  # every file written, in order (compressed names once finished)
+        self.lines = 0
+        self.overflowed = 0  # lines lost to a full queue (counted by the listeners)
+        self.dropped = 0  # lines not written because the file was broken (counted by the writer)
+        self.errors = 0
+        self.last_error: str | None = None
+
+    @classmethod
+    def attach(cls, daemon: Daemon) -> Recorder:
+        """A recorder for ``daemon``'s table, listening to its raw bytes and inputs."""
+        config = daemon.config
+
+        def state() -> dict[str, Any]:
+            snap: dict[str, Any] = {"validator": daemon.validator.snapshot()}
+            if isinstance(daemon.driver, FramedHostDriver):
+                snap["device"] = daemon.driver.dedup_state.to_dict()
+            return snap
+
+        recorder = cls(
+            config.record,
+            table_id=config.table_id,
+            driver=config.device.driver,
+            rules=config.rules,
+            driver_options=dict(config.device.options),
+            state=state,
+        )
+        daemon.rx_listeners.append(recorder.on_rx)
+        daemon.input_listeners.append(recorder.on_input)
+        return recorder
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self, ts: float | None = None) -> None:
+        """Begin the first file; call before the daemon's threads start (the table's state is read now)."""
+        self._thread = threading.Thread(target=self._run, name="recorder", daemon=True)
+        self._thread.start()
+        self._rotate(time.time() if ts is None else ts)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Write what is queued, end (and compress) the current file."""
+        if self._thread is None:
+            return
+        with self._lock:
+            self._release_held()
+        try:
+            self._queue.put(("stop",), timeout=timeout)
+        except queue.Full:
+            log.error("recorder queue stuck full at stop", pending=self._queue.qsize())
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            log.error("recorder did not finish writing in time", pending=self._queue.qsize())
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    @property
+    def path(self) -> Path | None:
+        """The file being written now."""
+        return self._path
+
+    def health(self) -> dict[str, Any]:
+        return {
+            "file": str(self._path) if self._path else None,
+            "files": len(self.files),
+            "lines": self.lines,
+            "dropped": self.dropped + self.overflowed,
+            "errors": self.errors,
+            "last_error": self.last_error,
+            "alive": self.alive,
+        }
+
+    # ------------------------------------------------------------------ listeners (hot path)
+
+    def on_rx(self, ts: float, data: bytes) -> None:
+        with self._lock:
+            self._reader = threading.get_ident()
+            self._put(("rx", ts, data))
+            self._chunk_open = False
+            self._release_held()
+
+    def on_input(self, inp: ValidatorInput) -> None:
+        """Daemon input listener; runs under the daemon's lock, so the state read here is consistent."""
+        if isinstance(inp, LinkChanged):
+            with self._lock:
+                self._reader = threading.get_ident()  # the reader reports its own link
+                self._chunk_open = False
+                self._release_held()
+                self._put(("link", inp.ts, inp.up, inp.detail))
+            self._maybe_rotate_day(inp.ts)
+        elif isinstance(inp, Command):
+            with self._lock:
+                item = ("cmd", inp.ts, inp.name, dict(inp.args))
+                if self._chunk_open:
+                    self._held.append(item)
+                else:
+                    self._put(item)
+            if inp.name == "new_shoe" and self.settings.rotate == "shoe":
+                self._rotate_for_shoe(inp.ts)
+            else:
+                self._maybe_rotate_day(inp.ts)
+        elif threading.get_ident() == self._reader:
+            # Made from bytes the reader has decoded but not yet handed to on_rx.
+            with self._lock:
+                self._chunk_open = True
+
+    # ------------------------------------------------------------------ rotation (caller's thread)
+
+    def _rotate_for_shoe(self, ts: float) -> None:
+        state = self._state() if self._state else None
+        shoe = (state or {}).get("validator", {}).get("shoe") or {}
+        if shoe.get("cards_dealt") or shoe.get("hands_started"):
+            return  # the command was refused: the same shoe goes on
+        self._rotate(ts, state)
+
+    def _maybe_rotate_day(self, ts: float) -> None:
+        if self.settings.rotate == "day" and self._day is not None and _day(ts) != self._day:
+            self._rotate(ts)
+
+    def _rotate(self, ts: float, state: dict[str, Any] | None = None) -> None:
+        if state is None and self._state is not None:
+            state = self._state()
+        self._day = _day(ts)
+        with self._lock:
+            item = ("rotate", ts, state)
+            if self._chunk_open:
+                self._held.append(item)
+            else:
+                self._put(item)
+
+    def _release_held(self) -> None:
+        held, self._held = self._held, []
+        for item in held:
+            self._put(item)
+
+    def _put(self, item: tuple[Any, ...]) -> None:
+        """Never blocks (the caller may hold the daemon's lock); a lost line ends the file there."""
+        try:
+            if self._gap:
+                self._queue.put_nowait(("gap",))
+                self._gap = False
+            self._queue.put_nowait(item)
+        except queue.Full:
+            self.overflowed += 1
+            self._gap = True
+
+    # ------------------------------------------------------------------ the writer thread
+
+    def _run(self) -> None:
+        self._compress_leftovers()
+        while True:
+            item = self._queue.get()
+            batch = [item]
+            with contextlib.suppress(queue.Empty):
+                while len(batch) < 1000:
+                    batch.append(self._queue.get_nowait())
+            for item in batch:
+                if item[0] == "stop":
+                    self._finish()
+                    return
+                try:
+                    self._handle(item)
+                except OSError as exc:
+                    self._broken(exc)
+                except Exception as exc:  # a bug here must not end recording silently
+                    log.exception("recorder failed on a line", kind=item[0])
+                    self._broken(exc)
+            try:
+                if self._writer is not None:
+                    self._writer.flush()
+            except OSError as exc:
+                self._broken(exc)
+
+    def _handle(self, item: tuple[Any, ...]) -> None:
+        kind = item[0]
+        if kind == "rotate":
+            self._finish()
+            self._open(item[1], item[2])
+            return
+        if kind == "gap":
+            self._broken(OSError("recording queue overflowed: lines were lost"))
+            return
+        writer = self._writer
+        if writer is None:
+            self.dropped += 1
+            return
+        if kind == "rx":
+            writer.rx(item[1], item[2])
+        elif kind == "cmd":
+            writer.cmd(item[1], item[2], item[3])
+        elif kind == "link":
+            writer.link(item[1], item[2], item[3])
+        self.lines += 1
+
+    def _open(self, ts: float, state: dict[str, Any] | None) -> None:
+        started = whole_second(ts)
+        header = Header(
+            table_id=self.table_id,
+            driver=self.driver,
+            started_at=started,
+            rules=self.rules,
+            driver_options=self.driver_options,
+            state=state,
+            scannerd=__version__,
+        )
+        self.dir.mkdir(parents=True, exist_ok=True)
+        stem = f"{self.table_id}-{started.strftime('%Y%m%dT%H%M%SZ')}"
+        shoe = ((state or {}).get("validator") or {}).get("shoe") or {}
+        if shoe.get("shoe_id"):
+            stem += "-" + _SAFE.sub("_", str(shoe["shoe_id"]))
+        path = self.dir / (stem + SUFFIX)
+        n = 1
+        while path.exists() or path.with_name(path.name + ".gz").exists():
+            path = self.dir / f"{stem}.{n}{SUFFIX}"
+            n += 1
+        self._writer = RecordingWriter.create(path, header)
+        self._path = path
+        self.files.append(path)
+        log.info("recording", file=str(path))
+
+    def _finish(self) -> None:
+        """End the current file and compress it; a failure leaves it uncompressed, not lost."""
+        writer, path = self._writer, self._path
+        self._writer = self._path = None
+        if writer is None or path is None:
+            return
+        try:
+            writer.close()
+            if self.settings.compress:
+                self.files[self.files.index(path)] = _gzip(path)
+        except OSError as exc:
+            self._error(exc)
+
+    def _broken(self, exc: BaseException) -> None:
+        """End the file at the last good line; the next rotation point starts a whole one."""
+        self._error(exc)
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            with contextlib.suppress(OSError):
+                writer.close()
+        if self._path is not None:
+            log.warning("recording stopped until the next shoe or day", file=str(self._path))
+            self._path = None
+
+    def _error(self, exc: BaseException) -> None:
+        self.errors += 1
+        self.last_error = str(exc)
+        log.error("recording error", error=str(exc), dir=str(self.dir))
+
+    def _compress_leftovers(self) -> None:
+        """Files a crashed run left uncompressed."""
+        if not self.settings.compress or not self.dir.is_dir():
+            return
+        for path in sorted(self.dir.glob(f"{self.table_id}-*{SUFFIX}")):
+            try:
+                _gzip(path)
+            except OSError as exc:
+                self._error(exc)
+
+
+def _gzip(path: Path) -> Path:
+    """``path`` compressed to ``path.gz``; the plain file goes only once the copy is complete."""
+    target = path.with_name(path.name + ".gz")
+    partial = target.with_name(target.name + ".part")
+    with path.open("rb") as src, gzip.open(partial, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    partial.replace(target)
+    path.unlink()
+    return target
