@@ -22,6 +22,7 @@ from typing import Any
 import structlog
 from aiohttp import web
 
+from scannerd import __version__
 from scannerd.config import DisplaySettings
 from scannerd.display.view import TableView
 from scannerd.events import Event
@@ -144,7 +145,9 @@ class Display:
         self._publish()
 
     def _publish(self) -> None:
-        self._json = json.dumps(self._view.snapshot(), separators=(",", ":"))
+        # The version lets a kiosk left open for months reload itself after an upgrade.
+        view = {**self._view.snapshot(), "server_version": __version__}
+        self._json = json.dumps(view, separators=(",", ":"))
         self._version += 1
         for wake in self._clients:
             wake.set()

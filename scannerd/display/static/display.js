@@ -51,6 +51,11 @@ setInterval(() => {
 // ------------------------------------------------------------------ drawing
 
 function render(view) {
+  // A daemon upgraded under a kiosk left open: load the new page rather than draw with the old one.
+  if (display.view && view.server_version !== display.view.server_version) {
+    location.reload();
+    return;
+  }
   display.view = view;
   display.views += 1;
   $("table-id").textContent = view.table_id;
