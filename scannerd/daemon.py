@@ -25,12 +25,14 @@ from drivers.framed_host import DedupState, FramedHostDriver
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from scannerd.config import Config
+from scannerd.display.server import Display
 from scannerd.events import Command, Event, Fault, Tick, ValidatorInput
 from scannerd.ingest import DeviceView, to_input
 from scannerd.outbox import Level, Outbox, OutboxHealth
 from scannerd.publisher import Publisher
 from scannerd.recorder import Recorder
 from scannerd.requests import Request, RequestError, Response, execute, parse_request
+from scannerd.shoe_alarm import ShoeAlarm
 from scannerd.validator import Validator
 
 log = structlog.get_logger(__name__)
@@ -89,6 +91,18 @@ class Daemon:
         self._faults: deque[Fault] = deque()  # raised where a store is under way; sent by the ticker
         self.reader_errors = 0
         self.recorder = Recorder.attach(self) if config.record.dir is not None else None
+        self.alarm = ShoeAlarm(self.reader.set_alert, self.validator.state()["alerts"])
+        self.listeners.append(self.alarm)
+        self.display: Display | None = None
+        if config.display.enabled:
+            self.display = Display(
+                config.display,
+                self.table_id,
+                lambda: self.request("get_state", {}).data or {},
+                self.request,
+                round_control=config.rules.round_control,
+            )
+            self.listeners.append(self.display.on_events)
 
     def _driver_options(self) -> dict[str, Any]:
         options: dict[str, Any] = dict(self.config.device.options)
@@ -107,6 +121,9 @@ class Daemon:
         """
         if self.recorder is not None:
             self.recorder.start(self.clock())  # first: its header holds the state before any input
+        if self.display is not None:
+            self.display.start()  # before any event, so it sees the state they apply to
+        self.alarm.start()
         self.publisher.start()
         self.reader.start()
         self._ticker = threading.Thread(target=self._tick_loop, name="ticker", daemon=True)
@@ -127,6 +144,8 @@ class Daemon:
             self._ticker.join(1.0)
         if self.recorder is not None:
             self.recorder.stop()
+        if self.display is not None:
+            self.display.stop()
         self.outbox.close()
         log.info("daemon stopped")
 
@@ -140,6 +159,11 @@ class Daemon:
                 dead.append("reader")
         if self._ticker is None or not self._ticker.is_alive():
             dead.append("ticker")
+        if self.display is not None and not self.display.alive and not self._stopping.is_set():
+            log.error("dealer display died; restarting")
+            self.display.start()
+            if not self.display.alive:
+                dead.append("display")
         return dead
 
     def status_line(self) -> str:
@@ -165,6 +189,8 @@ class Daemon:
         payload = self.device_view.apply(ts, event)
         if payload is not None:
             self.publisher.set_device(payload)
+            if self.display is not None:
+                self.display.set_device(payload)
         if isinstance(event, DeviceHello):
             log.info("device hello", model=event.model, serial=event.serial, firmware=event.firmware)
         inp = to_input(ts, event)

@@ -10,39 +10,12 @@ import pytest
 from drivers.events import DeviceCard
 from scannerd.config import Config, DeviceSettings, DisplaySettings
 from scannerd.daemon import Daemon
-from scannerd.display import Display
 from scannerd.mqtt_settings import MqttSettings, OutboxSettings
-from scannerd.shoe_alarm import ShoeAlarm
 from simulators.serial_pty import FramedPtyDevice, PtyPort
 from tests.broker import Broker, wait_until
 from tests.browser import action, banners, live, open_page, slot, text, wait_for
 
 NATURAL_ROUND = ("9H", "2S", "9C", "3D")
-
-
-class Table:
-    """The daemon with its display and shoe alarm, wired as ``scannerd run`` wires them."""
-
-    def __init__(self, config: Config) -> None:
-        self.daemon = daemon = Daemon(config)
-        self.display = Display(
-            config.display,
-            config.table_id,
-            lambda: daemon.request("get_state", {}).data or {},
-            daemon.request,
-            round_control=config.rules.round_control,
-        )
-        self.alarm = ShoeAlarm(daemon.reader.set_alert, daemon.validator.state()["alerts"])
-        daemon.listeners += [self.display.on_events, self.alarm]
-
-    def start(self) -> None:
-        self.display.start()
-        self.alarm.start()
-        self.daemon.start()
-
-    def stop(self) -> None:
-        self.daemon.stop()
-        self.display.stop()
 
 
 @pytest.fixture
@@ -68,13 +41,13 @@ def make_config(tmp_path: Path, broker: Broker, shoe: FramedPtyDevice, listen: s
 def test_the_dealt_round_the_misdeal_and_its_acknowledgement_reach_page_and_shoe(
     browser, tmp_path, mosquitto, shoe
 ):
-    table = Table(make_config(tmp_path, mosquitto, shoe, "127.0.0.1:0"))
+    table = Daemon(make_config(tmp_path, mosquitto, shoe, "127.0.0.1:0"))
     table.start()
     try:
-        wait_until(lambda: table.daemon.reader.link_up, 10, "the shoe to open")
+        wait_until(lambda: table.reader.link_up, 10, "the shoe to open")
         open_page(browser, table.display.url)
         for command, args in (("new_shoe", {"shoe_id": "S1"}), ("betting_open", {}), ("betting_close", {})):
-            assert table.daemon.request(command, args).status == "ok"
+            assert table.request(command, args).status == "ok"
         for card in NATURAL_ROUND:
             shoe.send(DeviceCard(card))
         wait_for(browser, lambda b: action(b) == "ROUND COMPLETE - DO NOT DRAW", 10, "the result")
@@ -94,13 +67,13 @@ def test_the_dealt_round_the_misdeal_and_its_acknowledgement_reach_page_and_shoe
 
 
 def test_the_page_recovers_after_the_daemon_restarts(browser, tmp_path, mosquitto, shoe):
-    table = Table(make_config(tmp_path, mosquitto, shoe, "127.0.0.1:0"))
+    table = Daemon(make_config(tmp_path, mosquitto, shoe, "127.0.0.1:0"))
     table.start()
     url = table.display.url
     try:
         open_page(browser, url)
-        table.daemon.request("betting_open", {"round_id": "R1"})
-        table.daemon.request("betting_close", {})
+        table.request("betting_open", {"round_id": "R1"})
+        table.request("betting_close", {})
         shoe.send(DeviceCard("9H"))
         wait_for(browser, lambda b: text(b, "player-total") == "9", 10, "the first card")
     finally:
@@ -109,7 +82,7 @@ def test_the_page_recovers_after_the_daemon_restarts(browser, tmp_path, mosquitt
     assert "DISCONNECTED" in text(browser, "disconnected")
 
     port = url.rstrip("/").rsplit(":", 1)[1]
-    again = Table(make_config(tmp_path, mosquitto, shoe, f"127.0.0.1:{port}"))
+    again = Daemon(make_config(tmp_path, mosquitto, shoe, f"127.0.0.1:{port}"))
     again.start()
     try:
         wait_for(browser, live, 10, "the page to reconnect by itself")
