@@ -1,0 +1,225 @@
+"""What the benchmarks share: a Mosquitto of their own, daemons as processes, a timed subscriber, figures.
+
+The benchmarks measure the daemon as it runs on a table PC: ``scannerd run``
+in its own process, reading a real pty, publishing through a real Mosquitto
+started on a free port (the test suite's harness, ``tests.broker``). Run them
+from the repository root as modules (``python -m bench.latency``) so that
+harness is importable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+from tests.broker import MOSQUITTO, Broker, wait_until
+
+__all__ = ["Broker", "wait_until"]
+
+PREFIX = "casino/tables"
+
+
+def frame(card: str) -> bytes:
+    """One Bee-Tek card frame as the shoe sends it, CRLF-terminated."""
+    return f" [Game]<Card:{card}> \r\n".encode("ascii")
+
+
+def start_broker(root: Path) -> Broker:
+    broker = Broker(root / "broker")
+    broker.start()
+    return broker
+
+
+# ------------------------------------------------------------------ the daemon as a process
+
+
+def daemon_config(
+    path: Path,
+    *,
+    table_id: str,
+    port: str,
+    broker: Broker,
+    outbox: Path,
+    driver: str = "beetek",
+    rules: str = 'round_control = "auto"\nburn = "none"\n',
+    log_level: str = "warning",
+) -> Path:
+    """A config file for ``scannerd run``: no display, logs at ``log_level`` to stderr."""
+    path.write_text(
+        f'table_id = "{table_id}"\n'
+        f'[device]\ndriver = "{driver}"\nport = "{port}"\n'
+        f"[rules]\n{rules}"
+        f'[mqtt]\nhost = "{broker.host}"\nport = {broker.port}\n'
+        f'[outbox]\npath = "{outbox}"\n'
+        "[display]\nenabled = false\n"
+        f'[log]\nlevel = "{log_level}"\nformat = "json"\n'
+    )
+    return path
+
+
+def start_daemon(config: Path, log: Path) -> subprocess.Popen[bytes]:
+    """``scannerd run --config`` as systemd would start it (minus the notify socket)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCANNERD_", "NOTIFY_SOCKET"))}
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
+            stdout=out,
+            stderr=out,
+            env=env,
+        )
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout)
+
+
+# ------------------------------------------------------------------ the consumer
+
+
+class Subscriber:
+    """A game-server stand-in that stamps every message with ``time.perf_counter()`` on arrival.
+
+    The stamp is taken first thing in paho's callback, on the same clock the
+    feeding thread stamps its writes with, so a latency is one subtraction.
+    """
+
+    def __init__(self, broker: Broker, topics: Sequence[str]) -> None:
+        self.arrivals: list[tuple[float, str, bytes]] = []
+        self._cond = threading.Condition()
+        self._topics = list(topics)
+        self._ready = threading.Event()
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"bench-sub-{os.getpid()}")
+        self.client.on_connect = lambda c, *_: c.subscribe([(t, 1) for t in self._topics])
+        self.client.on_subscribe = lambda *_: self._ready.set()
+        self.client.on_message = self._on_message
+        self.client.connect(broker.host, broker.port, 60)
+        self.client.loop_start()
+        if not self._ready.wait(10):
+            raise RuntimeError("subscriber could not subscribe")
+
+    def _on_message(self, _c: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        now = time.perf_counter()
+        with self._cond:
+            self.arrivals.append((now, msg.topic, msg.payload))
+            self._cond.notify_all()
+
+    def count(self, predicate: Callable[[str], bool]) -> int:
+        with self._cond:
+            return sum(1 for _, topic, _ in self.arrivals if predicate(topic))
+
+    def wait(self, predicate: Callable[[list[tuple[float, str, bytes]]], bool], timeout: float) -> bool:
+        with self._cond:
+            return self._cond.wait_for(lambda: predicate(self.arrivals), timeout)
+
+    def take(self, predicate: Callable[[str], bool]) -> list[tuple[float, bytes]]:
+        """Remove and return the arrivals on matching topics."""
+        with self._cond:
+            kept, taken = [], []
+            for item in self.arrivals:
+                (taken if predicate(item[1]) else kept).append(item)
+            self.arrivals = kept
+        return [(t, payload) for t, _, payload in taken]
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def wait_device_up(sub: Subscriber, table_id: str, timeout: float = 30.0) -> None:
+    """The daemon says so on its retained device topic once it has the shoe open."""
+    topic = f"{PREFIX}/{table_id}/device"
+
+    def up(arrivals: list[tuple[float, str, bytes]]) -> bool:
+        return any(t == topic and json.loads(p).get("link") == "up" for _, t, p in arrivals)
+
+    if not sub.wait(up, timeout):
+        raise RuntimeError(f"daemon {table_id} never reported its device link up")
+
+
+# ------------------------------------------------------------------ figures
+
+
+def summary_ms(seconds: Iterable[float]) -> dict[str, float | int]:
+    """p50, p99, max and mean in milliseconds (nearest-rank percentiles)."""
+    data = sorted(seconds)
+    if not data:
+        return {"n": 0}
+
+    def rank(p: float) -> float:
+        return data[min(len(data) - 1, max(0, round(p / 100 * len(data)) - 1))]
+
+    return {
+        "n": len(data),
+        "p50_ms": round(rank(50) * 1e3, 3),
+        "p99_ms": round(rank(99) * 1e3, 3),
+        "max_ms": round(data[-1] * 1e3, 3),
+        "mean_ms": round(statistics.fmean(data) * 1e3, 3),
+    }
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on; the machine is shared, so the load is part of the story."""
+    cpu = ""
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        mem_kb = int(f.readline().split()[1])
+    version = subprocess.run([MOSQUITTO, "-h"], capture_output=True, text=True, check=False).stdout
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": round(mem_kb / 1024 / 1024, 1),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "mosquitto": version.splitlines()[0].strip() if version else "unknown",
+        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def work_dir(prefix: str) -> Path:
+    """A scratch directory on the disk the outbox would be on (not tmpfs, unless asked)."""
+    return Path(tempfile.mkdtemp(prefix=f"scannerd-{prefix}-", dir=os.environ.get("BENCH_TMPDIR")))
+
+
+def report(result: dict[str, Any], out: Path | None, name: str) -> None:
+    """Print the one JSON object; with ``out``, also keep it there as ``name.json``."""
+    text = json.dumps(result, indent=None if out is None else 1)
+    print(text)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{name}.json").write_text(text + "\n")
+
+
+def pyplot() -> Any:
+    """matplotlib's pyplot without a display, or None when the ``bench`` extra is not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("matplotlib not installed (pip install -e '.[bench]'): no plot written", file=sys.stderr)
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt

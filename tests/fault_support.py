@@ -1,0 +1,105 @@
+"""Helpers for the fault tests: an in-process daemon's config, and a log of what it stored.
+
+The fault tests break one thing at a time around a whole daemon (the broker,
+the process, the device, the disk) and then check the events against what the
+shoe dealt. ``EventLog`` is a daemon listener: it sees each batch only after
+it is durably in the outbox, in ``seq`` order.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from scannerd.config import Config, DeviceSettings
+from scannerd.events import AlertEvent, CardEvent, Event, RoundEvent
+from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from tests.broker import Broker
+
+AUTO_ROUNDS = {"round_control": "auto", "burn": "none"}
+"""No game server: the first card opens a round, so a test deals cards and nothing else."""
+
+NATURAL = ("9H", "2S", "9C", "3D")
+"""Player 8 against banker 5: a complete round in four cards."""
+
+
+def config(
+    tmp_path: Path,
+    broker: Broker,
+    driver: str,
+    port: str,
+    *,
+    rules: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None,
+    max_bytes: int | None = None,
+    outbox: Path | None = None,
+) -> Config:
+    """A table ``T1`` for an in-process daemon; reconnects to the broker within 2 s.
+
+    ``options`` may hold objects the config file could not (a pyusb backend):
+    they bypass validation on purpose, as only a test hands them in.
+    """
+    device = DeviceSettings.model_construct(driver=driver, port=port, baudrate=None, options=options or {})
+    box: dict[str, Any] = {"path": outbox or tmp_path / "outbox.sqlite3"}
+    if max_bytes is not None:
+        box["max_bytes"] = max_bytes
+    return Config(
+        table_id="T1",
+        device=device,
+        rules=rules or AUTO_ROUNDS,
+        mqtt=MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=1, reconnect_max_s=2),
+        outbox=OutboxSettings(**box),
+        display={"enabled": False},
+    )
+
+
+class EventLog:
+    """A daemon listener that tests can wait on."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._cond = threading.Condition()
+
+    def __call__(self, events: Sequence[Event]) -> None:
+        with self._cond:
+            self.events.extend(events)
+            self._cond.notify_all()
+
+    def wait(self, predicate: Callable[[EventLog], bool], what: str, timeout: float = 15.0) -> None:
+        with self._cond:
+            if not self._cond.wait_for(lambda: predicate(self), timeout):
+                raise AssertionError(
+                    f"timed out after {timeout}s waiting for {what}; last: {self.events[-5:]}"
+                )
+
+    def cards(self) -> list[str | None]:
+        with self._cond:
+            return [e.card for e in self.events if isinstance(e, CardEvent)]
+
+    def alerts(self) -> list[str]:
+        with self._cond:
+            return [e.code for e in self.events if isinstance(e, AlertEvent) and not e.acknowledged]
+
+    def round_ends(self) -> list[tuple[str, str | None]]:
+        """(phase, void reason) of every round that ended."""
+        with self._cond:
+            return [
+                (e.phase, e.reason)
+                for e in self.events
+                if isinstance(e, RoundEvent) and e.phase in ("complete", "void")
+            ]
+
+
+def deduplicated(payloads: Sequence[bytes]) -> list[dict[str, Any]]:
+    """What a consumer keeps when it drops every event whose seq it has already seen."""
+    kept: list[dict[str, Any]] = []
+    highest = 0
+    for raw in payloads:
+        event = json.loads(raw)
+        if event["seq"] > highest:
+            kept.append(event)
+            highest = event["seq"]
+    return kept
