@@ -151,7 +151,8 @@ def _open_text(path: Path, mode: Literal["r", "w"]) -> IO[str]:
             return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="\n")
         return path.open("r", encoding="utf-8", newline="\n")
     if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "wb"), encoding="utf-8", newline="\n")
+        # mtime 0: the same session always compresses to the same bytes
+        return io.TextIOWrapper(gzip.GzipFile(path, "wb", mtime=0), encoding="utf-8", newline="\n")
     return path.open("w", encoding="utf-8", newline="\n")
 
 
