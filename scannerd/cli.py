@@ -10,6 +10,8 @@ import argparse
 import importlib
 import sys
 
+import structlog
+
 from scannerd import __version__
 
 # subcommand name -> (module under scannerd.commands, one-line help)
@@ -21,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("schema", "write the MQTT contract: JSON Schemas and an AsyncAPI document"),
     "devices": ("devices", "list serial ports and USB devices, marking those a driver knows"),
     "simulate": ("simulate", "run a simulated shoe and dealer (and optionally a game server stand-in)"),
+    "demo": ("demo", "a whole simulated table: shoe, daemon, broker, game server, display and live view"),
     "watch": ("watch", "a live terminal view of one table's rounds, shoe and alerts, from any broker"),
 }
 
@@ -50,6 +53,11 @@ def main(argv: list[str] | None = None) -> int:
         return int(args._run(args) or 0)
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:
+        # The traceback goes to the log (journald, or the configured file), not to the operator.
+        structlog.get_logger("scannerd").exception("command failed", command=args.command)
+        print(f"scannerd {args.command}: error: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -159,6 +159,8 @@ class Daemon:
                 dead.append("reader")
         if self._ticker is None or not self._ticker.is_alive():
             dead.append("ticker")
+        if not self.publisher.alive and not self._stopping.is_set():
+            dead.append("publisher")  # its loop has no restart of its own: the service restarts us
         if self.display is not None and not self.display.alive and not self._stopping.is_set():
             log.error("dealer display died; restarting")
             self.display.start()

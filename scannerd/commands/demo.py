@@ -1,0 +1,159 @@
+"""``scannerd demo``: a whole table on one laptop, with nothing else to install or start.
+
+A simulated shoe writes to a real pty, the real serial driver reads it, and
+the daemon judges the deal and publishes to an MQTT broker running inside
+this process, where a stand-in game server opens and closes betting. The
+dealer display and a terminal view show it all. The dealer makes mistakes
+now and then (``--error-rate``), so the alerts can be seen too. The daemon's
+own log and a recording of the session go to a work directory, so the
+session can be replayed afterwards with ``scannerd replay``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.live import Live
+
+from scannerd import logs
+from scannerd.commands.watch import TableWatch
+from scannerd.config import Config, DeviceSettings, DisplaySettings, LogSettings, RecordSettings
+from scannerd.daemon import Daemon
+from scannerd.embedded_broker import EmbeddedBroker
+from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from simulators.feeder import Feeder, make_device
+from simulators.game_server import GameServer
+from simulators.scenario import Scenario
+
+TABLE_ID = "DEMO-1"
+SERIAL_DRIVERS = ("beetek", "linecode", "framed")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--driver", choices=SERIAL_DRIVERS, default="beetek", help="shoe protocol to simulate"
+    )
+    parser.add_argument("--seed", type=int, default=None, help="shuffle and mistakes seed (default: random)")
+    parser.add_argument("--pace", type=float, default=1.0, help="seconds between cards (default 1)")
+    parser.add_argument(
+        "--error-rate", type=float, default=0.15, help="chance a round has a dealer mistake (default 0.15)"
+    )
+    parser.add_argument("--betting-time", type=float, default=3.0, help="seconds betting stays open")
+    parser.add_argument(
+        "--listen", default="127.0.0.1:8080", help="dealer display address (default 127.0.0.1:8080)"
+    )
+    parser.add_argument(
+        "--dir", type=Path, help="work directory for logs and recordings (default: a temp dir)"
+    )
+    parser.add_argument("--seconds", type=float, help="stop after this long (default: until Ctrl-C)")
+    parser.add_argument(
+        "--no-view", action="store_true", help="no live terminal view; print a line per round"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    workdir = args.dir or Path(tempfile.mkdtemp(prefix="scannerd-demo-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    seed = args.seed if args.seed is not None else random.randrange(2**31)
+    scenario = Scenario(seed=seed, pace=args.pace, error_rate=args.error_rate)
+    broker = EmbeddedBroker()
+    broker.start()
+    device = make_device(args.driver, random.Random(seed), scenario.faults, link=workdir / "shoe")
+    config = Config(
+        table_id=TABLE_ID,
+        device=DeviceSettings(driver=args.driver, port=device.channel),
+        rules=scenario.rules_for(device.reports_cut),
+        # The embedded broker speaks MQTT 3.1.1 only.
+        mqtt=MqttSettings(host=broker.host, port=broker.port, protocol="3.1.1"),
+        outbox=OutboxSettings(path=workdir / "outbox.sqlite3"),
+        record=RecordSettings(dir=workdir / "recordings"),
+        display=DisplaySettings(listen=args.listen),
+        log=LogSettings(file=workdir / "scannerd.log", format="json"),
+    )
+    logs.configure(config.log, TABLE_ID)
+    daemon = Daemon(config)
+    game = GameServer(broker.host, broker.port, TABLE_ID, betting_time=args.betting_time)
+    stop = threading.Event()
+    dealer = threading.Thread(
+        target=Feeder(device, on_command=game.perform, stop=stop).run,
+        args=(scenario.steps(scenario.dealer(device_reports_cut=device.reports_cut)),),
+        name="demo-dealer",
+        daemon=True,
+    )
+    watch = TableWatch(broker.host, broker.port, table_id=TABLE_ID)
+    try:
+        daemon.start()
+        game.start()
+        watch.start()
+        dealer.start()
+        _where(args.driver, device.channel, daemon, broker, workdir, seed)
+        _show(watch, args.seconds, args.no_view)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stop.set()
+        dealer.join(5)
+        watch.stop()
+        game.stop()
+        daemon.stop()
+        device.close()
+        broker.stop()
+    print(f"demo stopped; log and recording kept in {workdir}")
+    if args.dir is None and not any((workdir / "recordings").glob("*")):
+        shutil.rmtree(workdir, ignore_errors=True)
+    return 0
+
+
+def _where(
+    driver: str, channel: str, daemon: Daemon, broker: EmbeddedBroker, workdir: Path, seed: int
+) -> None:
+    url = daemon.display.url if daemon.display is not None else "(display off)"
+    print(
+        f"scannerd demo, table {TABLE_ID} (seed {seed})\n"
+        f"  dealer display   {url}\n"
+        f"  simulated shoe   {driver} on {channel}\n"
+        f"  MQTT broker      {broker.host}:{broker.port}  "
+        f"(scannerd watch --host {broker.host} --port {broker.port})\n"
+        f"  daemon log       {workdir / 'scannerd.log'}\n"
+        f"  recordings       {workdir / 'recordings'}  (scannerd replay FILE --fast)\n"
+        "Ctrl-C to stop.",
+        flush=True,
+    )
+
+
+def _show(watch: TableWatch, seconds: float | None, plain: bool) -> None:
+    """The live terminal view, or a line per finished round where there is no terminal."""
+    deadline = None if seconds is None else time.monotonic() + seconds
+
+    def running() -> bool:
+        return deadline is None or time.monotonic() < deadline
+
+    if plain:
+        rounds_seen = 0
+        alerts_seen: set[int] = set()
+        while running():
+            watch.changed.wait(0.5)
+            watch.changed.clear()
+            with watch.lock:
+                results = list(watch.view.results)
+                alerts = list(watch.view.alerts.values())
+            for round_id, result in results[rounds_seen:]:
+                print(f"round {round_id}: {result.winner}", flush=True)
+            rounds_seen = len(results)
+            for alert in alerts:
+                if alert["alert_id"] not in alerts_seen:
+                    alerts_seen.add(alert["alert_id"])
+                    print(f"alert {alert['code']}: {alert['message']}", flush=True)
+        return
+    with Live(watch.screen(), console=Console(), auto_refresh=False) as live:
+        while running():
+            if watch.changed.wait(0.5):
+                watch.changed.clear()
+                live.update(watch.screen(), refresh=True)
