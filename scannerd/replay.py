@@ -27,7 +27,7 @@ from typing import Any
 from drivers.base import Driver
 from drivers.events import DeviceEvent, LinkDown, LinkUp
 from drivers.framed_host import DedupState, FramedHostDriver
-from drivers.registry import create_driver
+from drivers.registry import get_driver_class
 from scannerd.daemon import TICK_S
 from scannerd.events import Event, Tick, ValidatorInput
 from scannerd.house import HouseRules
@@ -69,7 +69,10 @@ class ReplayDevice:
     """
 
     def __init__(self, driver: str, options: dict[str, Any], state: dict[str, Any] | None = None) -> None:
-        self.driver: Driver = create_driver(driver, f"replay:{driver}", **options)
+        cls = get_driver_class(driver)
+        # Never opened; a USB driver still wants a channel of its shape.
+        channel = f"usb:{cls.usb_ids[0]}" if cls.usb_ids else "replay"
+        self.driver: Driver = cls(channel, **options)
         self.driver.write = _discard  # type: ignore[method-assign]
         if isinstance(self.driver, FramedHostDriver):
             if state and state.get("device"):

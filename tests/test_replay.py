@@ -200,3 +200,24 @@ def test_replay_command_names_a_driver_it_does_not_have(tmp_path: Path, capsys) 
         w.rx(START_TS + 1, b"?")
     assert main(["replay", "--fast", str(tmp_path / "x.jsonl")]) == 2
     assert "unknown driver 'no-such-shoe'" in capsys.readouterr().err
+
+
+def hid_typing(text: str) -> bytes:
+    """Boot keyboard reports typing ``text`` (lower case, digits, Enter), each key pressed and released."""
+    usage = {c: 0x04 + i for i, c in enumerate("abcdefghijklmnopqrstuvwxyz")}
+    usage |= {c: 0x1E + i for i, c in enumerate("1234567890")} | {"\n": 0x28}
+    return b"".join(bytes([0, 0, usage[c], 0, 0, 0, 0, 0]) + bytes(8) for c in text)
+
+
+def test_usb_drivers_replay_through_their_codecs_too(tmp_path: Path) -> None:
+    rules = {"burn": "none", "round_control": "auto"}
+    hid = Script("hid", "usb-hid", rules=rules, options={"table": "letter-rank"})
+    hid.link(True).device(hid_typing("h09\na02\n"), pieces=3)
+    hid.write(tmp_path / "hid.jsonl")
+    shoe = FramedShoe()
+    framed = Script("usb-framed", "usb-framed", rules=rules)
+    framed.link(True).device(shoe.boot() + shoe.cards("9H", "2S"), pieces=3)
+    framed.write(tmp_path / "usb-framed.jsonl")
+    for name in ("hid", "usb-framed"):
+        cards = payloads(list(replay(tmp_path / f"{name}.jsonl")), "card")
+        assert [c["card"] for c in cards] == ["9H", "2S"], name

@@ -19,13 +19,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from drivers.codecs.framed import FramedCodec
-from drivers.events import DeviceCard, DeviceCutCard, DeviceEvent, DeviceHello
+from drivers.events import DeviceEvent, DeviceHello
 from drivers.framed_device import FramedDevice
 from drivers.framed_host import FramedSession
 from scannerd import __version__
 from scannerd.recording import Header, RecordingWriter, whole_second
 from simulators.actions import CutCard, Draw, Pause, ServerCommand, Unplug, Unreadable
 from simulators.faults import Faults
+from simulators.feeder import _device_event as device_event  # the serial and USB shoes' own mapping
 from simulators.feeder import beetek_frame, beetek_junk, linecode_frame, linecode_junk
 from simulators.scenario import Scenario, ScenarioError, load
 
@@ -150,19 +151,11 @@ class _SimulatedWire:
 
     def emit(self, action: Draw | Unreadable | CutCard) -> bytes:
         if self.framed:
-            return self.framed.send(_device_event(action))
+            return self.framed.send(device_event(action))
         frame = (
             beetek_frame(action, self.rng, self.crlf) if self.driver == "beetek" else linecode_frame(action)
         )
         return frame or b""
-
-
-def _device_event(action: Draw | Unreadable | CutCard) -> DeviceEvent:
-    if isinstance(action, CutCard):
-        return DeviceCutCard()
-    if isinstance(action, Unreadable):
-        return DeviceCard(None)
-    return DeviceCard(action.card, burn=action.burn)
 
 
 class _FramedLink:
