@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from drivers.base import DriverInitError
-from scannerd.config import ConfigError, load_config
+from scannerd import logs
+from scannerd.config import ConfigError, LogSettings, load_config
 from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.recording import RecordingError, RecordingReader
@@ -65,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     rules: dict[str, Any] = {}
     mqtt = MqttSettings()
+    log_settings = LogSettings(level="warning")
     if args.config is not None:
         try:
             config = load_config(args.config)
@@ -73,6 +75,9 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_BAD_INPUT
         rules = config.rules.model_dump(include=config.rules.model_fields_set)
         mqtt = config.mqtt
+        log_settings = config.log
+    # Logs to stderr (or the config's file), never into the messages on stdout.
+    logs.configure(log_settings, args.table_id or "replay")
     try:
         with RecordingReader(args.file) as reader:
             table_id = args.table_id or reader.header.table_id + ("-replay" if args.emit == "mqtt" else "")
