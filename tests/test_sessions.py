@@ -28,9 +28,10 @@ def test_every_hand_written_case_is_in_the_library(tmp_path: Path) -> None:
     """The committed recordings are what cases.py writes: nobody edited one by hand or forgot a build."""
     names = {golden_path(p).stem: p for p in recordings()}
     for name, make in CASES.items():
-        assert name in names, f"{name}.jsonl is missing: python -m tests.sessions build"
-        make().write(tmp_path / f"{name}.jsonl")
-        assert (tmp_path / f"{name}.jsonl").read_bytes() == names[name].read_bytes(), name
+        assert name in names, f"{name} is missing: python -m tests.sessions build {name}"
+        session = make()
+        session.write(tmp_path / names[name].name)
+        assert (tmp_path / names[name].name).read_bytes() == names[name].read_bytes(), name
 
 
 def test_the_library_covers_every_misdeal_driver_and_policy() -> None:

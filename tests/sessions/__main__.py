@@ -17,8 +17,9 @@ def main() -> int:
     if args.action == "build":
         for name, make in CASES.items():
             if not args.names or name in args.names:
-                make().write(DIR / f"{name}.jsonl")
-                print(f"wrote {name}.jsonl")
+                session = make()
+                session.write(DIR / f"{name}{session.suffix}")
+                print(f"wrote {name}{session.suffix}")
         return 0
     failed = 0
     for path in recordings():

@@ -11,8 +11,16 @@ to check by hand.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
 
-from tests.sessions.script import FramedShoe, Script, beetek, linecode
+from scannerd.commands.record import record_simulation
+from simulators.faults import FaultRates
+from simulators.scenario import Scenario, load, parse
+from tests.sessions.script import STARTED_AT, FramedShoe, Script, beetek, linecode
+
+SCENARIOS = Path(__file__).parent.parent.parent / "samples" / "scenarios"
 
 # Deals in dealing order (player1, banker1, player2, banker2[, player3[, banker3]]).
 NATURAL = ("9H", "2S", "9C", "3D")  # player 8 (natural) v banker 5: player, player pair
@@ -21,12 +29,35 @@ THIRD = ("2H", "KD", "3S", "5C", "4H", "2C")  # player 5 draws 4 -> 9; banker 5 
 TIE = ("7H", "7S", "QC", "KD")  # 7 v 7: tie
 BANKER_ONLY = ("TH", "AD", "7C", "3S", "5D")  # player 7 stands; banker 4 draws -> 9: banker
 
-CASES: dict[str, Callable[[], Script]] = {}
+
+class Session(Protocol):
+    suffix: str
+
+    def write(self, path: Path) -> None: ...
+
+
+CASES: dict[str, Callable[[], Session]] = {}
 
 
 def case(fn: Callable[[], Script]) -> Callable[[], Script]:
     CASES[fn.__name__.replace("_", "-")] = fn
     return fn
+
+
+@dataclass(frozen=True)
+class SimSession:
+    """A session the simulated dealer deals (``scannerd record --from-sim``): long, with wire faults."""
+
+    driver: str
+    scenario: Scenario
+    suffix = ".jsonl.gz"
+
+    def write(self, path: Path) -> None:
+        record_simulation(self.scenario, self.driver, path, started_at=STARTED_AT)
+
+
+def sim_case(name: str, driver: str, scenario: Scenario) -> None:
+    CASES[name] = lambda: SimSession(driver, scenario)
 
 
 def round_(s: Script, round_id: str, cards: bytes, pieces: int | None = None) -> Script:
@@ -363,3 +394,20 @@ def auto_round_control() -> Script:
     s.device(linecode("NOREAD"), after=8.0)
     s.device(linecode("H10", "D01", "C07", "A03", "D05"), after=1.0, pieces=4)  # BANKER_ONLY
     return s
+
+
+# ---------------------------------------------------------------------- from the simulator
+
+sim_case(
+    "sim-every-mistake-framed",
+    "framed",
+    replace(
+        load(SCENARIOS / "every-mistake.txt"),
+        faults=FaultRates(junk=0.1, split=0.3, duplicate=0.1, retransmit=0.05),
+    ),
+)
+sim_case(
+    "sim-careless-dealer-beetek",
+    "beetek",
+    parse("seed 11\nerror-rate 0.2\nfaults junk=0.05 split=0.3\nplay 25"),
+)

@@ -25,6 +25,8 @@ _CHUNK_GAP = 0.004  # seconds between the pieces of one burst (about 9600 baud)
 
 
 class Script:
+    suffix = ".jsonl"
+
     def __init__(
         self,
         name: str,
