@@ -258,7 +258,7 @@ class Recorder:
                 except OSError as exc:
                     self._broken(exc)
                 except Exception as exc:  # a bug here must not end recording silently
-                    log.exception("recorder failed on a line", kind=item[0])
+                    _say("exception", "recorder failed on a line", kind=item[0])
                     self._broken(exc)
             try:
                 if self._writer is not None:
@@ -311,7 +311,7 @@ class Recorder:
         self._writer = RecordingWriter.create(path, header)
         self._path = path
         self.files.append(path)
-        log.info("recording", file=str(path))
+        _say("info", "recording", file=str(path))
 
     def _finish(self) -> None:
         """End the current file and compress it; a failure leaves it uncompressed, not lost."""
@@ -334,13 +334,13 @@ class Recorder:
             with contextlib.suppress(OSError):
                 writer.close()
         if self._path is not None:
-            log.warning("recording stopped until the next shoe or day", file=str(self._path))
+            _say("warning", "recording stopped until the next shoe or day", file=str(self._path))
             self._path = None
 
     def _error(self, exc: BaseException) -> None:
         self.errors += 1
         self.last_error = str(exc)
-        log.error("recording error", error=str(exc), dir=str(self.dir))
+        _say("error", "recording error", error=str(exc), dir=str(self.dir))
 
     def _compress_leftovers(self) -> None:
         """Files a crashed run left uncompressed."""
@@ -351,6 +351,12 @@ class Recorder:
                 _gzip(path)
             except OSError as exc:
                 self._error(exc)
+
+
+def _say(level: str, event: str, **fields: Any) -> None:
+    """Log from the writer thread; a log that cannot be written must not end the recording too."""
+    with contextlib.suppress(Exception):
+        getattr(log, level)(event, **fields)
 
 
 def _gzip(path: Path) -> Path:

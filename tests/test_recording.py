@@ -167,12 +167,12 @@ def test_started_at_must_say_its_time_zone(tmp_path: Path) -> None:
 
 def test_a_last_line_cut_short_ends_the_file_and_says_so(tmp_path: Path, capsys) -> None:
     """A power cut or a full disk can stop the recorder mid-line; everything before it still replays."""
-    from scannerd.cli import main
+    from tests.command_support import scannerd
 
     path = write_lines(tmp_path / "s.jsonl", {"t": 1, "event": "link", "state": "down"})
     path.write_text(path.read_text() + '{"t": 2, "event": "rx", "he')
     with RecordingReader(path) as r:
         assert [line.event for line in r.lines()] == ["link"]
         assert r.truncated
-    assert main(["replay", "--fast", str(path)]) == 0
+    assert scannerd("replay", "--fast", str(path)) == 0
     assert "cut-off line" in capsys.readouterr().err

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.cli import main
 from scannerd.commands.record import REPORTS_CUT, record_simulation
 from scannerd.recording import RecordingReader
 from scannerd.replay import replay
 from simulators.actions import Draw, Unreadable
 from simulators.faults import FaultRates
 from simulators.scenario import Scenario, load, parse
+from tests.command_support import scannerd
 
 SCENARIOS = Path(__file__).parent.parent / "samples" / "scenarios"
 START = datetime(2024, 5, 1, 20, 0, 0, tzinfo=UTC)
@@ -54,18 +54,7 @@ def test_every_mistake_comes_back_out_of_the_replay(tmp_path: Path, driver: str)
 
 def test_the_command_writes_a_whole_shoe(tmp_path: Path, capsys) -> None:
     out = tmp_path / "shoe.jsonl"
-    args = [
-        "record",
-        "--from-sim",
-        str(out),
-        "--driver",
-        "framed",
-        "--seed",
-        "5",
-        "--start",
-        "2024-05-01T20:00:00Z",
-    ]
-    assert main(args) == 0
+    assert scannerd("record", "--from-sim", str(out), "--driver", "framed", "--seed", "5", *AT) == 0
     assert "wrote" in capsys.readouterr().out
     alerts, positions = replayed(out)
     assert alerts == ["CUT_CARD"]
@@ -76,30 +65,16 @@ def test_a_scenario_file_is_followed(tmp_path: Path) -> None:
     scenario_file = tmp_path / "s.txt"
     scenario_file.write_text("seed 3\nhouse decks=1\ncut 10\nrounds 2\nround foreign-card\n")
     out = tmp_path / "foreign.jsonl"
-    assert (
-        main(
-            [
-                "record",
-                "--from-sim",
-                str(out),
-                "--scenario",
-                str(scenario_file),
-                "--start",
-                "2024-05-01T20:00:00Z",
-            ]
-        )
-        == 0
-    )
+    assert scannerd("record", "--from-sim", str(out), "--scenario", str(scenario_file), *AT) == 0
     assert replayed(out)[0] == ["FOREIGN_CARD"]
     assert replayed(out) == expected(parse(scenario_file.read_text()), "beetek")
 
 
 def test_bad_arguments_are_refused_clearly(tmp_path: Path, capsys) -> None:
-    assert main(["record", "--from-sim", str(tmp_path / "x.jsonl"), "--start", "2024-05-01T20:00:00"]) == 2
+    out = str(tmp_path / "x.jsonl")
+    assert scannerd("record", "--from-sim", out, "--start", "2024-05-01T20:00:00") == 2
     assert "time zone" in capsys.readouterr().err
-    assert (
-        main(["record", "--from-sim", str(tmp_path / "x.jsonl"), "--scenario", str(tmp_path / "nope")]) == 2
-    )
+    assert scannerd("record", "--from-sim", out, "--scenario", str(tmp_path / "nope")) == 2
     assert "nope" in capsys.readouterr().err
 
 
@@ -115,7 +90,7 @@ SAMPLE_COMMANDS = {
 
 @pytest.mark.parametrize("name", sorted(SAMPLE_COMMANDS))
 def test_the_shipped_samples_are_what_their_documented_command_writes(tmp_path: Path, name: str) -> None:
-    assert main(["record", "--from-sim", str(tmp_path / name), *SAMPLE_COMMANDS[name]]) == 0
+    assert scannerd("record", "--from-sim", str(tmp_path / name), *SAMPLE_COMMANDS[name]) == 0
     assert (tmp_path / name).read_bytes() == (SAMPLES / name).read_bytes()
 
 

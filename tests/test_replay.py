@@ -6,7 +6,6 @@ import json
 import logging
 from pathlib import Path
 
-from scannerd.cli import main
 from scannerd.commands.replay import paced
 from scannerd.events import CardDrawn, Command
 from scannerd.house import HouseRules
@@ -14,6 +13,7 @@ from scannerd.recording import Header, RecordingWriter
 from scannerd.replay import Published, replay
 from scannerd.validator import Validator
 from tests.broker import GameServer, wait_until
+from tests.command_support import scannerd
 from tests.sessions import DIR, render
 from tests.sessions.cases import NATURAL
 from tests.sessions.script import START_TS, STARTED_AT, FramedShoe, Script, beetek
@@ -120,7 +120,7 @@ def test_the_daemons_tick_is_replayed_on_the_recordings_clock(tmp_path: Path) ->
 
 
 def test_replay_command_prints_every_message_as_json_lines(capsys) -> None:
-    assert main(["replay", "--fast", str(SESSION)]) == 0
+    assert scannerd("replay", "--fast", str(SESSION)) == 0
     out = capsys.readouterr().out
     assert out == render(SESSION)
     first = json.loads(out.splitlines()[0])
@@ -133,7 +133,7 @@ def test_replay_command_takes_house_settings_and_prefix_from_a_config(tmp_path: 
         'table_id = "T9"\n[device]\ndriver = "beetek"\nport = "/dev/shoe-1"\n'
         '[rules]\nburn = "none"\n[mqtt]\nprefix = "lab"\n'
     )
-    assert main(["replay", "--fast", "--config", str(config), str(SESSION)]) == 0
+    assert scannerd("replay", "--fast", "--config", str(config), str(SESSION)) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert lines[0]["topic"] == "lab/T1/shoe"  # the recording's table; the config's prefix
     assert lines[0]["payload"]["burn_required"] == 0  # [rules] burn overrides the header
@@ -143,7 +143,7 @@ def test_replay_command_takes_house_settings_and_prefix_from_a_config(tmp_path: 
 def test_replay_command_refuses_a_newer_recording_clearly(tmp_path: Path, capsys) -> None:
     path = tmp_path / "future.jsonl"
     path.write_text(json.dumps(json.loads(SESSION.read_text().splitlines()[0]) | {"version": 3}) + "\n")
-    assert main(["replay", str(path)]) == 2
+    assert scannerd("replay", str(path)) == 2
     err = capsys.readouterr().err
     assert "version 3" in err and "newer scannerd" in err
 
@@ -177,7 +177,7 @@ def test_replay_to_a_broker_publishes_what_jsonl_prints(mosquitto, tmp_path: Pat
     )
     server = GameServer(mosquitto, ["lab/#"])
     try:
-        assert main(["replay", "--fast", "--emit", "mqtt", "--config", str(config), str(SESSION)]) == 0
+        assert scannerd("replay", "--fast", "--emit", "mqtt", "--config", str(config), str(SESSION)) == 0
         expected = [
             m for m in replay(SESSION, prefix="lab", table_id="T1-replay") if "/response/" not in m.topic
         ]
@@ -198,7 +198,7 @@ def test_replay_command_names_a_driver_it_does_not_have(tmp_path: Path, capsys) 
     header = Header(table_id="T1", driver="no-such-shoe", started_at=STARTED_AT)
     with RecordingWriter.create(tmp_path / "x.jsonl", header) as w:
         w.rx(START_TS + 1, b"?")
-    assert main(["replay", "--fast", str(tmp_path / "x.jsonl")]) == 2
+    assert scannerd("replay", "--fast", str(tmp_path / "x.jsonl")) == 2
     assert "unknown driver 'no-such-shoe'" in capsys.readouterr().err
 
 
