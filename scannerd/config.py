@@ -62,6 +62,12 @@ class DeviceSettings(_Section):
     options: dict[str, str | int | float | bool] = Field(
         default_factory=dict, description="Driver-specific settings, passed to the driver as given."
     )
+    stale_after_s: float = Field(
+        5.0,
+        gt=0,
+        description="A device that sends heartbeats and goes this long without a word counts as "
+        "disconnected (a cable pulled at the shoe end of an adapter that stays plugged in).",
+    )
 
     @field_validator("driver")
     @classmethod

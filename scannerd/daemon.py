@@ -20,7 +20,7 @@ from typing import Any
 import structlog
 
 from drivers.base import Driver
-from drivers.events import DeviceEvent, DeviceHello, LinkDown
+from drivers.events import DeviceEvent, DeviceHello, DeviceStatus, LinkDown, LinkUp
 from drivers.framed_host import DedupState, FramedHostDriver
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
@@ -90,6 +90,9 @@ class Daemon:
         self._unacked: list[int] = []  # framed seqs whose events are not yet on disk
         self._faults: deque[Fault] = deque()  # raised where a store is under way; sent by the ticker
         self.reader_errors = 0
+        self._heard_at = 0.0  # when the device last said anything
+        self._beats = False  # it has sent a heartbeat on this connection
+        self._silent = False  # it has been judged disconnected for its silence
         self.recorder = Recorder.attach(self) if config.record.dir is not None else None
         self.alarm = ShoeAlarm(self.reader.set_alert, self.validator.state()["alerts"])
         self.listeners.append(self.alarm)
@@ -159,6 +162,8 @@ class Daemon:
                 dead.append("reader")
         if self._ticker is None or not self._ticker.is_alive():
             dead.append("ticker")
+        if self.recorder is not None and not self.recorder.alive and not self._stopping.is_set():
+            dead.append("recorder")
         if not self.publisher.alive and not self._stopping.is_set():
             dead.append("publisher")  # its loop has no restart of its own: the service restarts us
         if self.display is not None and not self.display.alive and not self._stopping.is_set():
@@ -188,6 +193,15 @@ class Daemon:
     def _on_device_event(self, ts: float, event: DeviceEvent) -> None:
         if self._stopping.is_set() and isinstance(event, LinkDown):
             return  # the daemon let go of the device; the shoe did not fail, so no round is voided
+        if self._silent:
+            self._silent = False
+            if not isinstance(event, LinkDown | LinkUp):
+                self._on_device_event(ts, LinkUp("the shoe speaks again"))
+        self._heard_at = ts
+        if isinstance(event, LinkUp | LinkDown):
+            self._beats = False  # a new connection must show again that it sends heartbeats
+        elif isinstance(event, DeviceStatus):
+            self._beats = True
         payload = self.device_view.apply(ts, event)
         if payload is not None:
             self.publisher.set_device(payload)
@@ -239,9 +253,27 @@ class Daemon:
             try:
                 while self._faults:
                     self._apply(self._faults.popleft(), None)
-                self._apply(Tick(self.clock()), None)
+                now = self.clock()
+                self._check_silence(now)
+                self._apply(Tick(now), None)
             except Exception:  # a tick must never kill its thread silently
                 log.exception("tick failed")
+
+    def _check_silence(self, now: float) -> None:
+        """A shoe that sends heartbeats and has gone quiet is as good as unplugged.
+
+        The reader only sees an unplug when a read fails; a cable pulled at the
+        shoe end of a USB-serial adapter never fails a read. Only devices that
+        have shown they send heartbeats on this connection are judged, so a
+        quiet Bee-Tek between rounds is not mistaken for a dead one.
+        """
+        stale_after = self.config.device.stale_after_s
+        if self._beats and not self._silent and self.reader.link_up and now - self._heard_at > stale_after:
+            self._silent = True
+            detail = f"no heartbeat from the shoe for {stale_after:g} s"
+            log.warning("device silent", detail=detail)
+            self._on_device_event(now, LinkDown(detail))
+            self._silent = True
 
     def _apply(self, inp: ValidatorInput, ack: int | None) -> None:
         with self._lock:
@@ -249,7 +281,10 @@ class Daemon:
             if not isinstance(inp, Tick):
                 for listener in self.input_listeners:
                     listener(inp)
-            if events or ack is not None:
+            # A tick also retries what the outbox could not store: room may come back with nothing new
+            # to store (the disk freed, the broker back), and a framed shoe waits for its ack meanwhile.
+            retry = isinstance(inp, Tick) and bool(self._unacked or self.outbox.health().held)
+            if events or ack is not None or retry:
                 self._store(events, ack)
 
     def _store(self, events: Sequence[Event], ack: int | None) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import time
 import tty
 from collections.abc import Iterator
 from pathlib import Path
@@ -136,3 +138,63 @@ def test_a_shoe_alarm_reaches_the_game_server_as_an_alert(tmp_path, mosquitto, p
     finally:
         daemon.stop()
         server.close()
+
+
+def test_a_framed_shoe_that_falls_silent_mid_round_counts_as_disconnected(tmp_path, mosquitto):
+    """A cable pulled at the shoe end of an adapter: no read fails, only the heartbeats stop."""
+    from drivers.events import DeviceCard
+    from simulators.serial_pty import FramedPtyDevice, PtyPort
+
+    port = PtyPort(tmp_path / "shoe", baudrate=115200)
+    shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
+    config = make_config(tmp_path, mosquitto, port.path)
+    config = config.model_copy(
+        update={"device": DeviceSettings(driver="framed", port=port.path, stale_after_s=1.5)}
+    )
+    daemon = Daemon(config)
+    daemon.start()
+    beating = threading.Event()
+    beating.set()
+
+    def beat() -> None:
+        while beating.is_set():
+            shoe.heartbeat()
+            time.sleep(0.2)
+
+    heart = threading.Thread(target=beat, daemon=True)
+    heart.start()
+    try:
+        wait_until(lambda: daemon.reader.link_up, 10, "link up")
+        daemon.request("betting_open", {"round_id": "R1"})
+        daemon.request("betting_close", {})
+        shoe.send(DeviceCard("9H"))
+        wait_until(lambda: daemon.validator.state()["round"]["player"]["cards"] == ["9H"], 10, "a card")
+        assert daemon.validator.state()["round"]["phase"] == "dealing"
+        beating.clear()  # silence: no heartbeat, no card
+        heart.join()
+        wait_until(lambda: daemon.validator.state()["round"]["phase"] == "void", 10, "the round void")
+        assert daemon.device_view.payload.link == "down"
+        assert "DEVICE_DISCONNECTED" in [a["code"] for a in daemon.validator.state()["alerts"]]
+        shoe.heartbeat()
+        wait_until(lambda: daemon.validator.link_up, 10, "the shoe heard again")
+        assert daemon.device_view.payload.link == "up"
+    finally:
+        daemon.stop()
+        shoe.stop()
+        port.close()
+
+
+def test_a_quiet_shoe_without_heartbeats_is_not_judged(tmp_path, mosquitto, pty):
+    _, port = pty
+    config = make_config(tmp_path, mosquitto, port)
+    config = config.model_copy(
+        update={"device": DeviceSettings(driver="beetek", port=port, stale_after_s=0.5)}
+    )
+    daemon = Daemon(config)
+    daemon.start()
+    try:
+        wait_until(lambda: daemon.reader.link_up, 10, "link up")
+        time.sleep(2.5)  # several ticks past stale_after_s
+        assert daemon.validator.link_up and daemon.validator.state()["alerts"] == []
+    finally:
+        daemon.stop()
