@@ -81,6 +81,8 @@ _SEVERITY = {
     "OUTBOX_FULL": "warning",
 }
 
+_WINNERS = {"B": "banker", "P": "player", "T": "tie"}
+
 _POSITION_WORDS = {
     "player1": "PLAYER FIRST",
     "banker1": "BANKER FIRST",
@@ -108,6 +110,9 @@ class Validator:
         self.link_up = True
         self.rounds_started = 0  # hand numbers while the shoe is unknown
         self.open_alerts: dict[int, AlertEvent] = {}
+        # One code per hand completed in this shoe, for the scoreboard roads after a restart:
+        # the winner's initial (B, P, T), then n for a natural, p / b for a player / banker pair.
+        self.results: list[str] = []
         self._out: list[Event] = []
 
     # ------------------------------------------------------------------ input
@@ -265,7 +270,13 @@ class Validator:
 
     def _finish(self, ts: float, rnd: RoundState) -> None:
         rnd.phase = "complete"
-        self._round_event(ts, rnd)
+        result = self._round_event(ts, rnd)
+        self.results.append(
+            result.winner[0].upper()  # type: ignore[index]
+            + "n" * bool(result.natural)
+            + "p" * bool(result.player_pair)
+            + "b" * bool(result.banker_pair)
+        )
         self._round_over(ts, rnd)
 
     def _void(self, ts: float, reason: str, detail: str | None = None) -> None:
@@ -349,6 +360,7 @@ class Validator:
         shoe_id = _optional_id(args, "shoe_id") or f"S{_stamp(ts)}"
         burn = self.rules.burn_fixed()
         self.shoe = ShoeState(shoe_id, {}, burn, burning=burn != 0)
+        self.results = []
         self.round = None
         self.clearing = False
         self._shoe_event(ts)
@@ -464,7 +476,7 @@ class Validator:
 
     def _round_event(
         self, ts: float, rnd: RoundState, reason: str | None = None, detail: str | None = None
-    ) -> None:
+    ) -> RoundEvent:
         shoe = self.shoe
         p_total = sum(CARD_POINTS[c] for c in rnd.player) % 10
         b_total = sum(CARD_POINTS[c] for c in rnd.banker) % 10
@@ -477,23 +489,23 @@ class Validator:
                 "player_pair": p[0][0] == p[1][0],
                 "banker_pair": b[0][0] == b[1][0],
             }
-        self._emit(
-            RoundEvent(
-                seq=self.next_seq,
-                ts=ts,
-                table_id=self.table_id,
-                shoe_id=shoe.shoe_id if shoe else None,
-                round_id=rnd.round_id,
-                phase=rnd.phase,  # type: ignore[arg-type]
-                hand_no=rnd.hand_no,
-                last_hand=rnd.last_hand,
-                player={"cards": rnd.player, "total": p_total},
-                banker={"cards": rnd.banker, "total": b_total},
-                reason=reason,
-                detail=detail,
-                **results,
-            )
+        event = RoundEvent(
+            seq=self.next_seq,
+            ts=ts,
+            table_id=self.table_id,
+            shoe_id=shoe.shoe_id if shoe else None,
+            round_id=rnd.round_id,
+            phase=rnd.phase,  # type: ignore[arg-type]
+            hand_no=rnd.hand_no,
+            last_hand=rnd.last_hand,
+            player={"cards": rnd.player, "total": p_total},
+            banker={"cards": rnd.banker, "total": b_total},
+            reason=reason,
+            detail=detail,
+            **results,
         )
+        self._emit(event)
+        return event
 
     def _remaining(self, shoe: ShoeState) -> int:
         return self.rules.decks * 52 - shoe.cards_dealt
@@ -548,10 +560,12 @@ class Validator:
             }
         return {
             "table_id": self.table_id,
+            "seq": self.next_seq - 1,
             "link_up": self.link_up,
             "shoe": self._shoe_view(),
             "round": round_view,
             "alerts": [a.model_dump(mode="json") for a in self.open_alerts.values()],
+            "results": [_result(code) for code in self.results],
         }
 
     def snapshot(self) -> dict[str, Any]:
@@ -564,6 +578,7 @@ class Validator:
             "clearing": self.clearing,
             "link_up": self.link_up,
             "rounds_started": self.rounds_started,
+            "results": list(self.results),
             "open_alerts": [a.model_dump(mode="json") for a in self.open_alerts.values()],
         }
 
@@ -578,10 +593,21 @@ class Validator:
         v.clearing = bool(snap["clearing"])
         v.link_up = bool(snap["link_up"])
         v.rounds_started = int(snap["rounds_started"])
+        v.results = list(snap.get("results", []))
         for raw in snap["open_alerts"]:
             alert = AlertEvent.model_validate(raw)
             v.open_alerts[alert.alert_id] = alert
         return v
+
+
+def _result(code: str) -> dict[str, Any]:
+    """A result code of ``ShoeState.results`` as ``get_state`` shows it."""
+    return {
+        "winner": _WINNERS[code[0]],
+        "natural": "n" in code,
+        "player_pair": "p" in code,
+        "banker_pair": "b" in code,
+    }
 
 
 def _optional_id(args: dict[str, Any], key: str) -> str | None:

@@ -19,8 +19,8 @@ CASES = {
     "auto": HouseRules(round_control="auto"),
 }
 
-# Parts of the screen that the validator's state does not carry (history, the latest card).
-_EVENT_ONLY = ("history", "last_card", "notice")
+# Parts of the screen that the validator's state does not carry (the latest card, the latest notice).
+_EVENT_ONLY = ("last_card", "notice")
 
 
 def current(view: TableView) -> dict:

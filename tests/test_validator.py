@@ -429,3 +429,18 @@ def test_a_fault_raises_its_alert_against_the_current_round():
     assert t.v.state()["round"]["phase"] == "dealing"  # a device's own alarm decides nothing
     with pytest.raises(ValueError):
         t.v.handle(Fault(t.step(), "NOT_A_FAULT", "x"))
+
+
+def test_state_carries_the_shoes_results_and_the_last_seq_for_late_viewers():
+    t = Table(burn="none")
+    t.cmd("new_shoe")
+    t.round(*NATURAL_ROUND)
+    t.round("7H", "7S", "KH", "QS")
+    state = Validator.restore("T1", t.v.rules, t.v.snapshot()).state()
+    assert state["seq"] == t.events[-1].seq
+    assert state["results"] == [
+        {"winner": "player", "natural": True, "player_pair": True, "banker_pair": False},
+        {"winner": "tie", "natural": False, "player_pair": False, "banker_pair": False},
+    ]
+    t.cmd("new_shoe")
+    assert t.v.state()["results"] == []

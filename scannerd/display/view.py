@@ -7,9 +7,9 @@ I/O. The fold is checked against the validator's own ``state()`` after every
 step of simulated shoes, so the screen can never tell the dealer something
 the validator does not believe.
 
-The shoe's results (for the scoreboard roads) are not part of ``get_state``;
-they are collected from the ``complete`` round events seen since the view
-started.
+The shoe's results (for the scoreboard roads) come with ``get_state`` and
+then from each ``complete`` round event, so a display or a watcher started
+mid-shoe (or after a daemon restart) draws the whole shoe's roads.
 """
 
 from __future__ import annotations
@@ -73,6 +73,12 @@ class TableView:
         rnd = state.get("round")
         self.round = _round_of(rnd) if rnd else None
         self.alerts = {a["alert_id"]: dict(a) for a in state.get("alerts", [])}
+        # Events up to the state's seq are already in it: applying them again would count twice.
+        self.seq = max(self.seq, state.get("seq", 0))
+        self.results = [
+            ("", Result(r["winner"], r["player_pair"], r["banker_pair"], r["natural"]))
+            for r in state.get("results", [])
+        ]
 
     def set_device(self, payload: Mapping[str, Any]) -> None:
         """The device payload (``DevicePayload`` as a dict): link, model, firmware."""
