@@ -42,15 +42,15 @@ EventListener = Callable[[Sequence[Event]], None]
 
 TICK_S = 1.0
 
-_OUTBOX_FAULTS: dict[str, Callable[[OutboxHealth], Fault]] = {
-    "warn": lambda h: Fault(
-        time.time(),
+_OUTBOX_FAULTS: dict[str, Callable[[float, OutboxHealth], Fault]] = {
+    "warn": lambda ts, h: Fault(
+        ts,
         "OUTBOX_NEARLY_FULL",
         f"Game server unreachable: {h.pending} events waiting on disk "
         f"({h.bytes * 100 // h.max_bytes}% of the budget)",
     ),
-    "full": lambda h: Fault(
-        time.time(),
+    "full": lambda ts, h: Fault(
+        ts,
         "OUTBOX_FULL",
         f"Outbox full: {h.held} events held in memory only - call technical support",
     ),
@@ -310,4 +310,4 @@ class Daemon:
         """Called from inside a store: the alert is raised by the next tick, not re-entrantly."""
         log.warning("outbox level", level=level, pending=health.pending, bytes=health.bytes)
         if level != "ok":
-            self._faults.append(_OUTBOX_FAULTS[level](health))
+            self._faults.append(_OUTBOX_FAULTS[level](self.clock(), health))
