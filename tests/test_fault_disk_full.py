@@ -3,7 +3,8 @@
 Two ways to run out: the configured budget (``outbox.max_bytes``) and a real
 file system that is full (a small tmpfs, so SQLite itself answers
 SQLITE_FULL; needs root to mount, skipped otherwise). Either way the daemon
-must say so (the ``outbox level`` warning and ``outbox_level`` in health),
+must say so (an ``OUTBOX_FULL`` alert, the ``outbox level`` log warning and
+``outbox_level`` in health),
 keep running, hold back the shoe's acknowledgement for a card it could not
 store (the shoe keeps it and repeats it: nothing is lost even if the process
 died now), and carry on by itself, losing nothing, once there is room again.
@@ -99,6 +100,7 @@ def test_a_full_outbox_holds_the_shoe_back_and_recovers_when_room_returns(
         assert stuck not in shoe.device.acked
         assert daemon.check() == []
         assert daemon.publisher.health()["outbox_level"] == "full"
+        wait_until(lambda: "OUTBOX_FULL" in open_alerts(daemon), 15, "the outbox-full alert for the dealer")
         levels = [e["level"] for e in logs if e["event"] == "outbox level"]
         assert levels[-1] == "full"
         if limit == "budget":
