@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox
@@ -14,6 +15,10 @@ from scannerd.publisher import Publisher, RequestHandler
 from simulators.usb_backend import VirtualUsbBus
 from tests.broker import Broker
 from tests.browser import browser  # noqa: F401 (the headless Chromium fixture)
+
+# The fuzz tests' full count (tests/test_fuzz_*.py, docs/reliability.md): 12 tests x 10,000 inputs.
+#   pytest tests/test_fuzz_*.py --hypothesis-profile=fuzz
+settings.register_profile("fuzz", max_examples=10_000)
 
 
 @pytest.fixture
