@@ -151,7 +151,8 @@ def parse_request(command: str, payload: bytes, max_bytes: int = MAX_REQUEST_BYT
         raw: Any = json.loads(payload.decode("utf-8")) if payload.strip() else {}
     except UnicodeDecodeError:
         raise RequestError(command, "payload is not UTF-8 text") from None
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:
+        # ValueError: JSONDecodeError, and integers too long to convert; RecursionError: deep nesting.
         raise RequestError(command, f"malformed JSON: {exc}") from None
     if not isinstance(raw, dict):
         raise RequestError(command, f"request must be a JSON object, not {type(raw).__name__}")

@@ -48,6 +48,9 @@ def test_a_good_request_keeps_its_arguments_and_transaction() -> None:
         ("betting_close", b'{"force": true}', "force: Extra inputs are not permitted"),
         ("get_state", b'{"transaction": [1]}', "transaction: must be a string"),
         ("new_shoe", b'{"shoe_id": "' + b"x" * MAX_REQUEST_BYTES + b'"}', "request too large"),
+        # Within the size limit, yet beyond what Python's JSON parser takes without an exception of its own.
+        ("new_shoe", b"[" * 5000 + b"]" * 5000, "malformed JSON"),
+        ("ack_alert", b'{"alert_id": ' + b"9" * 5000 + b"}", "malformed JSON"),
     ],
 )
 def test_bad_requests_get_a_clear_text(command: str, payload: bytes, text: str) -> None:
