@@ -35,14 +35,13 @@ from drivers.registry import driver_names
 from drivers.serial_transport import UsbPortMatch
 from scannerd.house import HouseRules
 from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from scannerd.topics import TABLE_ID_PATTERN
 
 DEFAULT_PATH = Path("/etc/scannerd/scannerd.toml")
 ENV_PREFIX = "SCANNERD_"
 EXIT_CONFIG = 2
 """Exit status for a bad config; the units do not restart on it (RestartPreventExitStatus=2)."""
 
-# A table id becomes an MQTT topic level, a file name and a log field: keep it plain.
-_TABLE_ID = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
@@ -159,7 +158,7 @@ class Config(BaseSettings):
         frozen=True,
     )
 
-    table_id: str = Field(pattern=_TABLE_ID, description="This table's id: topic level, log field.")
+    table_id: str = Field(pattern=TABLE_ID_PATTERN, description="This table's id: topic level, log field.")
     device: DeviceSettings
     rules: HouseRules = Field(default_factory=HouseRules)
     mqtt: MqttSettings = Field(default_factory=MqttSettings)

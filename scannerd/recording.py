@@ -26,6 +26,7 @@ from typing import IO, Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from scannerd.house import HouseRules
+from scannerd.topics import TABLE_ID_PATTERN
 
 FORMAT = "scannerd-recording"
 VERSION = 1
@@ -60,7 +61,7 @@ class Header(BaseModel):
 
     format: Literal["scannerd-recording"] = FORMAT
     version: int = VERSION
-    table_id: str = Field(min_length=1)
+    table_id: str = Field(pattern=TABLE_ID_PATTERN)
     driver: str = Field(min_length=1)
     started_at: datetime
     rules: HouseRules = Field(default_factory=HouseRules)
@@ -211,7 +212,7 @@ class RecordingReader(_File):
                 continue
             try:
                 raw = json.loads(text)
-            except json.JSONDecodeError as exc:
+            except (ValueError, RecursionError) as exc:  # also integers too long, nesting too deep
                 if not text.endswith("\n") and self._lineno > 1:
                     self.truncated = True  # the writer stopped mid-line (power cut, full disk)
                     return None

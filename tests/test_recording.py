@@ -141,6 +141,9 @@ def test_a_newer_major_version_is_refused_with_a_clear_message(tmp_path: Path) -
         ),
         (({"t": 1, "event": "link", "state": "sideways"},), None, "state"),
         (("{not json",), None, "not JSON"),
+        (("[" * 5000 + "]" * 5000,), None, "not JSON"),
+        (('{"t": ' + "1" * 5000 + "}",), None, "not JSON"),
+        ((), json.loads(HEADER.to_json()) | {"table_id": "T/#"}, "table_id"),
         (("[1, 2]",), None, "JSON object"),
     ],
 )
