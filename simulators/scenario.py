@@ -227,3 +227,5 @@ def load(path: str | Path) -> Scenario:
         return parse(Path(path).read_text(encoding="utf-8"))
     except ScenarioError as exc:
         raise ScenarioError(f"{path}: {exc}") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{path}: not a scenario (not UTF-8 text)") from None

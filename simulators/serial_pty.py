@@ -70,7 +70,11 @@ class PtyPort:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
             tmp.symlink_to(self.slave_name)
-            tmp.replace(self.link)
+            try:
+                tmp.replace(self.link)
+            except OSError:  # the link is a directory, say: leave nothing behind
+                tmp.unlink()
+                raise
 
     def unplug(self) -> None:
         """Pull the cable: the path disappears and the host's open port starts failing."""

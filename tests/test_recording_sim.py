@@ -76,6 +76,29 @@ def test_bad_arguments_are_refused_clearly(tmp_path: Path, capsys) -> None:
     assert "time zone" in capsys.readouterr().err
     assert scannerd("record", "--from-sim", out, "--scenario", str(tmp_path / "nope")) == 2
     assert "nope" in capsys.readouterr().err
+    (tmp_path / "binary").write_bytes(b"\x7fELF\xd0\xff")
+    assert scannerd("record", "--from-sim", out, "--scenario", str(tmp_path / "binary")) == 2
+    assert "binary: not a scenario" in capsys.readouterr().err
+    assert scannerd("record", "--from-sim", str(tmp_path / "no-dir" / "x.jsonl")) == 2
+    assert "no-dir/x.jsonl: No such file or directory" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "text"),
+    [
+        ("--shoes", "0", "must be at least 1"),  # 0 once meant "deal forever", writing without end
+        ("--error-rate", "2", "from 0 to 1"),
+        ("--table-id", "T/1", "not a table id"),  # a recording replay could not read
+    ],
+)
+def test_bad_option_values_are_refused_before_anything_is_written(
+    tmp_path: Path, capsys, option: str, value: str, text: str
+) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        scannerd("record", "--from-sim", str(tmp_path / "x.jsonl"), option, value)
+    assert exit_.value.code == 2
+    assert text in capsys.readouterr().err
+    assert not (tmp_path / "x.jsonl").exists()
 
 
 SAMPLES = Path(__file__).parent.parent / "samples"

@@ -6,6 +6,8 @@ import json
 import logging
 from pathlib import Path
 
+import pytest
+
 from scannerd.commands.replay import paced
 from scannerd.events import CardDrawn, Command
 from scannerd.house import HouseRules
@@ -192,6 +194,14 @@ def test_replay_to_a_broker_publishes_what_jsonl_prints(mosquitto, tmp_path: Pat
         assert not [m for m in server.messages() if m.topic.startswith("lab/T1/")]
     finally:
         server.close()
+
+
+@pytest.mark.parametrize(("option", "value"), [("--table-id", "T/#"), ("--speed", "nan")])
+def test_replay_command_refuses_bad_option_values_in_one_line(capsys, option: str, value: str) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        scannerd("replay", str(SESSION), option, value)
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].startswith(f"scannerd replay: error: argument {option}")
 
 
 def test_replay_command_names_a_driver_it_does_not_have(tmp_path: Path, capsys) -> None:

@@ -26,6 +26,12 @@ def test_the_command_writes_every_document(tmp_path: Path) -> None:
     assert {p.name for p in tmp_path.iterdir()} == set(documents())
 
 
+def test_a_place_the_command_cannot_write_to_is_one_line_and_status_2(tmp_path: Path, capsys) -> None:
+    (tmp_path / "file").write_text("")
+    assert main(["schema", "--out", str(tmp_path / "file")]) == 2
+    assert capsys.readouterr().err == f"schema: {tmp_path / 'file'}: File exists\n"
+
+
 def test_asyncapi_describes_every_topic_with_the_delivery_the_publisher_uses() -> None:
     doc = json.loads(documents()["asyncapi.json"])
     assert doc["asyncapi"] == "3.0.0"

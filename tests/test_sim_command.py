@@ -49,5 +49,17 @@ def test_a_bad_scenario_is_refused(capsys, tmp_path):
     assert "line 1" in capsys.readouterr().err
 
 
+def test_a_file_that_is_not_a_scenario_or_a_link_that_cannot_be_made_is_refused(capsys, tmp_path):
+    binary = tmp_path / "binary"
+    binary.write_bytes(b"\x7fELF\xd0\xff")
+    assert main(["simulate", "--scenario", str(binary)]) == 2
+    assert "binary: not a scenario" in capsys.readouterr().err
+    one_round = tmp_path / "one.txt"
+    one_round.write_text("rounds 1\n")
+    assert main(["simulate", "--link", str(tmp_path), "--scenario", str(one_round)]) == 2
+    assert "cannot put the device at" in capsys.readouterr().err
+    assert not (tmp_path.parent / (tmp_path.name + ".new")).exists()
+
+
 def test_check_and_game_server_do_not_mix(capsys):
     assert main(["simulate", "--driver", "usb-hid", "--game-server"]) == 2

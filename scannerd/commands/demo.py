@@ -23,6 +23,7 @@ from rich.console import Console
 from rich.live import Live
 
 from scannerd import logs
+from scannerd.commands import arguments
 from scannerd.commands.watch import TableWatch
 from scannerd.config import Config, DeviceSettings, DisplaySettings, LogSettings, RecordSettings
 from scannerd.daemon import Daemon
@@ -41,9 +42,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--driver", choices=SERIAL_DRIVERS, default="beetek", help="shoe protocol to simulate"
     )
     parser.add_argument("--seed", type=int, default=None, help="shuffle and mistakes seed (default: random)")
-    parser.add_argument("--pace", type=float, default=1.0, help="seconds between cards (default 1)")
     parser.add_argument(
-        "--error-rate", type=float, default=0.15, help="chance a round has a dealer mistake (default 0.15)"
+        "--pace", type=arguments.non_negative_float, default=1.0, help="seconds between cards (default 1)"
+    )
+    parser.add_argument(
+        "--error-rate",
+        type=arguments.fraction,
+        default=0.15,
+        help="chance a round has a dealer mistake (default 0.15)",
     )
     parser.add_argument("--betting-time", type=float, default=3.0, help="seconds betting stays open")
     parser.add_argument(

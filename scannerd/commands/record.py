@@ -23,6 +23,7 @@ from drivers.events import DeviceEvent, DeviceHello
 from drivers.framed_device import FramedDevice
 from drivers.framed_host import FramedSession
 from scannerd import __version__
+from scannerd.commands import arguments
 from scannerd.recording import Header, RecordingWriter, whole_second
 from simulators.actions import CutCard, Draw, Pause, ServerCommand, Unplug, Unreadable
 from simulators.faults import Faults
@@ -45,11 +46,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--driver", choices=DRIVERS, default="beetek", help="the device to simulate")
     parser.add_argument("--scenario", type=Path, help="scripted session (docs/simulators.md)")
     parser.add_argument(
-        "--shoes", type=int, default=1, help="whole shoes to deal when the scenario has no steps (default 1)"
+        "--shoes",
+        type=arguments.positive_int,
+        default=1,
+        help="whole shoes to deal when the scenario has no steps (default 1)",
     )
     parser.add_argument("--seed", type=int, help="random seed (overrides the scenario's)")
-    parser.add_argument("--error-rate", type=float, help="chance a round has a dealer mistake (0-1)")
-    parser.add_argument("--table-id", default="T1")
+    parser.add_argument(
+        "--error-rate", type=arguments.fraction, help="chance a round has a dealer mistake (0-1)"
+    )
+    parser.add_argument("--table-id", type=arguments.table_id, default="T1")
     parser.add_argument(
         "--start", help="RFC 3339 time the session begins (default: now), e.g. 2024-05-01T20:00:00Z"
     )
@@ -69,9 +75,13 @@ def run(args: argparse.Namespace) -> int:
         return 2
     # A scenario without steps deals forever: then --shoes says how long.
     shoes = None if scenario.instructions else args.shoes
-    summary = record_simulation(
-        scenario, args.driver, args.out, table_id=args.table_id, started_at=started, shoes=shoes
-    )
+    try:
+        summary = record_simulation(
+            scenario, args.driver, args.out, table_id=args.table_id, started_at=started, shoes=shoes
+        )
+    except OSError as exc:
+        print(f"record: {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(f"wrote {args.out}: {summary.steps} steps, {summary.lines} lines, {summary.seconds:.0f} s of play")
     return 0
 

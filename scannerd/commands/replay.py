@@ -21,6 +21,7 @@ from typing import Any
 
 from drivers.base import DriverInitError
 from scannerd import logs
+from scannerd.commands import arguments
 from scannerd.config import ConfigError, LogSettings, load_config
 from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
@@ -39,7 +40,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     pace = parser.add_mutually_exclusive_group()
     pace.add_argument("--fast", action="store_true", help="ignore the recorded timing: as fast as possible")
     pace.add_argument(
-        "--speed", type=float, default=1.0, metavar="X", help="play at X times the recorded pace (default 1)"
+        "--speed",
+        type=arguments.positive_float,
+        default=1.0,
+        metavar="X",
+        help="play at X times the recorded pace (default 1)",
     )
     parser.add_argument(
         "--emit",
@@ -55,15 +60,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--table-id",
+        type=arguments.table_id,
         metavar="ID",
         help="publish as this table (default: the recording's; with --emit mqtt, '<that>-replay')",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.fast and args.speed <= 0:
-        _note("--speed must be above 0")
-        return EXIT_BAD_INPUT
     rules: dict[str, Any] = {}
     mqtt = MqttSettings()
     log_settings = LogSettings(level="warning")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +145,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for path in write(args.out):
+    try:
+        written = write(args.out)
+    except OSError as exc:
+        print(f"schema: {exc.filename or args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    for path in written:
         print(path)
     return 0

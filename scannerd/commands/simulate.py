@@ -17,6 +17,7 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+from scannerd.commands import arguments
 from scannerd.events import AlertEvent, Event
 from simulators.actions import Draw, ServerCommand, Step, Unplug, Unreadable
 from simulators.feeder import DRIVERS, Feeder, default_link, make_device
@@ -32,8 +33,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--scenario", type=Path, help="scripted session (docs/simulators.md); else deal forever"
     )
     parser.add_argument("--seed", type=int, help="random seed (overrides the scenario's)")
-    parser.add_argument("--pace", type=float, help="seconds between cards (default 1; 0 = flat out)")
-    parser.add_argument("--error-rate", type=float, help="chance a round has a dealer mistake (0-1)")
+    parser.add_argument(
+        "--pace", type=arguments.non_negative_float, help="seconds between cards (default 1; 0 = flat out)"
+    )
+    parser.add_argument(
+        "--error-rate", type=arguments.fraction, help="chance a round has a dealer mistake (0-1)"
+    )
     parser.add_argument("--link", type=Path, help="symlink path for a serial device (default: a temp dir)")
     parser.add_argument(
         "--check",
@@ -45,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     server.add_argument("--game-server", action="store_true", help="send betting commands over MQTT")
     server.add_argument("--mqtt-host", default="localhost")
     server.add_argument("--mqtt-port", type=int, default=1883)
-    server.add_argument("--table-id", default="T1")
+    server.add_argument("--table-id", type=arguments.table_id, default="T1")
     server.add_argument("--prefix", default=DEFAULT_PREFIX, help="topic prefix")
     server.add_argument("--betting-time", type=float, default=5.0, help="seconds betting stays open")
 
@@ -95,7 +100,11 @@ def run(args: argparse.Namespace) -> int:
 
         bus = VirtualUsbBus()
     link = None if usb else (args.link or default_link())
-    device = make_device(args.driver, random.Random(sc.seed), sc.faults, link=link, bus=bus)
+    try:
+        device = make_device(args.driver, random.Random(sc.seed), sc.faults, link=link, bus=bus)
+    except OSError as exc:  # --link in a directory that is not there, or not ours
+        print(f"simulate: cannot put the device at {link}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     rules = sc.rules_for(device.reports_cut)
     dealer = sc.dealer(device_reports_cut=device.reports_cut)
     print(f"simulated {args.driver} device: channel {device.channel}")

@@ -25,6 +25,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from scannerd.commands import arguments
 from scannerd.display.view import TableView
 from scannerd.topics import EVENT_KINDS
 
@@ -252,7 +253,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="localhost", help="broker host (default localhost)")
     parser.add_argument("--port", type=int, default=1883, help="broker port (default 1883)")
     parser.add_argument("--prefix", default=DEFAULT_PREFIX, help=f"topic prefix (default {DEFAULT_PREFIX})")
-    parser.add_argument("--table-id", help="the table to watch (default: the first one heard from)")
+    parser.add_argument(
+        "--table-id", type=arguments.table_id, help="the table to watch (default: the first one heard from)"
+    )
     parser.add_argument(
         "--no-get-state",
         dest="get_state",

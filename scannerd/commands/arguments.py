@@ -1,0 +1,62 @@
+"""Argument types shared by the commands: a bad value is refused by argparse, in one line, at once.
+
+Without them a mistyped ``--table-id`` surfaced as a traceback deep in the
+topic mapping, and ``--shoes 0`` meant "deal forever" to the simulator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+
+from scannerd.topics import TABLE_ID_PATTERN
+
+
+def table_id(value: str) -> str:
+    """A table id as the config allows it, since it becomes a topic level and a file name."""
+    if not re.match(TABLE_ID_PATTERN, value):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a table id: 1 to 64 letters, digits, '_', '.' or '-', starting with a letter "
+            "or digit"
+        )
+    return value
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} must be at least 1")
+    return number
+
+
+def positive_float(value: str) -> float:
+    number = _number(value)
+    if not number > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} must be above 0")
+    return number
+
+
+def non_negative_float(value: str) -> float:
+    number = _number(value)
+    if not 0 <= number < math.inf:
+        raise argparse.ArgumentTypeError(f"{value!r} must be 0 or more")
+    return number
+
+
+def fraction(value: str) -> float:
+    """A chance, from 0 to 1."""
+    number = _number(value)
+    if not 0 <= number <= 1:
+        raise argparse.ArgumentTypeError(f"{value!r} must be from 0 to 1")
+    return number
+
+
+def _number(value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
