@@ -38,7 +38,8 @@ def frame(card: str) -> bytes:
 
 
 def start_broker(root: Path) -> Broker:
-    broker = Broker(root / "broker")
+    """The test suite's Mosquitto, without its per-message log (as a production broker runs)."""
+    broker = Broker(root / "broker", extra="allow_anonymous true\nlog_dest none\n")
     broker.start()
     return broker
 
@@ -55,16 +56,20 @@ def daemon_config(
     outbox: Path,
     driver: str = "beetek",
     rules: str = 'round_control = "auto"\nburn = "none"\n',
+    display: bool = False,
     log_level: str = "warning",
 ) -> Path:
-    """A config file for ``scannerd run``: no display, logs at ``log_level`` to stderr."""
+    """A config file for ``scannerd run``, logging at ``log_level`` to stderr.
+
+    ``display``: serve the dealer display (on by default in a real config) on a free port.
+    """
     path.write_text(
         f'table_id = "{table_id}"\n'
         f'[device]\ndriver = "{driver}"\nport = "{port}"\n'
         f"[rules]\n{rules}"
         f'[mqtt]\nhost = "{broker.host}"\nport = {broker.port}\n'
         f'[outbox]\npath = "{outbox}"\n'
-        "[display]\nenabled = false\n"
+        f'[display]\nenabled = {str(display).lower()}\nlisten = "127.0.0.1:0"\n'
         f'[log]\nlevel = "{log_level}"\nformat = "json"\n'
     )
     return path
