@@ -131,3 +131,20 @@ def test_a_watch_started_mid_round_asks_the_table_for_its_state(mosquitto, tmp_p
         daemon.stop()
         shoe.stop()
         port.close()
+
+
+def test_messages_that_are_not_the_contract_are_ignored_and_the_watch_goes_on(mosquitto, watch):
+    """Any client may publish under a table's topics; a wrong payload must not stop the view."""
+    table = Table(mosquitto)
+    try:
+        junk = [b'{"seq": "x"}', b'{"seq": 5, "kind": "card"}', b'{"seq": 6, "kind": "round", "player": 1}']
+        junk += [b'{"state": ["online"]}', b'{"link": {}}', b'{"seq": 7, "kind": "shoe"}', b'{"kind": []}']
+        for name in ("card", "round", "alert", "shoe", "status", "device", "response/get_state"):
+            for payload in junk:
+                table.client.publish(f"{PREFIX}/T1/{name}", payload, qos=1).wait_for_publish(5)
+        table.command("new_shoe", shoe_id="S1")
+        table.command("betting_open", round_id="R1")
+        wait_until(lambda: "Round R1" in screen(watch), 10, "the round after the junk")
+        assert watch.view.shoe is not None and watch.view.shoe["shoe_id"] == "S1"
+    finally:
+        table.close()

@@ -15,10 +15,11 @@ import argparse
 import json
 import threading
 import uuid
-from typing import Any
+from typing import Any, TypeVar
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
+from pydantic import BaseModel, ValidationError
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.panel import Panel
@@ -27,6 +28,8 @@ from rich.text import Text
 
 from scannerd.commands import arguments
 from scannerd.display.view import TableView
+from scannerd.events import AlertEvent, CardEvent, RoundEvent, ShoeEvent
+from scannerd.payloads import DevicePayload, StatusPayload
 from scannerd.topics import EVENT_KINDS
 
 DEFAULT_PREFIX = "casino/tables"
@@ -117,17 +120,32 @@ class TableWatch:
             self.changed.set()
 
     def _apply(self, name: str, payload: dict[str, Any]) -> bool:
+        """Fold one message in; anything that is not the contract is ignored, never fatal.
+
+        Any client the broker lets in may publish under a table's topics, and an
+        exception here would end paho's network thread: the screen would freeze
+        while still saying CONNECTED.
+        """
         if name in EVENT_KINDS:
-            return self.view.apply(payload)
+            kind = payload.get("kind")
+            event = _contract(_EVENT_MODELS.get(kind) if isinstance(kind, str) else None, payload)
+            return event is not None and event.kind == name and self.view.apply(event.model_dump(mode="json"))
         if name == "status":
-            self.status = payload.get("state")
-            return True
+            status = _contract(StatusPayload, payload)
+            if status is not None:
+                self.status = status.state
+            return status is not None
         if name == "device":
-            self.view.set_device(payload)
-            return True
+            device = _contract(DevicePayload, payload)
+            if device is not None:
+                self.view.set_device(device.model_dump(mode="json"))
+            return device is not None
         ours = name == "response/get_state" and payload.get("transaction") == self._transaction
         if ours and payload.get("status") == "ok" and payload.get("data"):
-            self.view.load_state(payload["data"])
+            try:
+                self.view.load_state(payload["data"])
+            except (KeyError, TypeError, ValueError, AttributeError):
+                return False  # not the table's answer after all
             return True
         return False
 
@@ -135,6 +153,22 @@ class TableWatch:
         """The terminal screen for the view as it is now."""
         with self.lock:
             return render(self.view.snapshot(), self.status, self.connected, f"{self.host}:{self.port}")
+
+
+_EVENT_MODELS: dict[str, type[BaseModel]] = {
+    model.model_fields["kind"].default: model for model in (CardEvent, RoundEvent, AlertEvent, ShoeEvent)
+}
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _contract(model: type[_Model] | None, payload: dict[str, Any]) -> _Model | None:
+    """``payload`` as ``model``, or None when it is not one; fields a newer table adds are left out."""
+    if model is None:
+        return None
+    try:
+        return model.model_validate({k: v for k, v in payload.items() if k in model.model_fields})
+    except ValidationError:
+        return None
 
 
 # ------------------------------------------------------------------ drawing
