@@ -101,9 +101,11 @@ def test_noise_without_zero_bytes_is_dropped_and_counted() -> None:
     assert codec.junk_bytes == len(noise)
 
 
-def test_card_code_outside_the_deck_becomes_unreadable() -> None:
+@pytest.mark.parametrize("code", [b"ZZ", b"\xffS", b"A\x80"])
+def test_card_code_outside_the_deck_becomes_unreadable(code: bytes) -> None:
+    # Not ASCII is not a card either: dropped, the frame would be repeated by the shoe, never acknowledged.
     codec = FramedCodec()
-    frame = encode_frame(0x03, 6, b"ZZ\x00")
+    frame = encode_frame(0x03, 6, code + b"\x00")
     assert codec.feed(frame) == [DeviceCard(None, ack=6)]
     assert codec.unknown_cards == 1
 

@@ -29,7 +29,6 @@ VERSION = 1
 MAX_PAYLOAD = 240
 # Longest possible encoded frame: body plus COBS overhead; longer runs without a zero are noise.
 MAX_ENCODED = 6 + MAX_PAYLOAD + 2
-SEQ_MODULUS = 0x10000  # sequence numbers run 1..65535 then wrap to 1; 0 means "no ack wanted"
 
 
 class MsgType(IntEnum):
@@ -256,7 +255,7 @@ def _device_event(frame: Frame) -> DeviceEvent:
     ack = frame.seq or None
     match frame.type:
         case MsgType.CARD:
-            code = p.take(2).decode("ascii")
+            code = p.take(2).decode("latin-1")  # any two bytes: not a card code is still a card drawn
             burn = bool(p.take(1)[0] & BURN)
             return DeviceCard(code if code in CARD_SET else None, burn, ack)
         case MsgType.UNREADABLE:
