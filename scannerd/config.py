@@ -20,7 +20,7 @@ from pathlib import Path
 from types import UnionType
 from typing import Any, Literal, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -31,7 +31,7 @@ from pydantic_settings import (
 )
 
 from drivers.base import DriverInitError
-from drivers.registry import driver_names
+from drivers.registry import create_driver, driver_names
 from drivers.serial_transport import UsbPortMatch
 from scannerd.house import HouseRules
 from scannerd.mqtt_settings import MqttSettings, OutboxSettings
@@ -89,6 +89,23 @@ class DeviceSettings(_Section):
                 "expected a device path (/dev/...), a pyserial URL (scheme://...) or usb:VID:PID[:SERIAL]"
             )
         return port
+
+    def driver_options(self) -> dict[str, Any]:
+        """The keyword arguments the driver is built with: ``options``, and ``baudrate`` when set."""
+        options: dict[str, Any] = dict(self.options)
+        if self.baudrate is not None:
+            options["baudrate"] = self.baudrate
+        return options
+
+    @model_validator(mode="after")
+    def _driver_takes_it(self) -> DeviceSettings:
+        # The driver judges its own port and options (a USB driver on a /dev path, an unknown linecode
+        # table), so check-config refuses what `run` would fail on, and systemd does not restart into it.
+        try:
+            create_driver(self.driver, self.port, **self.driver_options())
+        except DriverInitError as exc:
+            raise ValueError(str(exc)) from None
+        return self
 
 
 class RecordSettings(_Section):

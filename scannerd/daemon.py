@@ -78,7 +78,7 @@ class Daemon:
         else:
             self.validator = Validator(self.table_id, config.rules)
         device = config.device
-        self.driver: Driver = create_driver(device.driver, device.port, **self._driver_options())
+        self.driver: Driver = create_driver(device.driver, device.port, **device.driver_options())
         if isinstance(self.driver, FramedHostDriver) and saved.get("device"):
             self.driver.restore_dedup(DedupState.from_dict(saved["device"]))
         self.device_view = DeviceView(config.device.driver, config.device.port)
@@ -106,12 +106,6 @@ class Daemon:
                 round_control=config.rules.round_control,
             )
             self.listeners.append(self.display.on_events)
-
-    def _driver_options(self) -> dict[str, Any]:
-        options: dict[str, Any] = dict(self.config.device.options)
-        if self.config.device.baudrate is not None:
-            options["baudrate"] = self.config.device.baudrate
-        return options
 
     # ------------------------------------------------------------------ lifecycle
 

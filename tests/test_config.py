@@ -147,6 +147,13 @@ BAD = [
     ("display.listen: expected HOST:PORT", MINIMAL + "[display]\nlisten = '8080'\n", {}),
     ("log.format: Input should be 'auto', 'console' or 'json'", MINIMAL + "[log]\nformat = 'xml'\n", {}),
     ("record.rotate: Input should be 'shoe' or 'day'", MINIMAL + "[record]\nrotate = 'hour'\n", {}),
+    # The driver itself judges its port and options, so check-config catches what `run` would fail on.
+    ("device: usb-hid needs a channel usb:VID:PID", MINIMAL.replace('"beetek"', '"usb-hid"'), {}),
+    (
+        "device: linecode table: unknown code table 'nonsense'",
+        MINIMAL.replace('"beetek"', '"linecode"') + 'options = { table = "nonsense" }\n',
+        {},
+    ),
     ("Expected '=' after a key", MINIMAL + "[rules]\ndecks 8\n", {}),
     (
         "rules.decks: Input should be a valid integer, unable to parse string as an integer "
