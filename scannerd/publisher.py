@@ -92,13 +92,17 @@ class Publisher:
             protocol=mqtt.MQTTv5 if v5 else mqtt.MQTTv311,
         )
         if s.tls:
-            client.tls_set(
-                ca_certs=str(s.tls_ca) if s.tls_ca else None,
-                certfile=str(s.tls_cert) if s.tls_cert else None,
-                keyfile=str(s.tls_key) if s.tls_key else None,
-                cert_reqs=ssl.CERT_REQUIRED,
-                tls_version=ssl.PROTOCOL_TLS_CLIENT,
-            )
+            try:
+                client.tls_set(
+                    ca_certs=str(s.tls_ca) if s.tls_ca else None,
+                    certfile=str(s.tls_cert) if s.tls_cert else None,
+                    keyfile=str(s.tls_key) if s.tls_key else None,
+                    cert_reqs=ssl.CERT_REQUIRED,
+                    tls_version=ssl.PROTOCOL_TLS_CLIENT,
+                )
+            except OSError as exc:  # ssl does not say which file: the operator needs to know
+                files = ", ".join(str(f) for f in (s.tls_ca, s.tls_cert, s.tls_key) if f)
+                raise OSError(exc.errno, f"{exc.strerror or exc} (TLS files: {files})") from None
         password = s.password(environ)
         if s.username is not None or password is not None:
             client.username_pw_set(s.username or "", password.get_secret_value() if password else None)

@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from simulators.serial_pty import PtyPort
 from tests.broker import Broker, GameServer
 from tests.notify_listener import NotifyListener
@@ -86,3 +88,40 @@ def test_run_under_a_service_manager(tmp_path: Path, mosquitto: Broker) -> None:
     assert all(line["table_id"] == "T9" for line in lines)
     events = [line["event"] for line in lines]
     assert events.index("ready") < events.index("stop requested") < events.index("stopped")
+
+
+@pytest.mark.parametrize(
+    ("mqtt", "named"),
+    [
+        ('password_file = "{tmp}/no-such-password"', "no-such-password"),
+        ('tls = true\ntls_ca = "{tmp}/no-such-ca.pem"', "no-such-ca.pem"),
+    ],
+)
+def test_a_file_the_daemon_needs_and_cannot_open_is_one_log_line_not_a_traceback(
+    tmp_path: Path, mqtt: str, named: str
+) -> None:
+    config = tmp_path / "scannerd.toml"
+    config.write_text(
+        f"""
+table_id = "T9"
+[device]
+driver = "beetek"
+port = "{tmp_path / "shoe"}"
+[mqtt]
+{mqtt.format(tmp=tmp_path)}
+[outbox]
+path = "{tmp_path / "outbox.sqlite3"}"
+[display]
+enabled = false
+"""
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    (error,) = [json.loads(line) for line in result.stderr.splitlines() if '"error"' in line]
+    assert error["event"] == "daemon could not be built" and named in error["error"]

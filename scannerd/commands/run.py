@@ -45,6 +45,11 @@ def run(args: argparse.Namespace) -> int:
     notifier = Notifier()
     try:
         daemon = Daemon(config)
+    except OSError as exc:  # a file it needs: the outbox's directory, the password, a TLS file
+        log.error(
+            "daemon could not be built", error=f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")
+        )
+        return EXIT_FAILURE
     except Exception:
         log.exception("daemon could not be built")
         return EXIT_FAILURE
