@@ -236,7 +236,7 @@ class Display:
             return _error("send the alert as application/json", 415)
         try:
             body = await request.json()
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             return _error("malformed JSON", 400)
         alert_id = body.get("alert_id") if isinstance(body, dict) else None
         if not isinstance(alert_id, int) or isinstance(alert_id, bool):
