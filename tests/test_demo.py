@@ -1,5 +1,6 @@
 """`scannerd demo`: one command brings up a whole table, and it deals rounds."""
 
+import socket
 import subprocess
 import sys
 
@@ -18,3 +19,18 @@ def test_the_demo_deals_rounds_and_stops_cleanly(tmp_path):
     assert not [line for line in proc.stdout.splitlines() if line.startswith("alert ")]
     assert "Traceback" not in proc.stderr
     assert list((tmp_path / "recordings").iterdir()), "the session was recorded"
+
+
+def test_a_display_port_already_taken_is_one_line_naming_it(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = subprocess.run(
+            [sys.executable, "-m", "scannerd", "demo", "--seconds", "5", "--no-view",
+             "--listen", f"127.0.0.1:{port}", "--dir", str(tmp_path)],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines() == [proc.stderr.strip()] and str(port) in proc.stderr
+    assert "Address already in use" in proc.stderr and "Traceback" not in proc.stderr

@@ -10,6 +10,9 @@ import argparse
 import math
 import re
 
+from pydantic import ValidationError
+
+from scannerd.config import DisplaySettings
 from scannerd.topics import TABLE_ID_PATTERN
 
 
@@ -60,3 +63,12 @@ def _number(value: str) -> float:
         return float(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+
+
+def listen_address(value: str) -> str:
+    """``HOST:PORT`` as ``[display] listen`` takes it."""
+    try:
+        DisplaySettings(listen=value)
+    except ValidationError:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected HOST:PORT (or [IPv6]:PORT)") from None
+    return value

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import random
 import shutil
+import sys
 import tempfile
 import threading
 import time
@@ -53,7 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--betting-time", type=float, default=3.0, help="seconds betting stays open")
     parser.add_argument(
-        "--listen", default="127.0.0.1:8080", help="dealer display address (default 127.0.0.1:8080)"
+        "--listen",
+        type=arguments.listen_address,
+        default="127.0.0.1:8080",
+        help="dealer display address (default 127.0.0.1:8080)",
     )
     parser.add_argument(
         "--dir", type=Path, help="work directory for logs and recordings (default: a temp dir)"
@@ -66,7 +70,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     workdir = args.dir or Path(tempfile.mkdtemp(prefix="scannerd-demo-"))
-    workdir.mkdir(parents=True, exist_ok=True)
+    try:
+        workdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"demo: {workdir}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     scenario = Scenario(seed=seed, pace=args.pace, error_rate=args.error_rate)
     broker = EmbeddedBroker()
@@ -105,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
         pass
     finally:
         stop.set()
-        dealer.join(5)
+        if dealer.ident is not None:  # not started when the daemon could not start (a display port taken)
+            dealer.join(5)
         watch.stop()
         game.stop()
         daemon.stop()
