@@ -28,7 +28,7 @@ class DevicePayload(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    driver: str = Field(description="Driver name, e.g. 'serial-framed'.")
+    driver: str = Field(description="Driver name, e.g. 'framed'.")
     channel: str | None = Field(None, description="Where the device is: serial port, usb:VID:PID, ...")
     link: Literal["up", "down", "unknown"] = "unknown"
     detail: str = Field("", description="Why the link is as it is (error text after a loss).")
