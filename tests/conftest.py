@@ -12,6 +12,7 @@ from hypothesis import settings
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox
 from scannerd.publisher import Publisher, RequestHandler
+from simulators.serial_pty import FramedPtyDevice, PtyPort
 from simulators.usb_backend import VirtualUsbBus
 from tests.broker import Broker
 from tests.browser import browser  # noqa: F401 (the headless Chromium fixture)
@@ -65,6 +66,19 @@ def make_publisher(tmp_path: Path) -> Iterator[Callable[..., Publisher]]:
     for pub in made:
         pub.stop()
         pub.outbox.close()
+
+
+@pytest.fixture
+def shoe(tmp_path: Path) -> Iterator[FramedPtyDevice]:
+    """Our framed shoe on a pty at 115200 baud, repeating unacknowledged messages after 50 ms.
+
+    The USB test modules define a ``shoe`` of their own.
+    """
+    port = PtyPort(tmp_path / "shoe", baudrate=115200)
+    device = FramedPtyDevice(port, retransmit_after=0.05).start()
+    yield device
+    device.stop()
+    port.close()
 
 
 @pytest.fixture

@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from drivers.events import DeviceCard
 from scannerd.config import Config, DeviceSettings, DisplaySettings
 from scannerd.daemon import Daemon
 from scannerd.mqtt_settings import MqttSettings, OutboxSettings
-from simulators.serial_pty import FramedPtyDevice, PtyPort
+from simulators.serial_pty import FramedPtyDevice
 from tests.broker import Broker, wait_until
 from tests.browser import action, banners, live, open_page, slot, text, wait_for
 
 NATURAL_ROUND = ("9H", "2S", "9C", "3D")
-
-
-@pytest.fixture
-def shoe(tmp_path: Path) -> Iterator[FramedPtyDevice]:
-    port = PtyPort(tmp_path / "shoe", baudrate=115200)
-    device = FramedPtyDevice(port, retransmit_after=0.05).start()
-    yield device
-    device.stop()
-    port.close()
 
 
 def make_config(tmp_path: Path, broker: Broker, shoe: FramedPtyDevice, listen: str) -> Config:

@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from drivers.events import DeviceButton, DeviceCard, DeviceCutCard, DeviceHello, DeviceStatus
 from drivers.framed import FramedDriver
 from drivers.framed_host import DedupState
 from drivers.registry import create_driver
-from simulators.serial_pty import FramedPtyDevice, PtyPort
+from simulators.serial_pty import FramedPtyDevice
 from tests.broker import wait_until
 from tests.serial_support import read_events, read_until
-
-
-@pytest.fixture
-def shoe(tmp_path: Path) -> Iterator[FramedPtyDevice]:
-    port = PtyPort(tmp_path / "shoe", baudrate=115200)
-    device = FramedPtyDevice(port, retransmit_after=0.05).start()
-    yield device
-    device.stop()
-    port.close()
 
 
 def open_driver(shoe: FramedPtyDevice, state: DedupState | None = None) -> FramedDriver:
