@@ -26,6 +26,7 @@ from simulators.feeder import Feeder, make_device
 from simulators.game_server import GameServer as BettingServer
 from simulators.scenario import parse
 from tests.broker import Broker, GameServer
+from tests.config_support import write_config
 
 EVENT_KINDS = ("card", "round", "alert", "shoe")
 SCENARIO = """
@@ -38,32 +39,6 @@ rounds 2
 shoe
 rounds 2
 """
-
-
-def write_config(tmp_path: Path, broker: Broker, driver: str, port: str, rules: dict) -> Path:
-    rule_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in rules.items() if v is not None)
-    path = tmp_path / "scannerd.toml"
-    path.write_text(
-        f"""
-table_id = "T1"
-[device]
-driver = "{driver}"
-port = "{port}"
-[rules]
-{rule_lines}
-[mqtt]
-host = "{broker.host}"
-port = {broker.port}
-[outbox]
-path = "{tmp_path / "outbox.sqlite3"}"
-[record]
-dir = "{tmp_path / "recordings"}"
-rotate = "shoe"
-[display]
-enabled = false
-"""
-    )
-    return path
 
 
 def live_events(server: GameServer) -> list[tuple[int, str, bytes]]:
@@ -93,7 +68,10 @@ def test_a_recording_of_a_live_run_replays_to_exactly_what_it_published(
     scenario = parse(SCENARIO)
     device = make_device(driver, random.Random(scenario.seed), link=tmp_path / "shoe-1")
     rules = scenario.rules_for(device.reports_cut)
-    config = write_config(tmp_path, mosquitto, driver, device.channel, rules.model_dump())
+    record = {"dir": str(tmp_path / "recordings"), "rotate": "shoe"}
+    config = write_config(
+        tmp_path, mosquitto, driver, device.channel, rules=rules.model_dump(), record=record
+    )
     server = GameServer(mosquitto, ["casino/tables/T1/#"])
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("SCANNERD_")}
     with (tmp_path / "stderr").open("w") as stderr:

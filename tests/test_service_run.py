@@ -19,30 +19,8 @@ import pytest
 
 from simulators.serial_pty import PtyPort
 from tests.broker import Broker, GameServer
+from tests.config_support import write_config
 from tests.notify_listener import NotifyListener
-
-
-def write_config(tmp_path: Path, broker: Broker, port: str) -> Path:
-    path = tmp_path / "scannerd.toml"
-    path.write_text(
-        f"""
-table_id = "T9"
-[device]
-driver = "beetek"
-port = "{port}"
-[rules]
-burn = "none"
-round_control = "auto"
-[mqtt]
-host = "{broker.host}"
-port = {broker.port}
-[outbox]
-path = "{tmp_path / "outbox.sqlite3"}"
-[display]
-enabled = false
-"""
-    )
-    return path
 
 
 def status_states(server: GameServer) -> list[str]:
@@ -52,7 +30,8 @@ def status_states(server: GameServer) -> list[str]:
 def test_run_under_a_service_manager(tmp_path: Path, mosquitto: Broker) -> None:
     server = GameServer(mosquitto, ["casino/tables/T9/#"])
     with PtyPort(link=tmp_path / "shoe-1") as shoe, NotifyListener(tmp_path / "notify") as manager:
-        config = write_config(tmp_path, mosquitto, shoe.path)
+        rules = {"burn": "none", "round_control": "auto"}
+        config = write_config(tmp_path, mosquitto, "beetek", shoe.path, table_id="T9", rules=rules)
         env = {k: v for k, v in os.environ.items() if not k.upper().startswith("SCANNERD_")}
         env.update(manager.env, WATCHDOG_USEC="3000000")
         with (tmp_path / "stderr").open("w") as stderr:
@@ -91,30 +70,15 @@ def test_run_under_a_service_manager(tmp_path: Path, mosquitto: Broker) -> None:
 
 
 @pytest.mark.parametrize(
-    ("mqtt", "named"),
-    [
-        ('password_file = "{tmp}/no-such-password"', "no-such-password"),
-        ('tls = true\ntls_ca = "{tmp}/no-such-ca.pem"', "no-such-ca.pem"),
-    ],
+    "mqtt",
+    [{"password_file": "no-such-password"}, {"tls": True, "tls_ca": "no-such-ca.pem"}],
+    ids=["password", "tls"],
 )
 def test_a_file_the_daemon_needs_and_cannot_open_is_one_log_line_not_a_traceback(
-    tmp_path: Path, mqtt: str, named: str
+    tmp_path: Path, mqtt: dict[str, object]
 ) -> None:
-    config = tmp_path / "scannerd.toml"
-    config.write_text(
-        f"""
-table_id = "T9"
-[device]
-driver = "beetek"
-port = "{tmp_path / "shoe"}"
-[mqtt]
-{mqtt.format(tmp=tmp_path)}
-[outbox]
-path = "{tmp_path / "outbox.sqlite3"}"
-[display]
-enabled = false
-"""
-    )
+    missing = {key: str(tmp_path / value) if isinstance(value, str) else value for key, value in mqtt.items()}
+    config = write_config(tmp_path, None, "beetek", str(tmp_path / "shoe"), mqtt=missing)
     result = subprocess.run(
         [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
         capture_output=True,
@@ -124,4 +88,5 @@ enabled = false
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     (error,) = [json.loads(line) for line in result.stderr.splitlines() if '"error"' in line]
-    assert error["event"] == "daemon could not be built" and named in error["error"]
+    assert error["event"] == "daemon could not be built"
+    assert any(str(value) in error["error"] for value in missing.values() if isinstance(value, str))
