@@ -1,3 +1,4 @@
+import socket
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,13 @@ def test_a_file_that_is_not_a_scenario_or_a_link_that_cannot_be_made_is_refused(
 
 def test_check_and_game_server_do_not_mix(capsys):
     assert main(["simulate", "--driver", "usb-hid", "--game-server"]) == 2
+
+
+@pytest.mark.timeout(60)
+def test_a_game_server_without_a_broker_is_one_line_and_status_1(capsys, tmp_path):
+    with socket.socket() as closed:  # a port that was free a moment ago: nothing answers there
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    argv = ["simulate", "--game-server", "--mqtt-host", "127.0.0.1", "--mqtt-port", str(port)]
+    assert main([*argv, "--link", str(tmp_path / "shoe")]) == 1
+    assert capsys.readouterr().err == f"simulate: no MQTT broker answered at 127.0.0.1:{port} within 10.0 s\n"

@@ -128,14 +128,19 @@ def run(args: argparse.Namespace) -> int:
         elif args.game_server:
             from simulators.game_server import GameServer
 
-            server = GameServer(
+            game = GameServer(
                 args.mqtt_host,
                 args.mqtt_port,
                 args.table_id,
                 prefix=args.prefix,
                 betting_time=args.betting_time,
             )
-            server.start()
+            try:
+                game.start()  # stops itself when no broker answers
+            except ConnectionError as exc:
+                print(f"simulate: {exc}", file=sys.stderr)
+                return 1
+            server = game
             on_command = server.perform
             print(f"game server stand-in on {args.mqtt_host}:{args.mqtt_port}, table {args.table_id}")
 
