@@ -12,6 +12,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from rich.console import Console
 
 from drivers.events import DeviceCard
+from scannerd.cli import main
 from scannerd.commands.watch import TableWatch
 from scannerd.config import Config, DeviceSettings
 from scannerd.daemon import Daemon
@@ -148,3 +149,14 @@ def test_messages_that_are_not_the_contract_are_ignored_and_the_watch_goes_on(mo
         assert watch.view.shoe is not None and watch.view.shoe["shoe_id"] == "S1"
     finally:
         table.close()
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("--port", "-1"), ("--port", "70000"), ("--host", ""), ("--prefix", "casino/#"), ("--table-id", "T/1")],
+)
+def test_bad_option_values_are_refused_in_one_line(capsys, option: str, value: str) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main(["watch", option, value])
+    assert exit_.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].startswith(f"scannerd watch: error: argument {option}")

@@ -13,6 +13,7 @@ import re
 from pydantic import ValidationError
 
 from scannerd.config import DisplaySettings
+from scannerd.mqtt_settings import MqttSettings
 from scannerd.topics import TABLE_ID_PATTERN
 
 
@@ -71,4 +72,28 @@ def listen_address(value: str) -> str:
         DisplaySettings(listen=value)
     except ValidationError:
         raise argparse.ArgumentTypeError(f"{value!r}: expected HOST:PORT (or [IPv6]:PORT)") from None
+    return value
+
+
+def port_number(value: str) -> int:
+    number = positive_int(value)
+    if number > 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number (1-65535)")
+    return number
+
+
+def topic_prefix(value: str) -> str:
+    """A topic prefix as ``[mqtt] prefix`` takes it: no wildcards, no leading or trailing '/'."""
+    try:
+        MqttSettings(prefix=value)
+    except ValidationError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: a topic prefix has no wildcards and no leading or trailing '/'"
+        ) from None
+    return value
+
+
+def host_name(value: str) -> str:
+    if not value.strip():
+        raise argparse.ArgumentTypeError("the host name is empty")
     return value

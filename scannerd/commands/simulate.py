@@ -48,10 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="print only alerts and problems")
     server = parser.add_argument_group("game server stand-in (MQTT)")
     server.add_argument("--game-server", action="store_true", help="send betting commands over MQTT")
-    server.add_argument("--mqtt-host", default="localhost")
-    server.add_argument("--mqtt-port", type=int, default=1883)
+    server.add_argument("--mqtt-host", type=arguments.host_name, default="localhost")
+    server.add_argument("--mqtt-port", type=arguments.port_number, default=1883)
     server.add_argument("--table-id", type=arguments.table_id, default="T1")
-    server.add_argument("--prefix", default=DEFAULT_PREFIX, help="topic prefix")
+    server.add_argument("--prefix", type=arguments.topic_prefix, default=DEFAULT_PREFIX, help="topic prefix")
     server.add_argument("--betting-time", type=float, default=5.0, help="seconds betting stays open")
 
 
