@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import tempfile
+import traceback
 
 import structlog
 
@@ -54,9 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except Exception as exc:
-        # The traceback goes to the log (journald, or the configured file), not to the operator.
+        text = " ".join(str(exc).split()) or type(exc).__name__
+        if sys.stderr.isatty():
+            # Someone at a terminal gets one line; the traceback, for a bug report, goes to a file.
+            with tempfile.NamedTemporaryFile(
+                "w", prefix=f"scannerd-{args.command}-", suffix=".txt", delete=False
+            ) as crash:
+                traceback.print_exception(exc, file=crash)
+            print(f"scannerd {args.command}: error: {text} (details in {crash.name})", file=sys.stderr)
+            return 1
+        # Under systemd (or a pipe) the traceback goes to the log as one structured line.
         structlog.get_logger("scannerd").exception("command failed", command=args.command)
-        print(f"scannerd {args.command}: error: {exc}", file=sys.stderr)
+        print(f"scannerd {args.command}: error: {text}", file=sys.stderr)
         return 1
 
 
