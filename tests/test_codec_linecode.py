@@ -66,6 +66,14 @@ def test_table_from_a_json_file(tmp_path: Path) -> None:
     assert codec.feed(b"X1\nx2\nA01\n") == [DeviceCard("AS"), DeviceCard("TD"), DeviceCard(None)]
 
 
+@pytest.mark.parametrize("text", ["[1, 2]", '{"A01": 7}', "[" * 100_000 + "]" * 100_000])
+def test_a_json_file_that_is_not_a_table_is_refused_with_a_reason(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "codes.json"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=r"codes\.json"):
+        make_table(str(path))
+
+
 def test_table_that_maps_to_non_cards_is_refused() -> None:
     with pytest.raises(ValueError, match="ZZ"):
         make_table({"1": "ZZ"})

@@ -68,8 +68,19 @@ def make_table(spec: str | Mapping[str, str]) -> CodeTable:
     if spec in TABLES:
         return TABLES[spec]
     if spec.endswith(".json"):
-        return mapping_table(json.loads(Path(spec).read_text()))
+        return mapping_table(_table_file(Path(spec)))
     raise ValueError(f"unknown code table {spec!r}: use one of {', '.join(TABLES)} or a .json file")
+
+
+def _table_file(path: Path) -> dict[str, str]:
+    """A site's table file: one JSON object of code -> card; anything else is named, not a traceback."""
+    try:
+        data = json.loads(path.read_text())
+    except (ValueError, RecursionError) as exc:  # not JSON, not UTF-8, nested beyond the parser
+        raise ValueError(f"{path}: not a JSON file: {exc}") from None
+    if not isinstance(data, dict) or not all(isinstance(card, str) for card in data.values()):
+        raise ValueError(f'{path}: expected one JSON object of code -> card, e.g. {{"A01": "AS"}}')
+    return data
 
 
 class LinecodeCodec:
