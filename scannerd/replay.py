@@ -33,7 +33,7 @@ from scannerd.events import Event, Tick, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.ingest import to_input
 from scannerd.mqtt_settings import MqttSettings
-from scannerd.recording import CmdLine, Header, LinkLine, RecordingReader, RxLine
+from scannerd.recording import CmdLine, Header, LinkLine, RecordingError, RecordingReader, RxLine
 from scannerd.requests import RequestError, Response, execute, parse_request
 from scannerd.topics import Topics, encode
 from scannerd.validator import Validator
@@ -193,6 +193,11 @@ def messages(
     """Every message an open recording makes; ``rules`` replace the header's house settings key by key."""
     header = reader.header
     house = HouseRules(**{**header.rules.model_dump(), **rules}) if rules else None
-    replayer = Replayer(header, rules=house, prefix=prefix, table_id=table_id)
+    try:
+        replayer = Replayer(header, rules=house, prefix=prefix, table_id=table_id)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:  # the header's state is the file's word
+        raise RecordingError(
+            f"{reader.path}:1: bad header: state is not a table's saved state ({type(exc).__name__}: {exc})"
+        ) from None
     for line in reader.lines():
         yield from replayer.feed(line)

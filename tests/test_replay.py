@@ -204,6 +204,15 @@ def test_replay_command_refuses_bad_option_values_in_one_line(capsys, option: st
     assert capsys.readouterr().err.splitlines()[-1].startswith(f"scannerd replay: error: argument {option}")
 
 
+@pytest.mark.parametrize("state", [{"validator": {"version": 1, "next_seq": "x"}}, {"validator": {"seq": 1}}])
+def test_replay_command_refuses_a_header_state_that_is_not_one(tmp_path: Path, capsys, state: dict) -> None:
+    header = json.loads(SESSION.read_text().splitlines()[0]) | {"state": state}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(header) + "\n")
+    assert scannerd("replay", "--fast", str(path)) == 2
+    assert f"{path}:1: bad header: state" in capsys.readouterr().err
+
+
 def test_replay_command_names_a_driver_it_does_not_have(tmp_path: Path, capsys) -> None:
     header = Header(table_id="T1", driver="no-such-shoe", started_at=STARTED_AT)
     with RecordingWriter.create(tmp_path / "x.jsonl", header) as w:
