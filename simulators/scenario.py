@@ -15,6 +15,7 @@ so a bug report can carry its scenario and a test can load it.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields, replace
@@ -141,6 +142,8 @@ def _number(text: str, line: int) -> float:
         value = float(text)
     except ValueError:
         raise ScenarioError(f"line {line}: {text!r} is not a number") from None
+    if not math.isfinite(value):  # nan would never wait, inf would wait forever
+        raise ScenarioError(f"line {line}: {text!r} is not a finite number")
     if value < 0:
         raise ScenarioError(f"line {line}: {text!r} must not be negative")
     return value
@@ -181,7 +184,10 @@ def _setting(scenario: Scenario, verb: str, args: tuple[str, ...], line: int) ->
         if verb == "pace":
             return replace(scenario, pace=_number(args[0], line))
         if verb == "error-rate":
-            return replace(scenario, error_rate=_number(args[0], line))
+            rate = _number(args[0], line)
+            if rate > 1:
+                raise ValueError("a chance is from 0 to 1")
+            return replace(scenario, error_rate=rate)
         if verb == "unplug-seconds":
             return replace(scenario, unplug_seconds=_number(args[0], line))
         if verb == "mistakes":
