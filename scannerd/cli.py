@@ -57,8 +57,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except Exception as exc:
         text = " ".join(str(exc).split()) or type(exc).__name__
-        if sys.stderr.isatty():
-            # Someone at a terminal gets one line; the traceback, for a bug report, goes to a file.
+        if sys.stderr.isatty() or not structlog.is_configured():
+            # Someone at a terminal, or a command that set up no log, gets one line; the traceback,
+            # for a bug report, goes to a file.
             with tempfile.NamedTemporaryFile(
                 "w", prefix=f"scannerd-{args.command}-", suffix=".txt", delete=False
             ) as crash:

@@ -12,23 +12,28 @@ import scannerd.commands.schema
 from scannerd.cli import main
 
 
-class Terminal(io.StringIO):
+class Stderr(io.StringIO):
+    terminal = False
+
     def isatty(self) -> bool:
-        return True
+        return self.terminal
 
 
-def test_at_a_terminal_an_unexpected_error_is_one_line_and_the_traceback_goes_to_a_file(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe, no log set up"])
+def test_an_unexpected_error_is_one_line_and_the_traceback_goes_to_a_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, terminal: bool
 ) -> None:
     def broken(args: object) -> int:
         raise RuntimeError("the disk\nis on fire")
 
     monkeypatch.setattr(scannerd.commands.schema, "run", broken)
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    terminal = Terminal()
-    monkeypatch.setattr("sys.stderr", terminal)
+    stderr = Stderr()
+    stderr.terminal = terminal
+    monkeypatch.setattr("sys.stderr", stderr)
+    monkeypatch.setattr("structlog.is_configured", lambda: False)  # schema sets up no log
     assert main(["schema"]) == 1
-    line = terminal.getvalue()
+    line = stderr.getvalue()
     match = re.fullmatch(r"scannerd schema: error: the disk is on fire \(details in (\S+)\)\n", line)
     assert match, line
     saved = Path(match[1]).read_text()

@@ -90,3 +90,18 @@ def test_a_file_the_daemon_needs_and_cannot_open_is_one_log_line_not_a_traceback
     (error,) = [json.loads(line) for line in result.stderr.splitlines() if '"error"' in line]
     assert error["event"] == "daemon could not be built"
     assert any(str(value) in error["error"] for value in missing.values() if isinstance(value, str))
+
+
+def test_a_log_file_that_cannot_be_opened_is_one_line_on_stderr(tmp_path: Path) -> None:
+    log = {"file": str(tmp_path / "no-such-dir" / "scannerd.log")}
+    config = write_config(tmp_path, None, "beetek", str(tmp_path / "shoe"), log=log)
+    result = subprocess.run(
+        [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert (
+        result.stderr == f"scannerd run: cannot open the log file {log['file']}: No such file or directory\n"
+    )

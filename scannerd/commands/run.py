@@ -8,6 +8,7 @@ table id), then the daemon inside the service shell.
 from __future__ import annotations
 
 import argparse
+import sys
 
 import structlog
 
@@ -30,7 +31,14 @@ def run(args: argparse.Namespace) -> int:
     config = load_config_or_report(args.config)
     if config is None:
         return EXIT_CONFIG
-    output = logs.configure(config.log, config.table_id, args.log_level)
+    try:
+        output = logs.configure(config.log, config.table_id, args.log_level)
+    except OSError as exc:  # [log] file in a directory that is not there, or not ours
+        print(
+            f"scannerd run: cannot open the log file {config.log.file}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return EXIT_FAILURE
     log = structlog.get_logger("scannerd")
     log.info(
         "starting",
