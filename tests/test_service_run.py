@@ -69,6 +69,16 @@ def test_run_under_a_service_manager(tmp_path: Path, mosquitto: Broker) -> None:
     assert events.index("ready") < events.index("stop requested") < events.index("stopped")
 
 
+def run_briefly(config: Path) -> subprocess.CompletedProcess[str]:
+    """``scannerd run`` for a config it cannot start with: it must end by itself."""
+    return subprocess.run(
+        [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
 @pytest.mark.parametrize(
     "mqtt",
     [{"password_file": "no-such-password"}, {"tls": True, "tls_ca": "no-such-ca.pem"}],
@@ -78,13 +88,7 @@ def test_a_file_the_daemon_needs_and_cannot_open_is_one_log_line_not_a_traceback
     tmp_path: Path, mqtt: dict[str, object]
 ) -> None:
     missing = {key: str(tmp_path / value) if isinstance(value, str) else value for key, value in mqtt.items()}
-    config = write_config(tmp_path, None, "beetek", str(tmp_path / "shoe"), mqtt=missing)
-    result = subprocess.run(
-        [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_briefly(write_config(tmp_path, None, "beetek", str(tmp_path / "shoe"), mqtt=missing))
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     (error,) = [json.loads(line) for line in result.stderr.splitlines() if '"error"' in line]
@@ -94,13 +98,7 @@ def test_a_file_the_daemon_needs_and_cannot_open_is_one_log_line_not_a_traceback
 
 def test_a_log_file_that_cannot_be_opened_is_one_line_on_stderr(tmp_path: Path) -> None:
     log = {"file": str(tmp_path / "no-such-dir" / "scannerd.log")}
-    config = write_config(tmp_path, None, "beetek", str(tmp_path / "shoe"), log=log)
-    result = subprocess.run(
-        [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = run_briefly(write_config(tmp_path, None, "beetek", str(tmp_path / "shoe"), log=log))
     assert result.returncode == 1
     assert (
         result.stderr == f"scannerd run: cannot open the log file {log['file']}: No such file or directory\n"
