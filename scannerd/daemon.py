@@ -120,7 +120,6 @@ class Daemon:
             self.recorder.start(self.clock())  # first: its header holds the state before any input
         if self.display is not None:
             self.display.start()  # before any event, so it sees the state they apply to
-        self.alarm.start()
         self.publisher.start()
         self.reader.start()
         self._ticker = threading.Thread(target=self._tick_loop, name="ticker", daemon=True)
@@ -128,6 +127,7 @@ class Daemon:
         deadline = time.monotonic() + device_wait_s
         while not self.reader.link_up and time.monotonic() < deadline:
             time.sleep(0.02)
+        self.alarm.start()  # once the shoe is open, so the restated alarm reaches it at once
         log.info("daemon started", device=self.driver.description, link_up=self.reader.link_up)
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -187,15 +187,19 @@ class Daemon:
     def _on_device_event(self, ts: float, event: DeviceEvent) -> None:
         if self._stopping.is_set() and isinstance(event, LinkDown):
             return  # the daemon let go of the device; the shoe did not fail, so no round is voided
-        if self._silent:
-            self._silent = False
-            if not isinstance(event, LinkDown | LinkUp):
-                self._on_device_event(ts, LinkUp("the shoe speaks again"))
-        self._heard_at = ts
-        if isinstance(event, LinkUp | LinkDown):
-            self._beats = False  # a new connection must show again that it sends heartbeats
-        elif isinstance(event, DeviceStatus):
-            self._beats = True
+        with self._lock:  # the ticker judges silence under the same lock
+            if self._silent:
+                self._silent = False
+                if not isinstance(event, LinkDown | LinkUp):
+                    self._device_event(ts, LinkUp("the shoe speaks again"))
+            self._heard_at = ts
+            if isinstance(event, LinkUp | LinkDown):
+                self._beats = False  # a new connection must show again that it sends heartbeats
+            elif isinstance(event, DeviceStatus):
+                self._beats = True
+            self._device_event(ts, event)
+
+    def _device_event(self, ts: float, event: DeviceEvent) -> None:
         payload = self.device_view.apply(ts, event)
         if payload is not None:
             self.publisher.set_device(payload)
@@ -262,12 +266,15 @@ class Daemon:
         quiet Bee-Tek between rounds is not mistaken for a dead one.
         """
         stale_after = self.config.device.stale_after_s
-        if self._beats and not self._silent and self.reader.link_up and now - self._heard_at > stale_after:
-            self._silent = True
-            detail = f"no heartbeat from the shoe for {stale_after:g} s"
-            log.warning("device silent", detail=detail)
-            self._on_device_event(now, LinkDown(detail))
-            self._silent = True
+        with self._lock:
+            if not (self._beats and not self._silent and self.reader.link_up):
+                return
+            if now - self._heard_at > stale_after:
+                detail = f"no heartbeat from the shoe for {stale_after:g} s"
+                log.warning("device silent", detail=detail)
+                self._beats = False
+                self._silent = True
+                self._device_event(now, LinkDown(detail))
 
     def _apply(self, inp: ValidatorInput, ack: int | None) -> None:
         with self._lock:
