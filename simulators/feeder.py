@@ -149,14 +149,14 @@ class FramedSerialDevice(_PtyDevice):
         self.shoe = FramedPtyDevice(FaultyPort(port, faults)).start()  # type: ignore[arg-type]
 
     def emit(self, action: CardAction) -> None:
-        self.shoe.send(_device_event(action))
+        self.shoe.send(device_event(action))
 
     def close(self) -> None:
         self.shoe.stop()
         super().close()
 
 
-def _device_event(action: CardAction) -> DeviceCard | DeviceCutCard:
+def device_event(action: CardAction) -> DeviceCard | DeviceCutCard:
     if isinstance(action, CutCard):
         return DeviceCutCard()
     if isinstance(action, Unreadable):
@@ -217,7 +217,7 @@ class UsbFramedDevice(_UsbDevice):
         super().__init__(bus, self.shoe)
 
     def emit(self, action: CardAction) -> None:
-        self.shoe.send(_device_event(action))
+        self.shoe.send(device_event(action))
 
 
 # ---------------------------------------------------------------------- making and running

@@ -27,8 +27,13 @@ from scannerd.commands import arguments
 from scannerd.recording import Header, RecordingWriter, whole_second
 from simulators.actions import CutCard, Draw, Pause, ServerCommand, Unplug, Unreadable
 from simulators.faults import Faults
-from simulators.feeder import _device_event as device_event  # the serial and USB shoes' own mapping
-from simulators.feeder import beetek_frame, beetek_junk, linecode_frame, linecode_junk
+from simulators.feeder import (
+    beetek_frame,
+    beetek_junk,
+    device_event,  # the serial and USB shoes' own mapping
+    linecode_frame,
+    linecode_junk,
+)
 from simulators.scenario import Scenario, ScenarioError, load
 
 DRIVERS = ("beetek", "linecode", "framed")
