@@ -6,7 +6,6 @@ pattern per table can confine it (``systemd/mosquitto-acl.example``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -39,8 +38,8 @@ class Message:
 
 
 def encode(model: BaseModel) -> bytes:
-    """JSON exactly as the published schema describes it (``model_dump(mode="json")``)."""
-    return json.dumps(model.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False).encode()
+    """Compact UTF-8 JSON exactly as the published schema describes it, serialised in pydantic-core."""
+    return model.model_dump_json().encode()
 
 
 class Topics:
