@@ -33,6 +33,9 @@ from scannerd.events import (
 )
 from scannerd.house import HouseRules
 
+RESULTS_KEPT_WITHOUT_SHOE = 104
+"""Hands of results kept while no shoe is known: as many as an 8-deck shoe can deal."""
+
 
 class CommandRejected(Exception):
     """A command that makes no sense in the current state; the state is left untouched."""
@@ -277,6 +280,10 @@ class Validator:
             + "p" * bool(result.player_pair)
             + "b" * bool(result.banker_pair)
         )
+        if self.shoe is None:
+            # No new_shoe ever resets them (auto mode without a game server), and the state is
+            # written with every card: keep the latest hands only.
+            del self.results[:-RESULTS_KEPT_WITHOUT_SHOE]
         self._round_over(ts, rnd)
 
     def _void(self, ts: float, reason: str, detail: str | None = None) -> None:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from scannerd.events import CardDrawn
 from scannerd.house import HouseRules
 from scannerd.validator import Validator
@@ -25,10 +23,6 @@ def snapshot_bytes(validator: Validator) -> int:
     return len(json.dumps(validator.snapshot()))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Validator.results collects every result until new_shoe; without a shoe it grows forever",
-)
 def test_rounds_without_a_shoe_do_not_grow_the_state_written_with_every_card() -> None:
     validator = Validator("T1", HouseRules(round_control="auto", burn="none"))
     ts = 1_700_000_000.0

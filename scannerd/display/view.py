@@ -20,6 +20,7 @@ from typing import Any
 from scannerd.baccarat import next_position
 from scannerd.cards import BURN_COUNT, CARD_POINTS
 from scannerd.display.roads import ROWS, Result, bead_road, big_road, columns
+from scannerd.validator import RESULTS_KEPT_WITHOUT_SHOE
 
 _SIDES = ("player", "banker")
 _ORDINALS = {"1": "FIRST", "2": "SECOND", "3": "THIRD"}
@@ -152,6 +153,8 @@ class TableView:
                 bool(event.get("natural")),
             )
             self.results.append((event["round_id"], result))
+            if self._results_shoe is None:  # as the validator keeps them while no shoe is known
+                del self.results[:-RESULTS_KEPT_WITHOUT_SHOE]
 
     def _alert(self, event: Mapping[str, Any]) -> None:
         alert_id = event["alert_id"]
