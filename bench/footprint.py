@@ -5,8 +5,9 @@ pty, outbox on disk, the dealer display served, a local Mosquitto, one
 subscriber taking every event).
 First it sits idle with its shoe connected (``--idle`` seconds): the CPU it
 uses then is the cost of just being there (target under 1% of one core).
-Then ``--cards`` cards are written to the pty as fast as it takes them, and
-memory and CPU are sampled every second until the last card's event has
+Then ``--cards`` cards are dealt as real 8-deck shoes, each opened with a
+``new_shoe`` request and written to the pty as fast as the daemon takes it,
+and memory and CPU are sampled every second until the last card's event has
 reached the subscriber (target: resident memory flat and under 60 MB). Every
 card must arrive: the soak doubles as a check that nothing is lost under
 sustained load.
@@ -32,6 +33,8 @@ from bench.support import (
     daemon_config,
     frame,
     machine,
+    new_shoe,
+    one_shoe,
     pyplot,
     report,
     start_broker,
@@ -40,7 +43,6 @@ from bench.support import (
     wait_device_up,
     work_dir,
 )
-from scannerd.cards import ALL_CARDS
 from simulators.serial_pty import PtyPort
 
 RSS_TARGET_MB = 60
@@ -77,31 +79,39 @@ def idle_cpu_percent(pid: int, seconds: float) -> float:
     return 100 * (cpu_seconds(pid) - cpu0) / (time.monotonic() - t0)
 
 
-def soak(pid: int, pty: PtyPort, sub: Subscriber, topic: str, cards: int) -> list[Sample]:
+def soak(pid: int, pty: PtyPort, sub: Subscriber, cards: int) -> list[Sample]:
+    """Shoe after shoe at full speed, each opened with ``new_shoe`` as the game server would."""
+    card_topic = f"{PREFIX}/SOAK/card"
     rng = random.Random(1)
-    done = threading.Event()
-
-    def write() -> None:
-        left = cards
-        while left:
-            n = min(FRAMES_PER_WRITE, left)
-            pty.write(b"".join(frame(rng.choice(ALL_CARDS)) for _ in range(n)))
-            left -= n
-        done.set()
-
-    writer = threading.Thread(target=write, daemon=True)
     samples: list[Sample] = []
+    done = threading.Event()
     t0 = time.monotonic()
-    writer.start()
-    while True:
-        got = sub.count(lambda t: t == topic)
-        samples.append(Sample(time.monotonic() - t0, got, rss_mb(pid), cpu_seconds(pid)))
-        if got >= cards:
-            return samples
-        last = [s.cards for s in samples[-60:]]
-        if len(last) == 60 and last[0] == last[-1]:
-            raise RuntimeError(f"no progress for a minute at {got} of {cards} cards")
-        time.sleep(1.0)
+
+    def sample() -> None:
+        while True:
+            samples.append(
+                Sample(time.monotonic() - t0, sub.counts[card_topic], rss_mb(pid), cpu_seconds(pid))
+            )
+            if done.wait(1.0):
+                return
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    sent = 0
+    try:
+        while sent < cards:
+            new_shoe(sub, "SOAK")
+            shoe = one_shoe(rng)[: cards - sent]
+            for i in range(0, len(shoe), FRAMES_PER_WRITE):
+                pty.write(b"".join(frame(card) for card in shoe[i : i + FRAMES_PER_WRITE]))
+            sent += len(shoe)
+            if not sub.wait_count(card_topic, sent, 120):
+                raise RuntimeError(f"cards stopped arriving short of {sent}")
+    finally:
+        done.set()
+        sampler.join(5)
+    samples.append(Sample(time.monotonic() - t0, sub.counts[card_topic], rss_mb(pid), cpu_seconds(pid)))
+    return samples
 
 
 def plot(samples: list[Sample], path: Path) -> None:
@@ -147,19 +157,25 @@ def main() -> None:
 
     root = work_dir("footprint")
     broker = start_broker(root)
-    sub = Subscriber(broker, [f"{PREFIX}/+/card", f"{PREFIX}/+/device"])
+    sub = Subscriber(broker, [f"{PREFIX}/+/card", f"{PREFIX}/+/device", f"{PREFIX}/+/response/+"])
     pty = PtyPort()
     config = daemon_config(
-        root / "T.toml", table_id="SOAK", port=pty.path, broker=broker, outbox=root / "ob.db"
+        root / "T.toml",
+        table_id="SOAK",
+        port=pty.path,
+        broker=broker,
+        outbox=root / "ob.db",
+        display=True,
     )
     proc = start_daemon(config, root / "daemon.log")
     result: dict[str, Any] = {"benchmark": "footprint", "machine": machine()}
     try:
         wait_device_up(sub, "SOAK")
+        sub.keep = False
         time.sleep(5)  # past start-up: imports, first connection, first health message
         idle = {"seconds": args.idle, "cpu_percent": round(idle_cpu_percent(proc.pid, args.idle), 2)}
         idle["rss_mb"] = round(rss_mb(proc.pid), 1)
-        samples = soak(proc.pid, pty, sub, f"{PREFIX}/SOAK/card", args.cards)
+        samples = soak(proc.pid, pty, sub, args.cards)
         time.sleep(5)
         after = {"cpu_percent": round(idle_cpu_percent(proc.pid, min(args.idle, 30)), 2)}
         after["rss_mb"] = round(rss_mb(proc.pid), 1)

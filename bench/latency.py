@@ -11,13 +11,14 @@ they see the same machine at the same moments:
 - ``bare_bridge``: the baseline (``bench/bare_bridge.py``): pyserial read,
   paho publish, nothing else.
 
-Cards come at dealing pace (one every ``--interval`` seconds, so each is
+Cards come as real 8-deck shoes, each opened with ``new_shoe`` as the game
+server would, at dealing pace (one every ``--interval`` seconds, so each is
 handled alone) and in bursts (``--burst`` frames back to back). The ratio of
 the daemon's p99 to the baseline's is the figure that is judged (target 1.3);
 the absolute figures depend on the machine and its load. The cost of one
 outbox commit on the same disk is measured too.
 
-    python -m bench.latency [--cards 4000] [--out docs/performance]
+    python -m bench.latency [--shoes 10] [--out docs/performance]
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ from bench.support import (
     daemon_config,
     frame,
     machine,
+    new_shoe,
+    one_shoe,
     pyplot,
     report,
     start_broker,
@@ -49,7 +52,6 @@ from bench.support import (
     wait_device_up,
     work_dir,
 )
-from scannerd.cards import ALL_CARDS
 from scannerd.outbox import Outbox
 from scannerd.topics import Message
 from simulators.serial_pty import PtyPort
@@ -61,6 +63,7 @@ MODES = ("paced", "burst")
 @dataclass
 class Bridge:
     name: str
+    table_id: str | None  # None for the bare bridge, which knows nothing of shoes
     topic: str
     pty: PtyPort
     proc: subprocess.Popen[bytes]
@@ -79,14 +82,14 @@ def start_bridges(root: Path, shm: Path, broker: Any, sub: Subscriber) -> list[B
             root / f"{table}.toml", table_id=table, port=pty.path, broker=broker, outbox=outbox
         )
         proc = start_daemon(config, root / f"{table}.log")
-        bridges.append(Bridge(name, f"{PREFIX}/{table}/card", pty, proc))
+        bridges.append(Bridge(name, table, f"{PREFIX}/{table}/card", pty, proc))
         wait_device_up(sub, table)
     pty = PtyPort()
     topic = "bench/bare/card"
     proc = subprocess.Popen(
         [sys.executable, "-m", "bench.bare_bridge", pty.path, broker.host, str(broker.port), topic]
     )
-    bridges.append(Bridge("bare_bridge", topic, pty, proc))
+    bridges.append(Bridge("bare_bridge", None, topic, pty, proc))
     # The bare bridge says nothing when it is up: feed it until a card comes through.
     deadline = time.monotonic() + 30
     while not sub.count(lambda t: t == topic):
@@ -163,8 +166,7 @@ def plot(bridges: list[Bridge], path: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cards", type=int, default=4000, help="cards per bridge and mode")
-    parser.add_argument("--blocks", type=int, default=8, help="blocks the bridges take turns in")
+    parser.add_argument("--shoes", type=int, default=10, help="8-deck shoes dealt in each mode")
     parser.add_argument("--interval", type=float, default=0.025, help="seconds between paced cards")
     parser.add_argument("--burst", type=int, default=10, help="frames written back to back")
     parser.add_argument("--burst-gap", type=float, default=0.25, help="seconds between bursts")
@@ -174,17 +176,21 @@ def main() -> None:
     root = work_dir("latency")
     shm = Path(tempfile.mkdtemp(prefix="scannerd-latency-", dir="/dev/shm"))
     broker = start_broker(root)
-    sub = Subscriber(broker, [f"{PREFIX}/+/card", f"{PREFIX}/+/device", "bench/bare/card"])
+    sub = Subscriber(
+        broker, [f"{PREFIX}/+/card", f"{PREFIX}/+/device", f"{PREFIX}/+/response/+", "bench/bare/card"]
+    )
     bridges: list[Bridge] = []
     result: dict[str, Any] = {"benchmark": "latency", "machine": machine()}
     try:
         bridges = start_bridges(root, shm, broker, sub)
         rng = random.Random(7)
-        per_block = max(1, args.cards // args.blocks)
-        for _ in range(args.blocks):
+        # Shoe by shoe, each mode in turn, the bridges taking turns with the same cards.
+        for _ in range(args.shoes):
             for mode in MODES:
-                cards = [rng.choice(ALL_CARDS) for _ in range(per_block)]
+                cards = one_shoe(rng)
                 for bridge in bridges:
+                    if bridge.table_id is not None:
+                        new_shoe(sub, bridge.table_id)
                     feed(bridge, sub, cards, mode, args)
         commits = outbox_commit_times(root)
         for bridge in bridges:
@@ -202,7 +208,8 @@ def main() -> None:
     result.update(
         {
             "settings": {
-                "cards_per_bridge_and_mode": per_block * args.blocks,
+                "shoes_per_mode": args.shoes,
+                "cards_per_bridge_and_mode": len(bridges[0].samples["paced"]),
                 "interval_ms": args.interval * 1e3,
                 "burst": args.burst,
                 "burst_gap_ms": args.burst_gap * 1e3,

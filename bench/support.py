@@ -12,12 +12,14 @@ from __future__ import annotations
 import json
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,16 +27,42 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
+from scannerd.cards import ALL_CARDS
+from scannerd.events import CardDrawn, Command
+from scannerd.house import HouseRules
+from scannerd.validator import Validator
 from tests.broker import MOSQUITTO, Broker, wait_until
 
 __all__ = ["Broker", "wait_until"]
 
 PREFIX = "casino/tables"
 
+RULES = 'round_control = "auto"\nburn = "none"\ncut_card_remaining = 14\n'
+"""No game server for betting: the first card opens a round. Cards come as real 8-deck shoes, each
+opened with ``new_shoe`` (:func:`new_shoe`), so the table's per-shoe state stays as bounded as live."""
+
 
 def frame(card: str) -> bytes:
     """One Bee-Tek card frame as the shoe sends it, CRLF-terminated."""
     return f" [Game]<Card:{card}> \r\n".encode("ascii")
+
+
+def one_shoe(rng: random.Random) -> list[str]:
+    """A shuffled 8-deck shoe, up to the card that ends its last hand under :data:`RULES`.
+
+    The validator itself says where the shoe ends (the cut card, then the last hand).
+    """
+    cards = [c for c in ALL_CARDS for _ in range(8)]
+    rng.shuffle(cards)
+    validator = Validator("SHOE", HouseRules(round_control="auto", burn="none", cut_card_remaining=14))
+    validator.handle(Command(0.0, "new_shoe", {}))
+    dealt: list[str] = []
+    for card in cards:
+        if validator.shoe is None or validator.shoe.closed:
+            break
+        validator.handle(CardDrawn(float(len(dealt) + 1), card))
+        dealt.append(card)
+    return dealt
 
 
 def start_broker(root: Path) -> Broker:
@@ -55,7 +83,7 @@ def daemon_config(
     broker: Broker,
     outbox: Path,
     driver: str = "beetek",
-    rules: str = 'round_control = "auto"\nburn = "none"\n',
+    rules: str = RULES,
     display: bool = False,
     log_level: str = "warning",
 ) -> Path:
@@ -103,12 +131,16 @@ def stop_process(proc: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
 class Subscriber:
     """A game-server stand-in that stamps every message with ``time.perf_counter()`` on arrival.
 
+    With ``keep`` set to False it only counts (a soak of a million cards needs no list of them).
+
     The stamp is taken first thing in paho's callback, on the same clock the
     feeding thread stamps its writes with, so a latency is one subtraction.
     """
 
     def __init__(self, broker: Broker, topics: Sequence[str]) -> None:
         self.arrivals: list[tuple[float, str, bytes]] = []
+        self.counts: Counter[str] = Counter()  # messages per topic, kept or not
+        self.keep = True
         self._cond = threading.Condition()
         self._topics = list(topics)
         self._ready = threading.Event()
@@ -124,12 +156,19 @@ class Subscriber:
     def _on_message(self, _c: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
         now = time.perf_counter()
         with self._cond:
-            self.arrivals.append((now, msg.topic, msg.payload))
+            self.counts[msg.topic] += 1
+            if self.keep:
+                self.arrivals.append((now, msg.topic, msg.payload))
             self._cond.notify_all()
 
     def count(self, predicate: Callable[[str], bool]) -> int:
         with self._cond:
             return sum(1 for _, topic, _ in self.arrivals if predicate(topic))
+
+    def wait_count(self, topic: str, n: int, timeout: float) -> bool:
+        """Wait until ``n`` messages have arrived on ``topic`` in all; False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self.counts[topic] >= n, timeout)
 
     def wait(self, predicate: Callable[[list[tuple[float, str, bytes]]], bool], timeout: float) -> bool:
         with self._cond:
@@ -158,6 +197,15 @@ def wait_device_up(sub: Subscriber, table_id: str, timeout: float = 30.0) -> Non
 
     if not sub.wait(up, timeout):
         raise RuntimeError(f"daemon {table_id} never reported its device link up")
+
+
+def new_shoe(sub: Subscriber, table_id: str, timeout: float = 30.0) -> None:
+    """Start a shoe as the game server does, and wait for the answer (``sub`` must hear responses)."""
+    topic = f"{PREFIX}/{table_id}/response/new_shoe"
+    answers = sub.counts[topic]
+    sub.client.publish(f"{PREFIX}/{table_id}/request/new_shoe", b"{}", qos=1)
+    if not sub.wait_count(topic, answers + 1, timeout):
+        raise RuntimeError(f"{table_id} did not answer new_shoe")
 
 
 # ------------------------------------------------------------------ figures
