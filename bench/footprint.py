@@ -195,9 +195,7 @@ def main() -> None:
             "rss_samples": [[s.cards, round(s.rss_mb, 1)] for s in samples[:: max(1, len(samples) // 200)]],
         }
     )
-    report(result, args.out, "footprint")
-    if args.out is not None:
-        plot(samples, args.out / "footprint.png")
+    report(result, args.out, "footprint", lambda path: plot(samples, path))
     shutil.rmtree(root, ignore_errors=True)
 
 

@@ -224,9 +224,7 @@ def main() -> None:
             "lost": {b.name: b.lost for b in bridges},
         }
     )
-    report(result, args.out, "latency")
-    if args.out is not None:
-        plot(bridges, args.out / "latency.png")
+    report(result, args.out, "latency", lambda path: plot(bridges, path))
     shutil.rmtree(root, ignore_errors=True)
     shutil.rmtree(shm, ignore_errors=True)
 

@@ -198,9 +198,7 @@ def main() -> None:
             "p99_target_ms": P99_TARGET_MS,
         }
     )
-    report(result, args.out, "many_tables")
-    if args.out is not None:
-        plot(steps, args.out / "many_tables.png")
+    report(result, args.out, "many_tables", lambda path: plot(steps, path))
     shutil.rmtree(root, ignore_errors=True)
 
 

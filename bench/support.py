@@ -256,13 +256,17 @@ def work_dir(prefix: str) -> Path:
     return Path(tempfile.mkdtemp(prefix=f"scannerd-{prefix}-", dir=os.environ.get("BENCH_TMPDIR")))
 
 
-def report(result: dict[str, Any], out: Path | None, name: str) -> None:
-    """Print the one JSON object; with ``out``, also keep it there as ``name.json``."""
+def report(
+    result: dict[str, Any], out: Path | None, name: str, plot: Callable[[Path], None] | None = None
+) -> None:
+    """Print the one JSON object; with ``out``, also keep it there as ``name.json``, and ``name.png``."""
     text = json.dumps(result, indent=None if out is None else 1)
     print(text)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / f"{name}.json").write_text(text + "\n")
+        if plot is not None:
+            plot(out / f"{name}.png")
 
 
 def pyplot() -> Any:
