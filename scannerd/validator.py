@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from scannerd.baccarat import next_position
-from scannerd.cards import BURN_COUNT, CARD_POINTS
+from scannerd.cards import BURN_COUNT, hand_total
 from scannerd.events import (
     FAULT_CODES,
     AlertEvent,
@@ -485,8 +485,8 @@ class Validator:
         self, ts: float, rnd: RoundState, reason: str | None = None, detail: str | None = None
     ) -> RoundEvent:
         shoe = self.shoe
-        p_total = sum(CARD_POINTS[c] for c in rnd.player) % 10
-        b_total = sum(CARD_POINTS[c] for c in rnd.banker) % 10
+        p_total = hand_total(rnd.player)
+        b_total = hand_total(rnd.banker)
         results: dict[str, Any] = {}
         if rnd.phase == "complete":
             p, b = rnd.player, rnd.banker
@@ -561,8 +561,8 @@ class Validator:
                 "phase": rnd.phase,
                 "hand_no": rnd.hand_no,
                 "last_hand": rnd.last_hand,
-                "player": {"cards": list(rnd.player), "total": sum(CARD_POINTS[c] for c in rnd.player) % 10},
-                "banker": {"cards": list(rnd.banker), "total": sum(CARD_POINTS[c] for c in rnd.banker) % 10},
+                "player": {"cards": list(rnd.player), "total": hand_total(rnd.player)},
+                "banker": {"cards": list(rnd.banker), "total": hand_total(rnd.banker)},
                 "next_position": due,
             }
         return {
