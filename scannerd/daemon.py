@@ -288,13 +288,21 @@ class Daemon:
             if events or ack is not None or retry:
                 self._store(events, ack)
 
-    def _store(self, events: Sequence[Event], ack: int | None) -> None:
-        """Outbox first, then the device's ack, then whoever shows the events."""
+    def saved_state(self, ack: int | None = None) -> dict[str, Any]:
+        """What a restart restores: the validator and, for a framed shoe, its dedup state.
+
+        ``ack`` is a framed seq about to be acknowledged: it counts as acknowledged in
+        the saved state, since the state is stored before the shoe is told.
+        """
         state: dict[str, Any] = {"validator": self.validator.snapshot()}
         if isinstance(self.driver, FramedHostDriver):
             dedup = self.driver.dedup_state
             state["device"] = DedupState(dedup.boot_id, ack if ack is not None else dedup.acked).to_dict()
-        durable = self.publisher.submit(events, state)
+        return state
+
+    def _store(self, events: Sequence[Event], ack: int | None) -> None:
+        """Outbox first, then the device's ack, then whoever shows the events."""
+        durable = self.publisher.submit(events, self.saved_state(ack))
         if ack is not None:
             self._unacked.append(ack)
         if durable:

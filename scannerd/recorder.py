@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from drivers.framed_host import FramedHostDriver
 from scannerd import __version__
 from scannerd.config import RecordSettings
 from scannerd.events import Command, LinkChanged, ValidatorInput
@@ -105,19 +104,13 @@ class Recorder:
         """A recorder for ``daemon``'s table, listening to its raw bytes and inputs."""
         config = daemon.config
 
-        def state() -> dict[str, Any]:
-            snap: dict[str, Any] = {"validator": daemon.validator.snapshot()}
-            if isinstance(daemon.driver, FramedHostDriver):
-                snap["device"] = daemon.driver.dedup_state.to_dict()
-            return snap
-
         recorder = cls(
             config.record,
             table_id=config.table_id,
             driver=config.device.driver,
             rules=config.rules,
             driver_options=dict(config.device.options),
-            state=state,
+            state=daemon.saved_state,
         )
         daemon.rx_listeners.append(recorder.on_rx)
         daemon.input_listeners.append(recorder.on_input)
