@@ -44,17 +44,29 @@ def banker_draws(banker_total: int, player_third: int | None, player_total: int 
 _FIRST_FOUR = ("player1", "banker1", "player2", "banker2")
 
 
+def _after_four(p: int, b: int) -> str | None:
+    if player_draws(p, b):
+        return "player3"
+    return "banker3" if banker_draws(b, None, p) else None
+
+
+# The rule functions above, tabulated once: the validator asks for the next position twice per card.
+_AFTER_FOUR = tuple(tuple(_after_four(p, b) for b in range(10)) for p in range(10))
+_AFTER_PLAYER_THIRD = tuple(
+    tuple(tuple("banker3" if banker_draws(b, t, p) else None for t in range(10)) for b in range(10))
+    for p in range(10)
+)
+
+
 def next_position(player: list[str], banker: list[str]) -> str | None:
     """The position the next card from the shoe goes to, or None when the round is complete."""
-    dealt = len(player) + len(banker)
-    if dealt < 4:
-        return _FIRST_FOUR[dealt]
+    n_player, n_banker = len(player), len(banker)
+    if n_player + n_banker < 4:
+        return _FIRST_FOUR[n_player + n_banker]
+    if n_banker != 2 or n_player > 3:
+        return None
     p = (CARD_POINTS[player[0]] + CARD_POINTS[player[1]]) % 10
     b = (CARD_POINTS[banker[0]] + CARD_POINTS[banker[1]]) % 10
-    if len(player) == 2 and len(banker) == 2:
-        if player_draws(p, b):
-            return "player3"
-        return "banker3" if banker_draws(b, None, p) else None
-    if len(player) == 3 and len(banker) == 2:
-        return "banker3" if banker_draws(b, CARD_POINTS[player[2]], p) else None
-    return None
+    if n_player == 2:
+        return _AFTER_FOUR[p][b]
+    return _AFTER_PLAYER_THIRD[p][b][CARD_POINTS[player[2]]]

@@ -303,14 +303,23 @@ class Validator:
             shoe.closed = True
         self._shoe_event(ts)
 
-    def _check_stall(self, ts: float) -> None:
+    def stalls_at(self, ts: float) -> bool:
+        """Whether an input at ``ts`` finds the round stalled: the only thing a ``Tick`` can change.
+
+        A replay asks it to skip the ticks of a quiet table without judging the stall itself.
+        """
         rnd = self.round
-        if (
+        return (
             rnd is not None
             and rnd.phase == "dealing"
             and not rnd.stalled
             and ts - rnd.last_activity >= self.rules.stall_timeout_s
-        ):
+        )
+
+    def _check_stall(self, ts: float) -> None:
+        if self.stalls_at(ts):
+            rnd = self.round
+            assert rnd is not None
             rnd.stalled = True
             due = _POSITION_WORDS[next_position(rnd.player, rnd.banker) or "player1"]
             self._alert(ts, "ROUND_STALLED", f"Round stalled: {due} card is due", None, rnd.round_id)
@@ -438,20 +447,25 @@ class Validator:
         self.next_seq += 1
         self._out.append(event)
 
+    # Events are built with ``model_validate`` on a plain dict: the same validation as keyword
+    # arguments without ``__init__``'s extra call and keyword packing, which shows on a card's path.
+
     def _card_event(
         self, ts: float, position: str, card: str | None, round_id: str | None, card_no: int | None
     ) -> None:
         shoe = self.shoe
         self._emit(
-            CardEvent(
-                seq=self.next_seq,
-                ts=ts,
-                table_id=self.table_id,
-                shoe_id=shoe.shoe_id if shoe else None,
-                round_id=round_id,
-                position=position,  # type: ignore[arg-type]
-                card=card,
-                shoe_card_no=card_no,
+            CardEvent.model_validate(
+                {
+                    "seq": self.next_seq,
+                    "ts": ts,
+                    "table_id": self.table_id,
+                    "shoe_id": shoe.shoe_id if shoe else None,
+                    "round_id": round_id,
+                    "position": position,
+                    "card": card,
+                    "shoe_card_no": card_no,
+                }
             )
         )
 
@@ -465,17 +479,19 @@ class Validator:
         severity: str | None = None,
     ) -> None:
         shoe = self.shoe
-        alert = AlertEvent(
-            seq=self.next_seq,
-            ts=ts,
-            table_id=self.table_id,
-            shoe_id=shoe.shoe_id if shoe else None,
-            alert_id=self.next_seq,
-            round_id=round_id,
-            code=code,  # type: ignore[arg-type]
-            severity=severity or _SEVERITY[code],  # type: ignore[arg-type]
-            message=message,
-            card=card,
+        alert = AlertEvent.model_validate(
+            {
+                "seq": self.next_seq,
+                "ts": ts,
+                "table_id": self.table_id,
+                "shoe_id": shoe.shoe_id if shoe else None,
+                "alert_id": self.next_seq,
+                "round_id": round_id,
+                "code": code,
+                "severity": severity or _SEVERITY[code],
+                "message": message,
+                "card": card,
+            }
         )
         if alert.severity != "info":
             self.open_alerts[alert.alert_id] = alert
@@ -485,32 +501,31 @@ class Validator:
         self, ts: float, rnd: RoundState, reason: str | None = None, detail: str | None = None
     ) -> RoundEvent:
         shoe = self.shoe
-        p_total = hand_total(rnd.player)
-        b_total = hand_total(rnd.banker)
-        results: dict[str, Any] = {}
+        p, b = rnd.player, rnd.banker
+        fields: dict[str, Any] = {
+            "seq": self.next_seq,
+            "ts": ts,
+            "table_id": self.table_id,
+            "shoe_id": shoe.shoe_id if shoe else None,
+            "round_id": rnd.round_id,
+            "phase": rnd.phase,
+            "hand_no": rnd.hand_no,
+            "last_hand": rnd.last_hand,
+            "reason": reason,
+            "detail": detail,
+        }
+        # An empty hand is left to the model's default: cheaper than validating one.
+        if p:
+            fields["player"] = {"cards": p, "total": hand_total(p)}
+        if b:
+            fields["banker"] = {"cards": b, "total": hand_total(b)}
         if rnd.phase == "complete":
-            p, b = rnd.player, rnd.banker
-            results = {
-                "winner": "player" if p_total > b_total else "banker" if b_total > p_total else "tie",
-                "natural": len(p) == 2 and len(b) == 2 and (p_total >= 8 or b_total >= 8),
-                "player_pair": p[0][0] == p[1][0],
-                "banker_pair": b[0][0] == b[1][0],
-            }
-        event = RoundEvent(
-            seq=self.next_seq,
-            ts=ts,
-            table_id=self.table_id,
-            shoe_id=shoe.shoe_id if shoe else None,
-            round_id=rnd.round_id,
-            phase=rnd.phase,  # type: ignore[arg-type]
-            hand_no=rnd.hand_no,
-            last_hand=rnd.last_hand,
-            player={"cards": rnd.player, "total": p_total},
-            banker={"cards": rnd.banker, "total": b_total},
-            reason=reason,
-            detail=detail,
-            **results,
-        )
+            p_total, b_total = fields["player"]["total"], fields["banker"]["total"]
+            fields["winner"] = "player" if p_total > b_total else "banker" if b_total > p_total else "tie"
+            fields["natural"] = len(p) == 2 and len(b) == 2 and (p_total >= 8 or b_total >= 8)
+            fields["player_pair"] = p[0][0] == p[1][0]
+            fields["banker_pair"] = b[0][0] == b[1][0]
+        event = RoundEvent.model_validate(fields)
         self._emit(event)
         return event
 
@@ -546,7 +561,9 @@ class Validator:
     def _shoe_event(self, ts: float) -> None:
         view = self._shoe_view()
         assert view is not None
-        self._emit(ShoeEvent(seq=self.next_seq, ts=ts, **view))
+        view["seq"] = self.next_seq
+        view["ts"] = ts
+        self._emit(ShoeEvent.model_validate(view))
 
     # ------------------------------------------------------------------ state
 
