@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Self
+from typing import Self
 
 import structlog
 
@@ -25,6 +25,7 @@ from drivers.events import DeviceEvent, LinkDown, LinkUp
 log = structlog.get_logger(__name__)
 
 EventCallback = Callable[[float, DeviceEvent], None]
+ReadDoneCallback = Callable[[float], None]
 RxCallback = Callable[[float, bytes], None]
 ErrorCallback = Callable[[BaseException], None]
 
@@ -35,6 +36,7 @@ class DeviceReader:
         driver: Driver,
         on_event: EventCallback,
         *,
+        on_read_done: ReadDoneCallback | None = None,
         on_rx: RxCallback | None = None,
         on_error: ErrorCallback | None = None,
         read_timeout: float = 0.2,
@@ -43,6 +45,7 @@ class DeviceReader:
     ) -> None:
         self.driver = driver
         self.on_event = on_event
+        self.on_read_done = on_read_done  # after the events of one read: a consumer may batch them
         self.on_rx = on_rx
         self.on_error = on_error
         self.read_timeout = read_timeout
@@ -146,8 +149,11 @@ class DeviceReader:
                     continue
                 received = True
                 ts = time.time()
-                for event in driver.decode(data):
+                events = driver.decode(data)
+                for event in events:
                     self._deliver(ts, event)
+                if events and self.on_read_done is not None:
+                    self._call(self.on_read_done, ts)
                 if self.on_rx is not None:
                     self._call(self.on_rx, ts, data)
         except DriverOperationError as exc:
@@ -161,9 +167,9 @@ class DeviceReader:
             if ack is not None:
                 self.driver.redeliver(ack)  # not taken: let the device's repeat through
 
-    def _call(self, callback: Callable[[float, Any], None], ts: float, arg: object) -> bool:
+    def _call(self, callback: Callable[..., None], ts: float, *args: object) -> bool:
         try:
-            callback(ts, arg)
+            callback(ts, *args)
         except Exception as exc:
             self._report(exc)
             return False

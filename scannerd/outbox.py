@@ -5,6 +5,15 @@ state) are written in one SQLite transaction, so after a crash at any moment
 the restored state matches exactly the events that are on disk: none missing,
 none twice. A row leaves only on the broker's PUBACK (``remove``).
 
+Two steps of durability, so the fsync is not on a card's way to the broker.
+``write`` commits (SQLite WAL, ``synchronous=NORMAL``): from then on the
+batch survives a killed process, so it may be published. ``sync`` then
+fsyncs the WAL, after which it survives a power cut too, so a device may be
+told its card is stored. ``put`` is both. A power cut between the two can
+lose a batch that was already published; the next start says so
+(``power_lost``) and the daemon moves ``seq`` past anything that batch
+could have used.
+
 Disk budget policy. ``max_bytes`` bounds the topic + payload bytes of waiting
 events. Past ``warn_fraction`` of it the level is ``warn``; when a batch no
 longer fits (or the disk itself is full) the batch is *held in memory, in
@@ -19,6 +28,7 @@ from ``put`` that a batch is not yet durable.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections import deque
@@ -55,6 +65,15 @@ class Stored:
 
 
 @dataclass(frozen=True, slots=True)
+class Written:
+    """What one ``write`` put on disk: the rows, in order, and the newest row before them."""
+
+    after_id: int  # a sender that has sent up to this row may send ``rows`` next
+    rows: list[Stored]  # held batches that now fitted, then this one (empty if still held)
+    held: bool  # something, this batch or an older one, is still held in memory
+
+
+@dataclass(frozen=True, slots=True)
 class OutboxHealth:
     pending: int  # messages waiting, on disk and held in memory
     held: int  # of which held in memory (not durable)
@@ -68,6 +87,15 @@ class _Batch:
     messages: list[Message]
     state: Any
     size: int
+
+
+def _boot_id() -> str:
+    """The kernel's id of this boot: it changes only when the machine restarts."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()
+    except OSError:
+        return "unknown"
 
 
 def _size(m: Message) -> int:
@@ -92,17 +120,43 @@ class Outbox:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
-        # FULL: a commit survives power loss, not just a killed process.
-        self._db.execute("PRAGMA synchronous=FULL")
+        # NORMAL: a commit survives a killed process; ``sync`` makes it survive a power cut.
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(_SCHEMA)
         count, total = self._db.execute("SELECT count(*), coalesce(sum(size), 0) FROM messages").fetchone()
         self._count: int = count
         self._bytes: int = total
         self._last_seq = int(self._meta("last_seq") or 0)
-        self._durable_seq = self._last_seq
+        self._durable_seq = self._written_seq = self._last_seq
+        self._last_id: int = self._db.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
         self._held: deque[_Batch] = deque()
         self._level: Level = self._compute_level()
+        self._wal_fd: int | None = None
+        self._dirty = False  # committed since the last sync
+        self.power_lost = self._mark_open()
+
+    def _mark_open(self) -> bool:
+        """Whether the last process using this file died with the machine (not just by itself).
+
+        Only then can the WAL have lost commits that were already published; a
+        killed process loses nothing the kernel has. ``close`` marks a clean end.
+        """
+        boot = _boot_id()
+        lost = self._meta("open") == "1" and self._meta("boot_id") not in (None, boot)
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._set_meta("open", "1")
+            self._set_meta("boot_id", boot)
+            self._db.execute("COMMIT")
+        except sqlite3.OperationalError as exc:  # a full disk must not stop the table starting
+            self._rollback()
+            if exc.sqlite_errorname != "SQLITE_FULL":
+                raise
+            return lost
+        self._dirty = True
+        self.sync()
+        return lost
 
     @classmethod
     def from_settings(
@@ -113,13 +167,19 @@ class Outbox:
     # ------------------------------------------------------------------ writing
 
     def put(self, messages: Iterable[Message], state: Any = None) -> bool:
-        """Store messages and, unless None, the JSON-ready ``state`` in one transaction.
+        """``write`` then ``sync``: True when the batch is on disk for good, False when held."""
+        written = self.write(messages, state)
+        self.sync()
+        return not written.held
 
-        Returns True when both are on disk, False when they are held in memory
-        because the budget or the disk is exhausted (see the module docstring).
-        Raises ValueError when seq does not strictly increase: that is a bug
-        upstream that consumers must never see. Any other error (an unusable
-        database) propagates, and the batch stays held for the next attempt.
+    def write(self, messages: Iterable[Message], state: Any = None) -> Written:
+        """Commit messages and, unless None, the JSON-ready ``state`` in one transaction.
+
+        The batch is held in memory instead when the budget or the disk is
+        exhausted (see the module docstring); ``Written.held`` says so. Raises
+        ValueError when seq does not strictly increase: that is a bug upstream
+        that consumers must never see. Any other error (an unusable database)
+        propagates, and the batch stays held for the next attempt.
         """
         batch = list(messages)
         with self._lock:
@@ -129,11 +189,42 @@ class Outbox:
                     raise ValueError(f"outbox seq must increase: {m.seq} after {seq}")
                 seq = m.seq
             self._last_seq = seq
+            after_id = self._last_id
             self._held.append(_Batch(batch, state, sum(_size(m) for m in batch)))
-            self._flush_held()
-            durable = not self._held
+            rows = self._flush_held()
+            held = bool(self._held)
         self._report_level()
-        return durable
+        return Written(after_id, rows, held)
+
+    def sync(self) -> None:
+        """fsync what was committed since the last call: it now survives a power cut."""
+        with self._lock:
+            if not self._dirty:
+                return
+            fd = self._wal()
+            if fd is not None:
+                os.fsync(fd)
+            self._dirty = False
+            self._durable_seq = self._written_seq
+
+    def _wal(self) -> int | None:
+        """The WAL's file descriptor; fsync of any descriptor of a file flushes all of it.
+
+        SQLite keeps the same WAL file for as long as a connection is open (a
+        checkpoint rewrites it from the start, it does not replace it), so one
+        descriptor serves until ``close``.
+        """
+        if self._wal_fd is None:
+            try:
+                self._wal_fd = os.open(f"{self.path}-wal", os.O_RDONLY)
+            except FileNotFoundError:
+                return None
+            dir_fd = os.open(self.path.parent, os.O_RDONLY)  # the WAL's name must survive too
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        return self._wal_fd
 
     def remove(self, ids: Iterable[int]) -> None:
         """Forget acknowledged rows; held batches move to disk if they now fit."""
@@ -155,26 +246,39 @@ class Outbox:
                 raise
             self._count -= n
             self._bytes -= freed
-            self._flush_held()
+            flushed = self._flush_held()
+        if flushed:
+            self.sync()  # the sender reads them back to publish: make them as safe as a put's
         self._report_level()
 
-    def _flush_held(self) -> None:
-        """Move held batches to disk, oldest first, while they fit. Caller holds the lock."""
+    def _flush_held(self) -> list[Stored]:
+        """Move held batches to disk, oldest first, while they fit; their rows. Caller holds the lock."""
+        rows: list[Stored] = []
         while self._held:
             batch = self._held[0]
             fits = self._count == 0 or self._bytes + batch.size <= self.max_bytes
-            if not fits or not self._write(batch):
-                return
+            if not fits:
+                break
+            ids = self._write(batch)
+            if ids is None:
+                break
+            rows += (Stored(i, m) for i, m in zip(ids, batch.messages, strict=True))
             self._held.popleft()
+        return rows
 
-    def _write(self, batch: _Batch) -> bool:
+    def _write(self, batch: _Batch) -> list[int] | None:
+        """The new rows' ids, or None when the disk is full."""
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany(
-                    "INSERT INTO messages (seq, topic, payload, qos, retain, size) VALUES (?, ?, ?, ?, ?, ?)",
-                    [(m.seq, m.topic, m.payload, m.qos, int(m.retain), _size(m)) for m in batch.messages],
-                )
+                ids = [
+                    self._db.execute(
+                        "INSERT INTO messages (seq, topic, payload, qos, retain, size) "
+                        "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                        (m.seq, m.topic, m.payload, m.qos, int(m.retain), _size(m)),
+                    ).fetchone()[0]
+                    for m in batch.messages
+                ]
                 if batch.messages:
                     self._set_meta("last_seq", str(batch.messages[-1].seq))
                 if batch.state is not None:
@@ -186,12 +290,14 @@ class Outbox:
         except sqlite3.OperationalError as exc:
             if exc.sqlite_errorname != "SQLITE_FULL":
                 raise
-            return False
+            return None
+        self._dirty = True
         self._count += len(batch.messages)
         self._bytes += batch.size
-        if batch.messages:
-            self._durable_seq = batch.messages[-1].seq
-        return True
+        if ids:
+            self._last_id = ids[-1]
+            self._written_seq = batch.messages[-1].seq
+        return ids
 
     def _rollback(self) -> None:
         # SQLite may already have rolled back on its own (e.g. after SQLITE_FULL).
@@ -233,7 +339,7 @@ class Outbox:
 
     @property
     def durable_seq(self) -> int:
-        """Highest seq known to be on disk: what a driver may acknowledge to its device."""
+        """Highest seq synced to disk: what a driver may acknowledge to its device."""
         return self._durable_seq
 
     def health(self) -> OutboxHealth:
@@ -258,7 +364,20 @@ class Outbox:
             self._on_level(health.level, health)
 
     def close(self) -> None:
+        """A clean end: the next start knows no published batch can be missing."""
         with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._set_meta("open", "0")
+                self._db.execute("COMMIT")
+                self._dirty = True
+            except sqlite3.Error:  # a full disk: the next start treats this end as unclean
+                self._rollback()
+        self.sync()
+        with self._lock:
+            if self._wal_fd is not None:
+                os.close(self._wal_fd)
+                self._wal_fd = None
             self._db.close()
 
     def __enter__(self) -> Outbox:

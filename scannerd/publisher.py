@@ -6,10 +6,15 @@ from the oldest unacknowledged row, so the broker sees each event at least
 once and never a newer event before an older one it has not acknowledged.
 Consumers drop duplicates by ``seq`` (``docs/mqtt.md``).
 
-Threads: paho's network thread runs the callbacks; one pump thread owns the
-in-flight window and is the only one that touches it. Callbacks only post to
-the pump's queue, because paho calls ``on_publish`` while holding its own
-message lock and the pump calls ``publish`` which takes that lock.
+Threads: paho's network thread runs the callbacks; they only post to the
+pump's queue, because paho calls ``on_publish`` while holding its own message
+lock and ``publish`` takes that lock. The pump thread resends, takes
+acknowledgements and fills the window from the outbox. The thread that
+submits events sends them itself when the pump has nothing older to send
+(the common case on a live table): a card then goes from the commit straight
+to paho, without waking another thread or reading it back from disk. The
+in-flight window and the send cursor are shared by the two under
+``_send_lock``.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 from scannerd import __version__
 from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
-from scannerd.outbox import Outbox, Stored
+from scannerd.outbox import Outbox, Stored, Written
 from scannerd.payloads import DevicePayload, HealthPayload, StatusPayload
 from scannerd.requests import Request, RequestError, Response, parse_request
 from scannerd.topics import Topics, encode
@@ -70,8 +75,14 @@ class Publisher:
 
         self._inbox: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
         self._send_lock = threading.Lock()
-        self._live_gen = 0  # connection the pump may send on; 0 = none (guarded by _send_lock)
+        # Guarded by _send_lock:
+        self._live_gen = 0  # connection paho has up; 0 = none
         self._gen = 0
+        self._send_gen = 0  # connection the pump has started sending on; 0 = none yet
+        self._inflight: dict[int, Stored] = {}  # mid -> row
+        self._cursor = 0  # id of the newest row sent on this connection
+        self._window = settings.max_inflight
+        self._paused_until = 0.0  # after a refusal, wait before resending
         self._idle = threading.Condition()
         self._pump_thread: threading.Thread | None = None
         self._connected = False
@@ -163,10 +174,42 @@ class Publisher:
     # ------------------------------------------------------------------ what the daemon calls
 
     def submit(self, events: Sequence[Event], state: Any = None) -> bool:
-        """Store events (and state) durably, then send them; returns ``Outbox.put``'s durability."""
-        durable = self.outbox.put(self.topics.messages(events), state)
-        self.notify_new()
-        return durable
+        """Commit events (and state), send them, then sync; True once they are on disk for good.
+
+        Sending comes between the commit and the fsync: a committed batch already
+        survives a killed process, and the broker need not wait for the disk.
+        """
+        written = self.outbox.write(self.topics.messages(events), state)
+        if not self._send_now(written):
+            self.notify_new()
+        self.outbox.sync()
+        return not written.held
+
+    def _send_now(self, written: Written) -> bool:
+        """Send rows just written if they are next in line and fit the window; else leave them to the pump."""
+        rows = written.rows
+        if not rows:
+            return not written.held
+        with self._send_lock:
+            ready = (
+                self._send_gen
+                and self._send_gen == self._live_gen
+                and self._cursor == written.after_id
+                and len(self._inflight) + len(rows) <= self._window
+                and time.monotonic() >= self._paused_until
+            )
+            if not ready:
+                return False
+            for row in rows:
+                self._send(row)
+        return True
+
+    def _send(self, row: Stored) -> None:
+        """Hand one row to paho. Caller holds _send_lock on a live connection."""
+        m = row.message
+        info = self._client.publish(m.topic, m.payload, qos=m.qos, retain=m.retain)
+        self._inflight[info.mid] = row
+        self._cursor = row.id
 
     def notify_new(self) -> None:
         """Wake the sender after something was put into the outbox directly."""
@@ -237,7 +280,7 @@ class Publisher:
         self, _client: mqtt.Client, _ud: Any, _flags: Any, rc: ReasonCode, _props: Any
     ) -> None:
         with self._send_lock:
-            self._live_gen = 0
+            self._live_gen = self._send_gen = 0
         if self._connected:
             log.warning("mqtt disconnected", reason=str(rc))
         self._connected = False
@@ -285,66 +328,64 @@ class Publisher:
 
     def _pump(self) -> None:
         s = self.settings
-        inflight: dict[int, Stored] = {}  # mid -> row
-        cursor = 0  # id of the newest row sent on this connection
-        gen = 0
-        window = s.max_inflight
-        paused_until = 0.0  # after a refusal, wait before resending
         backoff = float(s.reconnect_min_s)
         next_health = time.monotonic()
         while True:
             now = time.monotonic()
-            deadline = min(next_health, paused_until) if paused_until > now else next_health
+            deadline = min(next_health, self._paused_until) if self._paused_until > now else next_health
             items = self._take(max(0.0, deadline - now))
             try:
                 acked: list[int] = []
-                for item in items:
-                    kind = item[0]
-                    if kind == "stop":
-                        return
-                    if kind == "ack":
-                        row = inflight.pop(item[1], None)
-                        if row is None:
-                            continue  # status, health, a response, or a row from before a rewind
-                        rc: ReasonCode = item[2]
-                        if not rc.is_failure:
-                            acked.append(row.id)
-                            backoff = float(s.reconnect_min_s)
-                            continue
-                        self._count("refused")
-                        log.error("broker refused an event", seq=row.message.seq, reason=str(rc))
-                        inflight.clear()
-                        cursor = 0
-                        paused_until = time.monotonic() + backoff
-                        backoff = min(backoff * 2, float(s.reconnect_max_s))
-                    elif kind == "up":
-                        gen, window, cursor, paused_until = item[1], item[2], 0, 0.0
-                        inflight.clear()
-                        next_health = 0.0
-                    elif kind == "down":
-                        gen, cursor = 0, 0
-                        inflight.clear()
+                with self._send_lock:
+                    for item in items:
+                        kind = item[0]
+                        if kind == "stop":
+                            return
+                        if kind == "ack":
+                            row = self._inflight.pop(item[1], None)
+                            if row is None:
+                                continue  # status, health, a response, or a row from before a rewind
+                            rc: ReasonCode = item[2]
+                            if not rc.is_failure:
+                                acked.append(row.id)
+                                backoff = float(s.reconnect_min_s)
+                                continue
+                            self._count("refused")
+                            log.error("broker refused an event", seq=row.message.seq, reason=str(rc))
+                            self._rewind(time.monotonic() + backoff)
+                            backoff = min(backoff * 2, float(s.reconnect_max_s))
+                        elif kind == "up":
+                            if item[1] == self._live_gen:
+                                self._send_gen, self._window = item[1], item[2]
+                                self._rewind(0.0)
+                            next_health = 0.0
+                    sending = bool(self._send_gen)
                 if acked:
                     self._count("published", len(acked))  # first, so flush() never sees it lag
                     self.outbox.remove(acked)
-                if gen and time.monotonic() >= paused_until:
-                    cursor = self._fill(gen, window, inflight, cursor)
-                self._in_flight = len(inflight)
-                if gen and time.monotonic() >= next_health:
+                if sending:
+                    self._fill()
+                self._in_flight = len(self._inflight)
+                if sending and time.monotonic() >= next_health:
                     self._publish_model(self.topics.health, self._health())
                     next_health = time.monotonic() + s.health_interval_s
-                elif not gen:
+                elif not sending:
                     next_health = time.monotonic() + s.health_interval_s
             except Exception:
                 # The pump must outlive a bad moment (disk error, closed db during shutdown): the
                 # rows are still in the outbox, so start the connection's sending over.
                 self._count("errors")
                 log.exception("mqtt pump error")
-                inflight.clear()
-                cursor = 0
-                paused_until = time.monotonic() + backoff
+                with self._send_lock:
+                    self._rewind(time.monotonic() + backoff)
             with self._idle:
                 self._idle.notify_all()
+
+    def _rewind(self, paused_until: float) -> None:
+        """Send again from the oldest waiting row. Caller holds _send_lock."""
+        self._inflight.clear()
+        self._cursor = 0
+        self._paused_until = paused_until
 
     def _take(self, wait: float) -> list[tuple[Any, ...]]:
         try:
@@ -357,21 +398,25 @@ class Publisher:
             except queue.Empty:
                 return items
 
-    def _fill(self, gen: int, window: int, inflight: dict[int, Stored], cursor: int) -> int:
-        """Send rows after ``cursor`` until the window is full; returns the new cursor."""
-        while len(inflight) < window:
-            rows = self.outbox.pending(limit=window - len(inflight), after_id=cursor)
+    def _fill(self) -> None:
+        """Send waiting rows after the cursor until the window is full."""
+        while time.monotonic() >= self._paused_until:
+            with self._send_lock:
+                room, cursor = self._window - len(self._inflight), self._cursor
+            if room <= 0:
+                return
+            rows = self.outbox.pending(limit=room, after_id=cursor)  # read outside the lock: disk
             if not rows:
-                break
-            for row in rows:
-                m = row.message
-                with self._send_lock:
-                    if self._live_gen != gen:
-                        return cursor  # the connection changed under us: "up" will restart from 0
-                    info = self._client.publish(m.topic, m.payload, qos=m.qos, retain=m.retain)
-                inflight[info.mid] = row
-                cursor = row.id
-        return cursor
+                return
+            with self._send_lock:
+                if not self._send_gen or self._send_gen != self._live_gen:
+                    return  # the connection changed under us: "up" will start over
+                for row in rows:
+                    if row.id <= self._cursor:
+                        continue  # ``submit`` sent it meanwhile
+                    if len(self._inflight) >= self._window:
+                        return
+                    self._send(row)
 
     # ------------------------------------------------------------------ helpers
 

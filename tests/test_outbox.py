@@ -162,8 +162,11 @@ seq = box.last_seq
 while True:
     batch = [Message(seq + i, "t/T1/card", b'{"card":"AS"}' * 20) for i in (1, 2, 3)]
     seq += 3
-    box.put(batch, {"next_seq": seq + 1, "driver": {"ack": seq}})
+    # Committed, not synced: what the publisher sends at once must survive a killed process.
+    box.write(batch, {"next_seq": seq + 1, "driver": {"ack": seq}})
     print(seq, flush=True)
+    if seq % 30 == 0:
+        box.sync()
 """
 
 
@@ -187,3 +190,43 @@ def test_after_sigkill_state_and_events_agree(tmp_path: Path) -> None:
         assert stored == list(range(1, last + 1))
         assert state["driver"] == {"ack": last}
         assert json.loads(box.pending(1)[0].message.payload[:13]) == {"card": "AS"}
+
+
+def test_write_commits_and_sync_makes_it_durable(tmp_path: Path) -> None:
+    with Outbox(tmp_path / "o.sqlite3") as box:
+        written = box.write(msgs(1, 2), {"n": 1})
+        assert [r.message.seq for r in written.rows] == [1, 2] and not written.held
+        assert written.after_id == 0
+        assert box.durable_seq == 0  # committed, not yet synced
+        box.sync()
+        assert box.durable_seq == 2
+        nxt = box.write(msgs(3, 1))
+        assert nxt.after_id == written.rows[-1].id  # a sender that sent up to there may send these next
+
+
+def _reopen(path: Path, *, boot_id: str | None = None) -> bool:
+    """Open the outbox again as a restarted daemon would; ``boot_id``: as if the last ran on another boot."""
+    if boot_id is not None:
+        db = sqlite3.connect(path)
+        db.execute("UPDATE meta SET value = ? WHERE key = 'boot_id'", (boot_id,))
+        db.commit()
+        db.close()
+    with Outbox(path) as box:
+        return box.power_lost
+
+
+def test_power_lost_only_when_the_machine_restarted_under_an_open_outbox(tmp_path: Path) -> None:
+    path = tmp_path / "o.sqlite3"
+    with Outbox(path) as box:
+        box.put(msgs(1, 1))
+        assert not box.power_lost  # a new file
+    assert not _reopen(path)  # closed cleanly
+    assert not _reopen(path, boot_id="an-earlier-boot")  # closed cleanly before a reboot
+
+    killed = Outbox(path)  # left open: the process died, the machine did not
+    killed.put(msgs(2, 1))
+    assert not _reopen(path)
+    powered_off = Outbox(path)  # left open, and the machine restarted (another boot id)
+    assert _reopen(path, boot_id="an-earlier-boot")
+    killed.close()
+    powered_off.close()

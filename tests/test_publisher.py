@@ -205,3 +205,20 @@ def test_health_is_published_retained_with_counters(
     assert health["outbox_level"] == "ok"
     assert health["pending"] == 0
     gs.close()
+
+
+def test_a_submitted_event_goes_out_without_waiting_for_the_sending_thread(
+    mosquitto: Broker, make_publisher: Callable[..., Publisher]
+) -> None:
+    """On a live table a card is sent by the thread that stored it, not read back later by another."""
+    gs = GameServer(mosquitto, [f"{BASE}/#"])
+    pub = make_publisher(settings_for(mosquitto))
+    pub.submit(sample_events(1, 1))  # the first rows after a connection go through the pump
+    gs.wait_for(lambda got: len(event_seqs(got)) == 1)
+    with pub._idle:  # the pump cannot finish a round of its loop while this is held
+        pub._inbox.put(("new",))  # ... and it is woken, so it is stuck there, not waiting for work
+        time.sleep(0.2)
+        pub.submit(sample_events(2, 3))
+        gs.wait_for(lambda got: len(event_seqs(got)) == 4, timeout=10)
+    assert event_seqs(gs.messages()) == [1, 2, 3, 4]
+    gs.close()
