@@ -18,6 +18,7 @@ values with old ones.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -52,7 +53,13 @@ class Published:
 
     def to_json(self) -> str:
         """``{"topic": ..., "payload": {...}}``: one line of ``replay --emit jsonl``."""
-        return f'{{"topic":{json.dumps(self.topic)},"payload":{self.payload.decode()}}}'
+        return f'{{"topic":{_json_string(self.topic)},"payload":{self.payload.decode()}}}'
+
+
+@functools.lru_cache(maxsize=64)
+def _json_string(text: str) -> str:
+    """A topic as a JSON string; a replay has a handful of topics and writes each thousands of times."""
+    return json.dumps(text)
 
 
 def _discard(data: bytes) -> None:
@@ -140,9 +147,12 @@ class Replayer:
         return out
 
     def _ticks(self, ts: float) -> list[Published]:
+        # A day's recording spans tens of thousands of ticks; only one that stalls a round does
+        # anything, so the others are stepped over (the grid is still stepped exactly as live).
         out: list[Published] = []
         while self._next_tick <= ts:
-            out += self._apply(Tick(self._next_tick))
+            if self.validator.stalls_at(self._next_tick):
+                out += self._apply(Tick(self._next_tick))
             self._next_tick += TICK_S
         return out
 
@@ -150,10 +160,8 @@ class Replayer:
         return self._events(inp.ts, self.validator.handle(inp))
 
     def _events(self, ts: float, events: list[Event]) -> list[Published]:
-        return [
-            Published(ts, m.topic, m.payload, e)
-            for m, e in zip(self.topics.messages(events), events, strict=True)
-        ]
+        message = self.topics.message
+        return [Published(ts, (m := message(e)).topic, m.payload, e) for e in events]
 
     def _command(self, ts: float, name: str, args: dict[str, Any]) -> list[Published]:
         try:
