@@ -117,8 +117,9 @@ class Response(BaseModel):
     error: str | None = Field(None, description="Why the request was refused (status 'error').")
     data: dict[str, Any] | None = Field(
         None,
-        description="On 'ok': the table state after the command (as get_state returns it): "
-        "table_id, link_up, shoe, round, alerts.",
+        description="On 'ok': the table state after the command, as get_state returns it: "
+        "table_id, seq, link_up, shoe, round, alerts, and results (the shoe's completed hands) "
+        "in get_state's answer only.",
     )
 
 
@@ -190,6 +191,7 @@ def execute(request: Request, validator: Validator, ts: float) -> tuple[Response
             return Response(
                 command=request.command, status="error", transaction=request.transaction, error=str(exc)
             ), []
-    return Response(
-        command=request.command, status="ok", transaction=request.transaction, data=validator.state()
-    ), events
+    # Only get_state carries the shoe's results: they grow with every hand, and a command's
+    # answer needs the round and shoe it changed, not the scoreboard (docs/mqtt.md).
+    state = validator.state(results=request.command == "get_state")
+    return Response(command=request.command, status="ok", transaction=request.transaction, data=state), events

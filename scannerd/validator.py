@@ -567,8 +567,12 @@ class Validator:
 
     # ------------------------------------------------------------------ state
 
-    def state(self) -> dict[str, Any]:
-        """What the game server's ``get_state`` sees: shoe, current round and open alerts."""
+    def state(self, *, results: bool = True) -> dict[str, Any]:
+        """What the game server's ``get_state`` sees: shoe, current round, open alerts and results.
+
+        ``results=False`` leaves out the shoe's results, which grow with every hand: what a
+        command's answer carries (docs/mqtt.md), so a shoe's answers do not grow with it.
+        """
         rnd = self.round
         round_view = None
         if rnd is not None:
@@ -582,15 +586,17 @@ class Validator:
                 "banker": {"cards": list(rnd.banker), "total": hand_total(rnd.banker)},
                 "next_position": due,
             }
-        return {
+        state = {
             "table_id": self.table_id,
             "seq": self.next_seq - 1,
             "link_up": self.link_up,
             "shoe": self._shoe_view(),
             "round": round_view,
             "alerts": [a.model_dump(mode="json") for a in self.open_alerts.values()],
-            "results": [_result(code) for code in self.results],
         }
+        if results:
+            state["results"] = [_result(code) for code in self.results]
+        return state
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state as JSON-ready data; ``restore`` rebuilds an identical validator."""

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
+from scannerd.events import CardDrawn
 from scannerd.house import HouseRules
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.publisher import Publisher
@@ -82,6 +83,24 @@ def test_commands_run_on_the_validator_and_nonsense_is_rejected_without_changing
     assert resp.status == "ok" and events == []
     assert resp.data is not None and resp.data["round"]["round_id"] == "R1"
     assert execute(parse_request("ack_alert", b'{"alert_id": 77}'), v, TS + 4)[0].error == "no open alert 77"
+
+
+def test_only_get_state_answers_with_the_shoes_results() -> None:
+    """A command's answer stays the same size all shoe long; the scoreboard is get_state's."""
+    v = Validator("T1", HouseRules(burn="none"))
+    execute(parse_request("new_shoe", b"{}"), v, TS)
+    execute(parse_request("betting_open", b"{}"), v, TS + 1)
+    execute(parse_request("betting_close", b"{}"), v, TS + 2)
+    for i, card in enumerate(["9H", "2S", "KH", "3C"]):
+        v.handle(CardDrawn(TS + 3 + i, card))
+    opened, _ = execute(parse_request("betting_open", b"{}"), v, TS + 10)
+    state, _ = execute(parse_request("get_state", b"{}"), v, TS + 11)
+    assert opened.data is not None and "results" not in opened.data
+    assert opened.data["round"]["phase"] == "betting" and opened.data["shoe"]["hands_dealt"] == 2
+    assert state.data is not None and state.data["results"] == [
+        {"winner": "player", "natural": True, "player_pair": False, "banker_pair": False}
+    ]
+    assert {k: value for k, value in state.data.items() if k != "results"} == opened.data
 
 
 class Table:
