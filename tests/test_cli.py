@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -38,3 +40,20 @@ def test_an_unexpected_error_is_one_line_and_the_traceback_goes_to_a_file(
     assert match, line
     saved = Path(match[1]).read_text()
     assert saved.startswith("Traceback") and "RuntimeError: the disk" in saved
+
+
+_LOADED = """
+import sys
+from scannerd.cli import main
+main(["run", "--config", sys.argv[1]])
+import scannerd.daemon  # what the daemon imports once the config is good
+print(sorted(m for m in ("rich", "structlog", "scannerd.daemon") if sys.modules.get(m) is not None))
+"""
+
+
+def test_the_daemon_does_not_load_the_terminal_ui(tmp_path: Path) -> None:
+    """rich is for ``watch`` and ``demo``; in ``run`` it would only sit in memory for the table's life."""
+    out = subprocess.run(
+        [sys.executable, "-c", _LOADED, str(tmp_path / "missing.toml")], capture_output=True, text=True
+    )
+    assert out.stdout.split("\n")[-2] == "['scannerd.daemon', 'structlog']", out.stderr
