@@ -199,7 +199,8 @@ class RecordingReader(_File):
     def _fail(self, text: str) -> RecordingError:
         return RecordingError(f"{self.path}:{self._lineno}: {text}")
 
-    def _next_raw(self) -> dict[str, Any] | None:
+    def _next_text(self) -> str | None:
+        """The next line that is not blank, or None at the end of the file."""
         while True:
             try:
                 text = self._file.readline()
@@ -208,21 +209,25 @@ class RecordingReader(_File):
             if not text:
                 return None
             self._lineno += 1
-            if not text.strip():
-                continue
-            try:
-                raw = json.loads(text)
-            except (ValueError, RecursionError) as exc:  # also integers too long, nesting too deep
-                if not text.endswith("\n") and self._lineno > 1:
-                    self.truncated = True  # the writer stopped mid-line (power cut, full disk)
-                    return None
-                raise self._fail(f"not JSON: {exc}") from None
-            if not isinstance(raw, dict):
-                raise self._fail("a line must be a JSON object")
-            return raw
+            if text.strip():
+                return text
+
+    def _raw(self, text: str) -> dict[str, Any] | None:
+        """A line's JSON object; None when it is the cut-off last line of an interrupted file."""
+        try:
+            raw = json.loads(text)
+        except (ValueError, RecursionError) as exc:  # also integers too long, nesting too deep
+            if not text.endswith("\n") and self._lineno > 1:
+                self.truncated = True  # the writer stopped mid-line (power cut, full disk)
+                return None
+            raise self._fail(f"not JSON: {exc}") from None
+        if not isinstance(raw, dict):
+            raise self._fail("a line must be a JSON object")
+        return raw
 
     def _read_header(self) -> Header:
-        raw = self._next_raw()
+        text = self._next_text()
+        raw = None if text is None else self._raw(text)
         if raw is None:
             raise self._fail("empty file: not a scannerd recording")
         if raw.get("format") != FORMAT:
@@ -242,14 +247,23 @@ class RecordingReader(_File):
 
     def lines(self) -> Iterator[RxLine | CmdLine | LinkLine]:
         last_t = 0.0
-        while (raw := self._next_raw()) is not None:
-            if raw.get("event") not in EVENT_KINDS:
-                self.skipped += 1
-                continue
+        while (text := self._next_text()) is not None:
             try:
-                line = _LINE.validate_python(raw)
-            except ValidationError as exc:
-                raise self._fail(f"bad {raw.get('event')} line: {_explain(exc)}") from None
+                # Nearly every line is a good one: parsed and checked in one step in pydantic-core.
+                line = _LINE.validate_json(text)
+            except ValidationError:
+                # Anything else takes the long way, which says what is wrong with it.
+                raw = self._raw(text)
+                if raw is None:
+                    return
+                event = raw.get("event")
+                if not isinstance(event, str) or event not in EVENT_KINDS:  # a list or object is no kind
+                    self.skipped += 1
+                    continue
+                try:
+                    line = _LINE.validate_python(raw)
+                except ValidationError as exc:
+                    raise self._fail(f"bad {event} line: {_explain(exc)}") from None
             if line.t < last_t:
                 raise self._fail(f"t goes backwards ({line.t} after {last_t})")
             last_t = line.t

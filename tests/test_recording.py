@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from scannerd.house import HouseRules
 from scannerd.recording import (
@@ -152,6 +153,38 @@ def test_a_bad_file_is_named_with_its_line(tmp_path: Path, lines, header, messag
     with pytest.raises(RecordingError, match=message) as err, RecordingReader(path) as r:
         list(r.lines())
     assert str(path) in str(err.value)
+
+
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 2),
+    st.floats(allow_nan=False),
+    st.sampled_from(["rx", "cmd", "link", "up", "down", "00ff", "4x", "", "1.5"]),
+    st.text(max_size=4),
+    st.dictionaries(st.text(max_size=2), st.integers(), max_size=2),
+)
+
+
+@given(st.dictionaries(st.sampled_from(["t", "event", "hex", "name", "args", "state", "detail"]), _VALUES))
+@example(raw={"event": {}})  # an unhashable kind: it crashed the reader once
+@example(raw={"t": 1, "event": "rx", "hex": "4x"})
+def test_every_line_reads_as_checking_its_json_object_says(tmp_path_factory, raw: dict) -> None:
+    """Lines are parsed and checked in one step; that must agree with parsing, then checking, each line."""
+    models = {"rx": RxLine, "cmd": CmdLine, "link": LinkLine}
+    expected: object = "skipped"
+    if isinstance(raw.get("event"), str) and raw["event"] in models:
+        try:
+            expected = models[raw["event"]].model_validate(raw)
+        except ValidationError:
+            expected = "refused"
+    path = write_lines(tmp_path_factory.mktemp("r") / "s.jsonl", raw)
+    try:
+        with RecordingReader(path) as r:
+            got: object = list(r.lines()) or ("skipped" if r.skipped == 1 else "nothing")
+    except RecordingError:
+        got = "refused"
+    assert got == (expected if isinstance(expected, str) else [expected])
 
 
 def test_empty_and_missing_files(tmp_path: Path) -> None:
