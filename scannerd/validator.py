@@ -10,7 +10,7 @@ The rules it enforces are written down in ``docs/validator.md``.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
@@ -53,6 +53,17 @@ class ShoeState:
     hands_started: int = 0
     last_hand_no: int | None = None
     closed: bool = False
+
+
+def _plain(state: ShoeState | RoundState, *containers: str) -> dict[str, Any]:
+    """``asdict`` without its deep copy of every value: it was most of the cost of storing a card.
+
+    The state's fields are numbers, strings and the named containers of them, which are copied.
+    """
+    out = {f.name: getattr(state, f.name) for f in fields(state)}
+    for name in containers:
+        out[name] = out[name].copy()
+    return out
 
 
 @dataclass(slots=True)
@@ -603,8 +614,8 @@ class Validator:
         return {
             "version": 1,
             "next_seq": self.next_seq,
-            "shoe": asdict(self.shoe) if self.shoe else None,
-            "round": asdict(self.round) if self.round else None,
+            "shoe": _plain(self.shoe, "counts") if self.shoe else None,
+            "round": _plain(self.round, "player", "banker") if self.round else None,
             "clearing": self.clearing,
             "link_up": self.link_up,
             "rounds_started": self.rounds_started,
