@@ -9,8 +9,9 @@ each as the best of ``--repeat`` runs, interleaved:
   recording with no lines (``wall_s`` keeps it);
 - ``pipeline``: the same pipeline in this process (read, decode, validate,
   build and serialise every message), as ``replay_speed.py`` does per shoe;
-- ``validator``: the validator alone over the day's inputs (ticks and
-  commands included), each event serialised to JSON as it would be sent;
+- ``validator``: the validator alone over the inputs the replay gives it
+  (cards, commands, and the ticks that can stall a round: the replay steps
+  over the others), each event encoded as it is sent (``topics.encode``);
 - ``decode_only``: the baseline, the Bee-Tek codec over the day's bytes,
   already in memory: the least any replay could do.
 
@@ -39,6 +40,7 @@ from scannerd.events import CardDrawn, Event, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.recording import Header, RecordingReader, RxLine
 from scannerd.replay import Replayer, replay
+from scannerd.topics import encode
 from scannerd.validator import CommandRejected, Validator
 
 TARGET_CARDS_PER_S = 100_000
@@ -106,7 +108,7 @@ def validator_seconds(inputs: list[ValidatorInput], rules: HouseRules) -> float:
         except CommandRejected:
             continue
         for event in events:
-            event.model_dump_json()
+            encode(event)
     return time.perf_counter() - t0
 
 

@@ -18,6 +18,7 @@ import time
 from scannerd.cards import ALL_CARDS
 from scannerd.events import CardDrawn, Command
 from scannerd.house import HouseRules
+from scannerd.topics import encode
 from scannerd.validator import Validator
 
 
@@ -43,7 +44,8 @@ def shoe_inputs(rng: random.Random, start: float) -> list:
 
 
 def run_validator(inputs: list, serialise: bool = True) -> tuple[float, int]:
-    """Judge every input; the events are pydantic models either way, JSON only when ``serialise``."""
+    """Judge every input; the events are pydantic models either way, and with ``serialise`` each is
+    encoded by ``topics.encode``, the bytes the daemon publishes."""
     v = Validator("bench", HouseRules(burn="none", cut_card_remaining=14))
     n = 0
     t0 = time.perf_counter()
@@ -51,7 +53,7 @@ def run_validator(inputs: list, serialise: bool = True) -> tuple[float, int]:
         events = v.handle(inp)
         if serialise:
             for event in events:
-                event.model_dump_json()
+                encode(event)
         n += isinstance(inp, CardDrawn)
     return time.perf_counter() - t0, n
 
