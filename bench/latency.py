@@ -4,10 +4,11 @@ Prints one JSON object. Three bridges run side by side on their own ptys,
 publishing to one local Mosquitto, and are fed in turn, block by block, so
 they see the same machine at the same moments:
 
-- ``daemon``: ``scannerd run`` (Bee-Tek driver, validator, SQLite outbox with
-  ``synchronous=FULL``, publisher), the outbox on disk as on a table PC;
+- ``daemon``: ``scannerd run`` (Bee-Tek driver, validator, SQLite outbox
+  committed and fsynced for every read, publisher), the outbox on disk as on
+  a table PC;
 - ``daemon_outbox_tmpfs``: the same with its outbox on tmpfs, where fsync
-  costs nothing: the difference to ``daemon`` is what durability costs;
+  costs nothing: the difference to ``daemon`` is what the disk costs;
 - ``bare_bridge``: the baseline (``bench/bare_bridge.py``): pyserial read,
   paho publish, nothing else.
 
@@ -127,7 +128,7 @@ def feed(bridge: Bridge, sub: Subscriber, cards: list[str], mode: str, args: arg
 
 
 def outbox_commit_times(root: Path, n: int = 500) -> list[float]:
-    """One event and its state per transaction, as the daemon commits each card."""
+    """One event and its state per transaction, committed and fsynced, as the daemon stores a read."""
     times = []
     payload = json.dumps({"kind": "card", "card": "AS", "position": "player1", "pad": "x" * 150}).encode()
     with Outbox(root / "commit-probe.sqlite3") as outbox:

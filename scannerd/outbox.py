@@ -44,7 +44,7 @@ Level = Literal["ok", "warn", "full"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    id INTEGER PRIMARY KEY,  -- given by the outbox, always increasing (no AUTOINCREMENT bookkeeping)
     seq INTEGER NOT NULL,
     topic TEXT NOT NULL,
     payload BLOB NOT NULL,
@@ -127,7 +127,9 @@ class Outbox:
         count, total = self._db.execute("SELECT count(*), coalesce(sum(size), 0) FROM messages").fetchone()
         self._count: int = count
         self._bytes: int = total
-        self._last_seq = int(self._meta("last_seq") or 0)
+        batch = json.loads(self._meta("batch") or '{"last_seq": 0, "state": null}')
+        self._last_seq: int = batch["last_seq"]
+        self._state_json = json.dumps(batch["state"], separators=(",", ":"))  # kept by batches without one
         self._durable_seq = self._written_seq = self._last_seq
         self._last_id: int = self._db.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
         self._held: deque[_Batch] = deque()
@@ -271,18 +273,21 @@ class Outbox:
         try:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                ids = [
-                    self._db.execute(
-                        "INSERT INTO messages (seq, topic, payload, qos, retain, size) "
-                        "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                        (m.seq, m.topic, m.payload, m.qos, int(m.retain), _size(m)),
-                    ).fetchone()[0]
-                    for m in batch.messages
-                ]
-                if batch.messages:
-                    self._set_meta("last_seq", str(batch.messages[-1].seq))
+                ids = list(range(self._last_id + 1, self._last_id + 1 + len(batch.messages)))
+                self._db.executemany(
+                    "INSERT INTO messages (id, seq, topic, payload, qos, retain, size) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    [
+                        (i, m.seq, m.topic, m.payload, m.qos, int(m.retain), _size(m))
+                        for i, m in zip(ids, batch.messages, strict=True)
+                    ],
+                )
+                last_seq = batch.messages[-1].seq if batch.messages else self._written_seq
+                state_json = self._state_json
                 if batch.state is not None:
-                    self._set_meta("state", json.dumps(batch.state, separators=(",", ":")))
+                    state_json = json.dumps(batch.state, separators=(",", ":"))
+                # One row for both: each row a commit touches is another page written to the WAL.
+                self._set_meta("batch", f'{{"last_seq":{last_seq},"state":{state_json}}}')
                 self._db.execute("COMMIT")
             except BaseException:
                 self._rollback()
@@ -294,9 +299,10 @@ class Outbox:
         self._dirty = True
         self._count += len(batch.messages)
         self._bytes += batch.size
+        self._state_json = state_json
         if ids:
             self._last_id = ids[-1]
-            self._written_seq = batch.messages[-1].seq
+            self._written_seq = last_seq
         return ids
 
     def _rollback(self) -> None:
@@ -320,8 +326,8 @@ class Outbox:
     def state(self) -> Any:
         """The state stored with the newest batch on disk (what to restore after a restart)."""
         with self._lock:
-            raw = self._meta("state")
-        return None if raw is None else json.loads(raw)
+            raw = self._meta("batch")
+        return None if raw is None else json.loads(raw)["state"]
 
     def pending(self, limit: int = 100, after_id: int = 0) -> list[Stored]:
         """Waiting messages on disk in the order they were put (seq order), after row ``after_id``."""
