@@ -5,7 +5,7 @@ bridge could do per card (build a dict, ``json.dumps`` it), so the ratio says
 what judging the deal costs on top of merely forwarding the scan, whatever
 the machine's speed today.
 
-    python bench/validator_throughput.py [--shoes N]
+    python bench/validator_throughput.py [--shoes N] [--repeat N]
 """
 
 from __future__ import annotations
@@ -71,14 +71,15 @@ def run_baseline(inputs: list) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shoes", type=int, default=20)
+    parser.add_argument("--repeat", type=int, default=5, help="best of this many runs of each")
     args = parser.parse_args()
     rng = random.Random(1)
     inputs: list = []
     for i in range(args.shoes):
         inputs += shoe_inputs(rng, 1_700_000_000.0 + i * 10_000)
-    # Best of three for each, interleaved, so both see the same machine.
+    # Best of --repeat for each, interleaved, so all see the same (shared, noisy) machine.
     val, built, base = [], [], []
-    for _ in range(3):
+    for _ in range(args.repeat):
         val.append(run_validator(inputs))
         built.append(run_validator(inputs, serialise=False))
         base.append(run_baseline(inputs))
