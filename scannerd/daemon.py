@@ -30,7 +30,7 @@ from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from scannerd.config import Config
 from scannerd.display.server import Display
-from scannerd.events import Command, Event, Fault, Tick, ValidatorInput
+from scannerd.events import TICK_S, Command, Event, Fault, Tick, ValidatorInput
 from scannerd.ingest import DeviceView, to_input
 from scannerd.outbox import Level, Outbox, OutboxHealth
 from scannerd.publisher import Publisher
@@ -43,8 +43,6 @@ log = structlog.get_logger(__name__)
 
 EventListener = Callable[[Sequence[Event]], None]
 """Called with each batch of events after they are stored; must not block (display, shoe alarm)."""
-
-TICK_S = 1.0
 
 SEQ_SKIP_AFTER_POWER_LOSS = 1000
 """More than one read's events: the most that can be published and not yet synced when the power goes."""

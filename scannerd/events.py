@@ -50,6 +50,10 @@ class Tick:
     ts: float
 
 
+TICK_S = 1.0
+"""How often the daemon feeds a Tick; a replay feeds them on the same grid to give the same events."""
+
+
 @dataclass(frozen=True, slots=True)
 class Fault:
     """Something outside the deal that the dealer or the pit must see: a device alarm, a full disk."""

@@ -29,8 +29,7 @@ from drivers.base import Driver
 from drivers.events import DeviceEvent, LinkDown, LinkUp
 from drivers.framed_host import DedupState, FramedHostDriver
 from drivers.registry import get_driver_class
-from scannerd.daemon import TICK_S
-from scannerd.events import Event, Tick, ValidatorInput
+from scannerd.events import TICK_S, Event, Tick, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.ingest import to_input
 from scannerd.mqtt_settings import MqttSettings

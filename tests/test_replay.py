@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -240,3 +242,13 @@ def test_usb_drivers_replay_through_their_codecs_too(tmp_path: Path) -> None:
     for name in ("hid", "usb-framed"):
         cards = payloads(list(replay(tmp_path / f"{name}.jsonl")), "card")
         assert [c["card"] for c in cards] == ["9H", "2S"], name
+
+
+def test_replay_does_not_load_the_daemon() -> None:
+    """Replaying weeks of recordings starts often: the daemon's web server and threads are not needed."""
+    code = (
+        "import sys, scannerd.commands.replay\n"
+        "print(sorted({'aiohttp', 'scannerd.daemon'} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
