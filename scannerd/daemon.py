@@ -187,7 +187,7 @@ class Daemon:
         return dead
 
     def status_line(self) -> str:
-        state = self.validator.state()
+        state = self.validator.state(results=False)
         shoe, rnd = state["shoe"], state["round"]
         parts = [f"shoe {shoe['shoe_id']} {shoe['status']}" if shoe else "shoe unknown"]
         if rnd:
