@@ -60,5 +60,7 @@ class DeviceView:
             update = {"detail": f"{event.code} {event.text}".strip()}
         before = self.payload
         self.payload = before.model_copy(update={**update, "last_heartbeat": ts})
+        if not update:  # a card or a cut card: the shoe is alive, nothing else to compare (every card)
+            return None
         changed = self.payload.model_copy(update={"last_heartbeat": before.last_heartbeat}) != before
         return self.payload if changed else None
