@@ -140,6 +140,11 @@ class Daemon:
         if self.display is not None:
             self.display.start()  # before any event, so it sees the state they apply to
         self.publisher.start()
+        if self.outbox.power_lost:
+            # The shoe lost power with the machine, and the round being dealt may have lost cards the
+            # game server already has: it is void, as for any device lost with cards due.
+            with self._lock:
+                self._device_event(self.clock(), LinkDown("the table PC stopped without a clean shutdown"))
         self.reader.start()
         self._ticker = threading.Thread(target=self._tick_loop, name="ticker", daemon=True)
         self._ticker.start()
