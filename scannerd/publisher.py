@@ -86,7 +86,6 @@ class Publisher:
         self._idle = threading.Condition()
         self._pump_thread: threading.Thread | None = None
         self._connected = False
-        self._in_flight = 0
         self._counts_lock = threading.Lock()
         self._counts = dict.fromkeys(
             ("published", "reconnects", "refused", "requests", "rejected_requests", "errors"), 0
@@ -192,8 +191,7 @@ class Publisher:
             return not written.held
         with self._send_lock:
             ready = (
-                self._send_gen
-                and self._send_gen == self._live_gen
+                self._sending_live()
                 and self._cursor == written.after_id
                 and len(self._inflight) + len(rows) <= self._window
                 and time.monotonic() >= self._paused_until
@@ -203,6 +201,10 @@ class Publisher:
             for row in rows:
                 self._send(row)
         return True
+
+    def _sending_live(self) -> bool:
+        """The pump has started sending on the connection paho has up. Caller holds _send_lock."""
+        return self._send_gen != 0 and self._send_gen == self._live_gen
 
     def _send(self, row: Stored) -> None:
         """Hand one row to paho. Caller holds _send_lock on a live connection."""
@@ -284,7 +286,7 @@ class Publisher:
         if self._connected:
             log.warning("mqtt disconnected", reason=str(rc))
         self._connected = False
-        self._inbox.put(("down",))
+        self._inbox.put(("down",))  # only wakes the pump: it sees _send_gen is 0 and stops sending
 
     def _on_publish(self, _client: mqtt.Client, _ud: Any, mid: int, rc: ReasonCode, _props: Any) -> None:
         self._inbox.put(("ack", mid, rc))
@@ -365,7 +367,6 @@ class Publisher:
                     self.outbox.remove(acked)
                 if sending:
                     self._fill()
-                self._in_flight = len(self._inflight)
                 if sending and time.monotonic() >= next_health:
                     self._publish_model(self.topics.health, self._health())
                     next_health = time.monotonic() + s.health_interval_s
@@ -409,7 +410,7 @@ class Publisher:
             if not rows:
                 return
             with self._send_lock:
-                if not self._send_gen or self._send_gen != self._live_gen:
+                if not self._sending_live():
                     return  # the connection changed under us: "up" will start over
                 for row in rows:
                     if row.id <= self._cursor:
@@ -436,7 +437,7 @@ class Publisher:
             connected=self._connected,
             published=c["published"],
             pending=ob.pending,
-            in_flight=self._in_flight,
+            in_flight=len(self._inflight),
             outbox_bytes=ob.bytes,
             outbox_max_bytes=ob.max_bytes,
             outbox_level=ob.level,
