@@ -27,6 +27,7 @@ from ``put`` that a batch is not yet durable.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -147,16 +148,11 @@ class Outbox:
         boot = _boot_id()
         lost = self._meta("open") == "1" and self._meta("boot_id") not in (None, boot)
         try:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._set_meta("open", "1")
-            self._set_meta("boot_id", boot)
-            self._db.execute("COMMIT")
+            self._commit_meta({"open": "1", "boot_id": boot})
         except sqlite3.OperationalError as exc:  # a full disk must not stop the table starting
-            self._rollback()
             if exc.sqlite_errorname != "SQLITE_FULL":
                 raise
             return lost
-        self._dirty = True
         self.sync()
         return lost
 
@@ -310,6 +306,18 @@ class Outbox:
         if self._db.in_transaction:
             self._db.execute("ROLLBACK")
 
+    def _commit_meta(self, values: dict[str, str]) -> None:
+        """Set meta keys in a transaction of their own. Caller holds the lock, or is still constructing."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for key, value in values.items():
+                self._set_meta(key, value)
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+        self._dirty = True
+
     def _set_meta(self, key: str, value: str) -> None:
         self._db.execute(
             "INSERT INTO meta (key, value) VALUES (?, ?) "
@@ -371,14 +379,9 @@ class Outbox:
 
     def close(self) -> None:
         """A clean end: the next start knows no published batch can be missing."""
-        with self._lock:
-            try:
-                self._db.execute("BEGIN IMMEDIATE")
-                self._set_meta("open", "0")
-                self._db.execute("COMMIT")
-                self._dirty = True
-            except sqlite3.Error:  # a full disk: the next start treats this end as unclean
-                self._rollback()
+        # On a full disk the mark cannot be written, and the next start treats this end as unclean.
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self._commit_meta({"open": "0"})
         self.sync()
         with self._lock:
             if self._wal_fd is not None:
