@@ -50,6 +50,7 @@ from bench.support import (
     start_daemon,
     stop_process,
     summary_ms,
+    wait_bare_bridge,
     wait_device_up,
     work_dir,
 )
@@ -91,15 +92,7 @@ def start_bridges(root: Path, shm: Path, broker: Any, sub: Subscriber) -> list[B
         [sys.executable, "-m", "bench.bare_bridge", pty.path, broker.host, str(broker.port), topic]
     )
     bridges.append(Bridge("bare_bridge", None, topic, pty, proc))
-    # The bare bridge says nothing when it is up: feed it until a card comes through.
-    deadline = time.monotonic() + 30
-    while not sub.count(lambda t: t == topic):
-        if time.monotonic() > deadline:
-            raise RuntimeError("the bare bridge never published")
-        pty.write(frame("AS"))
-        time.sleep(0.2)
-    time.sleep(0.5)
-    sub.take(lambda t: t == topic)
+    wait_bare_bridge(sub, pty, topic)
     return bridges
 
 

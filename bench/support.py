@@ -31,6 +31,7 @@ from scannerd.cards import ALL_CARDS
 from scannerd.events import CardDrawn, Command
 from scannerd.house import HouseRules
 from scannerd.validator import Validator
+from simulators.serial_pty import PtyPort
 from tests.broker import MOSQUITTO, Broker, wait_until
 
 __all__ = ["Broker", "wait_until"]
@@ -197,6 +198,18 @@ def wait_device_up(sub: Subscriber, table_id: str, timeout: float = 30.0) -> Non
 
     if not sub.wait(up, timeout):
         raise RuntimeError(f"daemon {table_id} never reported its device link up")
+
+
+def wait_bare_bridge(sub: Subscriber, pty: PtyPort, topic: str, timeout: float = 30.0) -> None:
+    """The bare bridge says nothing when it is up: feed it until a card comes through, then forget those."""
+    deadline = time.monotonic() + timeout
+    while not sub.count(lambda t: t == topic):
+        if time.monotonic() > deadline:
+            raise RuntimeError("the bare bridge never published")
+        pty.write(frame("AS"))
+        time.sleep(0.2)
+    time.sleep(0.5)
+    sub.take(lambda t: t == topic)
 
 
 def new_shoe(sub: Subscriber, table_id: str, timeout: float = 30.0) -> None:
