@@ -13,8 +13,8 @@ are fed the same shoes in turn at dealing pace:
 
 Each process runs under stamps: its hot-path functions are wrapped to note
 ``time.perf_counter()`` (the same clock in every process on Linux) at each
-step. For every card, a step's figure is the time from the frame's last byte
-written to the pty to the first such stamp after it; the card event's
+step. For every card, a step's figure is the time from the frame's write to
+the pty to the first such stamp after it; the card event's
 publish and socket write are told apart from other topics by their topic.
 
     python -m bench.latency_stages [--shoes 3] [--out docs/performance]
@@ -212,8 +212,10 @@ def deal(process: Process, sub: Subscriber, cards: list[str], interval: float) -
         delay = start + i * interval - time.perf_counter()
         if delay > 0:
             time.sleep(delay)
-        process.pty.write(frame(card))
+        # Stamped just before the write, not after: a process may read the frame (and stamp that)
+        # before this one gets the CPU back. A 23-byte write to a pty takes microseconds.
         written.append(time.perf_counter())
+        process.pty.write(frame(card))
     sub.wait(lambda arrivals: sum(1 for _, t, _ in arrivals if t == process.topic) >= len(cards), 30)
     time.sleep(0.05)
     arrived = [t for t, _ in sub.take(lambda t: t == process.topic)]
@@ -239,7 +241,11 @@ def collect_stamps(process: Process) -> dict[str, list[float]]:
 
 
 def stages(process: Process, stamps: dict[str, list[float]]) -> dict[str, Any]:
-    """Per step, the time from the frame written to the first stamp of that step, card by card."""
+    """Per step, the time from the frame written to the first stamp of that step, card by card.
+
+    A card with no stamp of a step between its write and its arrival (cards fed so fast that
+    another's work overlaps it) is left out of that step: its ``n`` says how many were paired.
+    """
     since_write: dict[str, list[float]] = {step: [] for step in [*STEPS[process.kind], "arrived"]}
     for written, arrived in process.cards:
         for step in STEPS[process.kind]:

