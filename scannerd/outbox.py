@@ -23,6 +23,10 @@ soon as acknowledged rows make room. The state on disk never runs ahead of
 the events on disk. Held batches are lost if the process dies, which is why
 the level is reported long before (``on_level``) and why the caller learns
 from ``put`` that a batch is not yet durable.
+
+Disk space. The file grows with a backlog (a broker away for hours) and,
+once every waiting row has gone out, gives the freed pages back to the disk
+(SQLite's incremental vacuum) instead of keeping its high-water size.
 """
 
 from __future__ import annotations
@@ -42,6 +46,12 @@ from scannerd.mqtt_settings import OutboxSettings
 from scannerd.topics import Message
 
 Level = Literal["ok", "warn", "full"]
+
+RECLAIM_PAGES = 256
+"""Free pages (4 KiB each) worth giving back to the disk once the outbox is empty: 1 MiB."""
+RECLAIM_STEP = 1024
+"""Pages given back per acknowledgement (4 MiB, tens of ms): a card never waits long behind it."""
+_INCREMENTAL = 2  # PRAGMA auto_vacuum's number for INCREMENTAL
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -120,6 +130,9 @@ class Outbox:
         self._lock = threading.Lock()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        # Pages freed by acknowledged rows can be given back to the disk (``_reclaim``); this takes
+        # effect only on a file with no tables yet: older files are converted by ``_convert``.
+        self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
         self._db.execute("PRAGMA journal_mode=WAL")
         # NORMAL: a commit survives a killed process; ``sync`` makes it survive a power cut.
         self._db.execute("PRAGMA synchronous=NORMAL")
@@ -137,7 +150,18 @@ class Outbox:
         self._level: Level = self._compute_level()
         self._wal_fd: int | None = None
         self._dirty = False  # committed since the last sync
+        self._convert()
         self.power_lost = self._mark_open()
+
+    def _convert(self) -> None:
+        """Give a file made without incremental vacuum the ability, while it is empty and cheap to rewrite."""
+        if self._count or self._db.execute("PRAGMA auto_vacuum").fetchone()[0] == _INCREMENTAL:
+            return
+        try:
+            self._db.execute("VACUUM")  # rewrites the file in the auto_vacuum mode set above
+        except sqlite3.OperationalError as exc:  # a full disk must not stop the table starting
+            if exc.sqlite_errorname != "SQLITE_FULL":
+                raise
 
     def _mark_open(self) -> bool:
         """Whether the last process using this file died with the machine (not just by itself).
@@ -245,9 +269,26 @@ class Outbox:
             self._count -= n
             self._bytes -= freed
             flushed = self._flush_held()
+            if not self._count:
+                self._reclaim()
         if flushed:
             self.sync()  # the sender reads them back to publish: make them as safe as a put's
         self._report_level()
+
+    def _reclaim(self) -> None:
+        """Give the disk back the pages a backlog left free, once it has all gone out.
+
+        Only when the outbox is empty, so a table that merely publishes never
+        pays for it, and the file does not keep its high-water size after a
+        long broker outage; a step at a time, since the next card waits for
+        the lock meanwhile (80 MB at once took 0.8 s here). Caller holds the lock.
+        """
+        if self._db.execute("PRAGMA freelist_count").fetchone()[0] < RECLAIM_PAGES:
+            return
+        # Through executescript: execute() steps a statement that returns nothing only once, which
+        # frees a single page; this runs it to the end.
+        self._db.executescript(f"PRAGMA incremental_vacuum({RECLAIM_STEP});")
+        self._dirty = True
 
     def _flush_held(self) -> list[Stored]:
         """Move held batches to disk, oldest first, while they fit; their rows. Caller holds the lock."""

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.outbox import Outbox
+from scannerd.outbox import RECLAIM_PAGES, RECLAIM_STEP, Outbox
 from scannerd.topics import Message
 
 
@@ -155,7 +155,7 @@ def test_putting_and_removing_from_different_threads(tmp_path: Path) -> None:
 
 WRITER = """
 import sys
-from scannerd.outbox import Outbox
+from scannerd.outbox import RECLAIM_PAGES, RECLAIM_STEP, Outbox
 from scannerd.topics import Message
 box = Outbox(sys.argv[1])
 seq = box.last_seq
@@ -230,3 +230,63 @@ def test_power_lost_only_when_the_machine_restarted_under_an_open_outbox(tmp_pat
     assert _reopen(path, boot_id="an-earlier-boot")
     killed.close()
     powered_off.close()
+
+
+def _pages(path: Path) -> tuple[int, int]:
+    """(page_count, freelist_count) as another connection sees the committed file."""
+    other = sqlite3.connect(path)
+    try:
+        pages = other.execute("PRAGMA page_count").fetchone()[0]
+        return pages, other.execute("PRAGMA freelist_count").fetchone()[0]
+    finally:
+        other.close()
+
+
+def _backlog(box: Outbox, n: int = 2000) -> list[int]:
+    """A broker outage's worth of 4 KiB events (8 MB), put as the daemon does, a batch at a time."""
+    for first in range(1, n + 1, 50):
+        box.put(msgs(first, 50, size=4096), {"seq": first})
+    return [r.id for r in box.pending(limit=n)]
+
+
+def test_the_file_gives_its_space_back_once_a_backlog_has_gone_out(tmp_path: Path) -> None:
+    path = tmp_path / "o.sqlite3"
+    with Outbox(path, max_bytes=64 * 1024 * 1024) as box:
+        ids = _backlog(box)
+        peak, _ = _pages(path)
+        assert peak > 2000  # 8 MB of 4 KiB pages
+        box.remove(ids[:1000])  # acknowledged as the broker takes them back
+        assert _pages(path)[1] >= 1000, "nothing is given back while rows still wait"
+        box.remove(ids[1000:])
+        pages, free = _pages(path)
+        assert pages <= peak - RECLAIM_STEP and free > 0, (peak, pages, free)  # one step given back
+        # The rest in later steps, one per acknowledgement that leaves the outbox empty.
+        for seq in range(3000, 3010):
+            box.put(msgs(seq, 1), {"seq": seq})
+            box.remove([r.id for r in box.pending()])
+        pages, free = _pages(path)
+        assert pages < RECLAIM_PAGES + 50 and free < RECLAIM_PAGES, (pages, free)  # less than 1 MiB left
+        box.put(msgs(3010, 1), {"seq": 3010})  # and it goes on working
+        assert seqs(box) == [3010]
+    assert path.stat().st_size < 2 * 1024 * 1024  # from 9 MB
+    with Outbox(path) as box:
+        assert seqs(box) == [3010] and box.state() == {"seq": 3010}
+
+
+def test_a_file_made_without_incremental_vacuum_is_converted_once_empty(tmp_path: Path) -> None:
+    path = tmp_path / "o.sqlite3"
+    with Outbox(path) as box:
+        box.put(msgs(1, 2), {"seq": 2})
+    old = sqlite3.connect(path, isolation_level=None)
+    old.execute("PRAGMA auto_vacuum=NONE")
+    old.execute("VACUUM")  # as files were made before the outbox asked for incremental vacuum
+    assert old.execute("PRAGMA auto_vacuum").fetchone()[0] == 0
+    old.close()
+
+    with Outbox(path) as box:  # rows wait: no rewrite under them, everything as it was
+        assert seqs(box) == [1, 2]
+        box.remove([r.id for r in box.pending()])
+    assert sqlite3.connect(path).execute("PRAGMA auto_vacuum").fetchone()[0] == 0
+    with Outbox(path) as box:  # empty: converted at start
+        assert box.state() == {"seq": 2} and box.last_seq == 2
+    assert sqlite3.connect(path).execute("PRAGMA auto_vacuum").fetchone()[0] == 2
