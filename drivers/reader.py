@@ -1,7 +1,12 @@
 """DeviceReader: the thread that owns a driver, and the only place that reads a clock.
 
-It stamps ``time.time()`` on every chunk the moment it is read, so the pure
-codecs and validator see the device's time, not their own. It keeps the
+It stamps ``time.time()`` on every chunk as it handles it, so the pure
+codecs and validator see the device's time, not their own. A consumer that
+takes inputs from other threads too (the daemon: requests, ticks) passes its
+lock as ``hold``: the reader then stamps, decodes and delivers each chunk,
+and hands over its bytes, under that lock, so no other input falls between a
+chunk's time and its events, and the order inputs are judged in is the order
+of their times (what a recording replays exactly). It keeps the
 link: reports a link-down when the device goes, retries with capped
 exponential backoff, and reports a link-up when the device is back (the
 driver's channel, a udev symlink or a ``usb:VID:PID:SERIAL`` match, is looked
@@ -12,10 +17,11 @@ watchdog how it is doing.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
-from typing import Self
+from typing import Any, Self
 
 import structlog
 
@@ -39,6 +45,7 @@ class DeviceReader:
         on_read_done: ReadDoneCallback | None = None,
         on_rx: RxCallback | None = None,
         on_error: ErrorCallback | None = None,
+        hold: contextlib.AbstractContextManager[Any] | None = None,
         read_timeout: float = 0.2,
         backoff_initial: float = 0.1,
         backoff_max: float = 5.0,
@@ -48,6 +55,7 @@ class DeviceReader:
         self.on_read_done = on_read_done  # after the events of one read: a consumer may batch them
         self.on_rx = on_rx
         self.on_error = on_error
+        self._hold = hold if hold is not None else contextlib.nullcontext()
         self.read_timeout = read_timeout
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
@@ -148,14 +156,15 @@ class DeviceReader:
                 if not data:
                     continue
                 received = True
-                ts = time.time()
-                events = driver.decode(data)
-                for event in events:
-                    self._deliver(ts, event)
-                if events and self.on_read_done is not None:
-                    self._call(self.on_read_done, ts)
-                if self.on_rx is not None:
-                    self._call(self.on_rx, ts, data)
+                with self._hold:
+                    ts = time.time()
+                    events = driver.decode(data)
+                    for event in events:
+                        self._deliver(ts, event)
+                    if events and self.on_read_done is not None:
+                        self._call(self.on_read_done, ts)
+                    if self.on_rx is not None:
+                        self._call(self.on_rx, ts, data)
         except DriverOperationError as exc:
             self.last_error = exc
             self._close(str(exc))

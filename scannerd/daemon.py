@@ -103,6 +103,7 @@ class Daemon:
             on_read_done=self._on_read_done,
             on_rx=self._on_rx,
             on_error=self._on_reader_error,
+            hold=self._lock,  # a read is judged whole: no request or tick between its time and its cards
         )
         self._ticker: threading.Thread | None = None
         self._unacked: list[int] = []  # framed seqs whose events are not yet on disk

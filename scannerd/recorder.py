@@ -6,11 +6,11 @@ ones and survives the disk: any write error is logged and counted, and
 recording resumes at the next rotation point, so a file never has a hole
 in its middle. The deal goes on whatever the disk does.
 
-Why lines are sometimes held back. The reader hands a chunk's cards to the
-validator first and its bytes to ``on_rx`` after; a command arriving in
-between was applied after those cards, so it must be written after their
-bytes too, or a replay would apply it first. The recorder therefore holds a
-command back while a chunk's cards are in but its bytes are not.
+Lines are written in the order the validator judged their inputs, which
+is what lets a replay reproduce every event: the daemon calls the listeners
+under its lock, and its device reader holds that lock for a whole chunk
+(its time, its cards, then its bytes to ``on_rx``), so no command can fall
+between a chunk's cards and its bytes, nor between its time and its cards.
 
 Each file's header carries the table's state when the file began (validator
 snapshot and framed dedup state, as the outbox stores them), taken under the
@@ -82,10 +82,7 @@ class Recorder:
         self.driver_options = dict(driver_options or {})
         self._state = state
         self._queue: queue.Queue[tuple[Any, ...]] = queue.Queue(queue_limit)
-        self._lock = threading.Lock()  # the hold-back state below
-        self._chunk_open = False  # a chunk's cards reached the validator, its bytes not yet on_rx
-        self._reader: int | None = None  # the reader thread: inputs on it come from device bytes
-        self._held: list[tuple[Any, ...]] = []
+        self._lock = threading.Lock()  # the gap flag, for listeners on several threads
         self._day: str | None = None  # UTC day of the current file (rotation per day)
         self._gap = False  # a line was lost to a full queue: the file must end there
         self._thread: threading.Thread | None = None
@@ -128,8 +125,6 @@ class Recorder:
         """Write what is queued, end (and compress) the current file."""
         if self._thread is None:
             return
-        with self._lock:
-            self._release_held()
         try:
             self._queue.put(("stop",), timeout=timeout)
         except queue.Full:
@@ -161,36 +156,22 @@ class Recorder:
     # ------------------------------------------------------------------ listeners (hot path)
 
     def on_rx(self, ts: float, data: bytes) -> None:
-        with self._lock:
-            self._reader = threading.get_ident()
-            self._put(("rx", ts, data))
-            self._chunk_open = False
-            self._release_held()
+        self._put(("rx", ts, data))
 
     def on_input(self, inp: ValidatorInput) -> None:
-        """Daemon input listener; runs under the daemon's lock, so the state read here is consistent."""
+        """Daemon input listener; runs under the daemon's lock, so the state read here is consistent.
+
+        Inputs made from device bytes are not written: their bytes are, by ``on_rx``.
+        """
         if isinstance(inp, LinkChanged):
-            with self._lock:
-                self._reader = threading.get_ident()  # the reader reports its own link
-                self._chunk_open = False
-                self._release_held()
-                self._put(("link", inp.ts, inp.up, inp.detail))
+            self._put(("link", inp.ts, inp.up, inp.detail))
             self._maybe_rotate_day(inp.ts)
         elif isinstance(inp, Command):
-            with self._lock:
-                item = ("cmd", inp.ts, inp.name, dict(inp.args))
-                if self._chunk_open:
-                    self._held.append(item)
-                else:
-                    self._put(item)
+            self._put(("cmd", inp.ts, inp.name, dict(inp.args)))
             if inp.name == "new_shoe" and self.settings.rotate == "shoe":
                 self._rotate_for_shoe(inp.ts)
             else:
                 self._maybe_rotate_day(inp.ts)
-        elif threading.get_ident() == self._reader:
-            # Made from bytes the reader has decoded but not yet handed to on_rx.
-            with self._lock:
-                self._chunk_open = True
 
     # ------------------------------------------------------------------ rotation (caller's thread)
 
@@ -209,28 +190,19 @@ class Recorder:
         if state is None and self._state is not None:
             state = self._state()
         self._day = _day(ts)
-        with self._lock:
-            item = ("rotate", ts, state)
-            if self._chunk_open:
-                self._held.append(item)
-            else:
-                self._put(item)
-
-    def _release_held(self) -> None:
-        held, self._held = self._held, []
-        for item in held:
-            self._put(item)
+        self._put(("rotate", ts, state))
 
     def _put(self, item: tuple[Any, ...]) -> None:
         """Never blocks (the caller may hold the daemon's lock); a lost line ends the file there."""
-        try:
-            if self._gap:
-                self._queue.put_nowait(("gap",))
-                self._gap = False
-            self._queue.put_nowait(item)
-        except queue.Full:
-            self.overflowed += 1
-            self._gap = True
+        with self._lock:
+            try:
+                if self._gap:
+                    self._queue.put_nowait(("gap",))
+                    self._gap = False
+                self._queue.put_nowait(item)
+            except queue.Full:
+                self.overflowed += 1
+                self._gap = True
 
     # ------------------------------------------------------------------ the writer thread
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,6 +56,25 @@ def test_events_are_stamped_when_read_and_raw_bytes_passed_on(port: PtyPort) -> 
         reader.stop()
     assert not reader.alive
     assert isinstance(sink.of(LinkUp, LinkDown)[-1], LinkDown)
+
+
+def test_with_a_hold_a_read_is_stamped_and_delivered_only_once_the_consumer_lets_it(port: PtyPort) -> None:
+    """A request judged while the bytes wait must come before the card, in time as in order."""
+    sink, hold = Collector(), threading.RLock()
+    reader = start_reader(create_driver("beetek", port.path), sink, hold=hold)
+    try:
+        sink.wait(lambda s: s.links() == ["up"], "link up")
+        with hold:  # another thread judging something, as the daemon does a request
+            port.write(card_frame("AS"))
+            time.sleep(0.3)  # the reader has read the frame by now and waits for the lock
+            assert sink.cards() == []
+            released = time.time()
+        sink.wait(lambda s: s.cards() == ["AS"], "the card")
+        (stamp,) = [ts for ts, e in sink.events if isinstance(e, DeviceCard)]
+        assert stamp >= released  # stamped under the lock, after what was judged before it
+        assert [ts for ts, _ in sink.rx] == [stamp]
+    finally:
+        reader.stop()
 
 
 def test_unplug_and_replug_on_another_node(port: PtyPort) -> None:

@@ -69,22 +69,6 @@ def test_a_session_is_written_compressed_and_reads_back(tmp_path: Path) -> None:
     assert rec.health()["lines"] == 3 and rec.health()["errors"] == 0
 
 
-def test_a_command_applied_between_a_chunks_cards_and_its_bytes_is_written_after_the_bytes(tmp_path) -> None:
-    """The reader hands cards to the validator before their bytes to on_rx; a replay must see the
-    command where the validator saw it: after the card."""
-    rec = make(tmp_path)
-    rec.start(T0)
-    rec.on_input(LinkChanged(T0, True))  # this thread is now the reader
-    rec.on_input(CardDrawn(T0 + 1, "AS"))  # the chunk's card is in ...
-    in_thread(rec.on_input, Command(T0 + 1.001, "void_round", {}))  # ... a command lands ...
-    rec.on_rx(T0 + 1, b"A01\r\n")  # ... and only now its bytes
-    in_thread(rec.on_input, Command(T0 + 2, "betting_open", {}))
-    rec.stop()
-    _, lines = read(rec.files[0])
-    assert [line.event for line in lines] == ["link", "rx", "cmd", "cmd"]
-    assert [line.name for line in lines if isinstance(line, CmdLine)] == ["void_round", "betting_open"]
-
-
 def shoe_state(shoe_id: str, cards_dealt: int = 0) -> dict[str, Any]:
     return {"validator": {"shoe": {"shoe_id": shoe_id, "cards_dealt": cards_dealt, "hands_started": 0}}}
 
