@@ -16,14 +16,27 @@ from typing import Final
 
 from scannerd.cards import ALL_CARDS
 from scannerd.house import HouseRules
-from simulators.actions import CutCard, Draw, ServerCommand, Step, Unplug, Unreadable
+from simulators.actions import Action, CutCard, Draw, Pause, ServerCommand, Step, Unplug, Unreadable
 from simulators.expected import ExpectedTable
 from simulators.rules import position_of
 from simulators.shoe import CUT_CARD, CutPlacement, Shoe
 
 # Mistakes a dealer makes within a round, and the one made when loading a shoe.
-ROUND_MISTAKES: Final = ("early-card", "extra-card", "short-deal", "unreadable", "foreign-card", "unplug")
+ROUND_MISTAKES: Final = (
+    "early-card",
+    "extra-card",
+    "short-deal",
+    "unreadable",
+    "foreign-card",
+    "unplug",
+    "stall",
+)
 MISTAKES: Final = (*ROUND_MISTAKES, "skip-burn")
+# What a careless dealer does unasked: a stall lasts the house's stall_timeout_s (30 s by default),
+# too long for a demo or a noisy-wire test, so it is made only when a scenario asks for it.
+RANDOM_MISTAKES: Final = tuple(m for m in MISTAKES if m != "stall")
+# How much longer than stall_timeout_s a stalling dealer stops: clear of any rounding of times.
+STALL_MARGIN_S: Final = 0.5
 # Mistakes that only mean something when a game server opens and closes betting.
 _SERVER_ONLY: Final = frozenset({"early-card", "extra-card", "short-deal", "skip-burn"})
 # No random mistakes this close to the cut card: the last hand must stay well defined.
@@ -49,7 +62,7 @@ class Dealer:
         cut: CutPlacement = 14,
         device_reports_cut: bool = True,
         error_rate: float = 0.0,
-        mistakes: Sequence[str] = MISTAKES,
+        mistakes: Sequence[str] = RANDOM_MISTAKES,
         unplug_seconds: float = 2.0,
     ) -> None:
         unknown = set(mistakes) - set(MISTAKES)
@@ -72,7 +85,7 @@ class Dealer:
         self._in_round = False
 
     # ------------------------------------------------------------------ steps
-    def _step(self, delay: float, action: Draw | Unreadable | CutCard | ServerCommand | Unplug) -> Step:
+    def _step(self, delay: float, action: Action) -> Step:
         return Step(delay, action, self.expected.apply(action))
 
     def _command(self, delay: float, name: str, **args: object) -> Step:
@@ -149,6 +162,8 @@ class Dealer:
         try:
             while (position := position_of(player, banker)) is not None:
                 dealt = len(player) + len(banker)
+                if dealt == at and mistake == "stall":  # stops with a card due, then deals on
+                    yield self._step(self.pace, Pause(self.rules.stall_timeout_s + STALL_MARGIN_S))
                 if dealt == at and mistake == "short-deal":
                     return
                 if dealt == at and mistake == "unplug":

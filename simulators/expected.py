@@ -29,6 +29,7 @@ from simulators.rules import FIRST_CARD_BURNS, fixed_burn, position_of, winner
 class _Round:
     hand_no: int
     phase: str  # betting | dealing | complete | void
+    stalled: bool = False
     player: list[str] = field(default_factory=list)
     banker: list[str] = field(default_factory=list)
 
@@ -75,8 +76,8 @@ class ExpectedTable:
                 if self.round is not None and self.round.cards_due:
                     return Expect(alerts=alerts, round_end=self._end_round("void"))
                 return Expect(alerts=alerts)
-            case Pause():
-                return Expect()
+            case Pause(seconds=seconds):
+                return self._pause(seconds)
         raise TypeError(f"not a dealer action: {action!r}")
 
     @property
@@ -84,6 +85,18 @@ class ExpectedTable:
         return self.shoe_known and self.burn_left != 0
 
     # ------------------------------------------------------------------
+    def _pause(self, seconds: float) -> Expect:
+        """A pause of ``stall_timeout_s`` or more with a card due stalls the round, once.
+
+        Only the pause counts: a scripted pause just short of the timeout may
+        still stall a table that is slow between steps.
+        """
+        rnd = self.round
+        if rnd is None or not rnd.cards_due or rnd.stalled or seconds < self.rules.stall_timeout_s:
+            return Expect()
+        rnd.stalled = True
+        return Expect(alerts=("ROUND_STALLED",))
+
     def _command(self, name: str) -> Expect:
         if name == "new_shoe":
             self.shoe_known = True

@@ -19,11 +19,11 @@ from collections.abc import Callable
 from drivers.events import DeviceCard, DeviceCutCard, DeviceEvent, LinkDown, LinkUp
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
-from scannerd.events import AlertEvent, CardEvent, Command, Event, RoundEvent
+from scannerd.events import AlertEvent, CardEvent, Command, Event, RoundEvent, Tick
 from scannerd.house import HouseRules
 from scannerd.ingest import to_input
 from scannerd.validator import CommandRejected, Validator
-from simulators.actions import CutCard, Draw, ServerCommand, Step, Unplug, Unreadable
+from simulators.actions import CutCard, Draw, Pause, ServerCommand, Step, Unplug, Unreadable
 from simulators.feeder import SimDevice
 
 _ENDS = ("complete", "void")
@@ -103,6 +103,9 @@ class Loopback:
                 case Unplug():
                     events = self._until(lambda ev: isinstance(ev, LinkDown))
                     events += self._until(lambda ev: isinstance(ev, LinkUp))
+                case Pause():
+                    # The daemon's ticker would have looked at the table during the pause.
+                    events = self.validator.handle(Tick(time.time()))
         except TimeoutError as exc:
             self.problems.append(f"{step.action}: {exc}")
             return

@@ -26,7 +26,7 @@ from pydantic import ValidationError
 
 from scannerd.house import HouseRules
 from simulators.actions import Pause, Step
-from simulators.dealer import MISTAKES, ROUND_MISTAKES, Dealer
+from simulators.dealer import MISTAKES, RANDOM_MISTAKES, ROUND_MISTAKES, Dealer
 from simulators.faults import FaultRates
 from simulators.shoe import CutPlacement
 
@@ -51,7 +51,7 @@ class Scenario:
     cut: CutPlacement = 14
     pace: float = 1.0
     error_rate: float = 0.0
-    mistakes: tuple[str, ...] = MISTAKES
+    mistakes: tuple[str, ...] = RANDOM_MISTAKES
     unplug_seconds: float = 2.0
     faults: FaultRates = field(default_factory=FaultRates)
     instructions: tuple[Instruction, ...] = ()

@@ -5,8 +5,8 @@ import random
 import pytest
 
 from scannerd.house import HouseRules
-from simulators.actions import CutCard, Draw, ServerCommand, Unplug, Unreadable
-from simulators.dealer import Dealer
+from simulators.actions import CutCard, Draw, Pause, ServerCommand, Unplug, Unreadable
+from simulators.dealer import MISTAKES, RANDOM_MISTAKES, STALL_MARGIN_S, Dealer
 from simulators.rules import winner
 
 
@@ -125,6 +125,24 @@ def test_unplug_mid_round_voids_it():
     assert steps[-1].action == Unplug(0.5)
     assert steps[-1].expect.alerts == ("DEVICE_DISCONNECTED", "DEVICE_RECONNECTED")
     assert steps[-1].expect.round_end == "void"
+
+
+def test_stall_stops_with_a_card_due_then_deals_the_round_to_its_end():
+    d = dealer(rules=HouseRules(stall_timeout_s=2.0))
+    steps = one_round(d, "stall")
+    (pause,) = [s for s in steps if isinstance(s.action, Pause)]
+    assert pause.action == Pause(2.0 + STALL_MARGIN_S)
+    assert pause.expect.alerts == ("ROUND_STALLED",)
+    before = steps[: steps.index(pause)]
+    assert 1 <= sum(isinstance(s.action, Draw) for s in before) <= 3  # cards were dealt, more are due
+    assert alerts(steps) == ["ROUND_STALLED"]
+    assert steps[-1].expect.round_end == "complete"
+
+
+def test_a_stall_is_never_a_random_mistake_unless_asked_for():
+    assert "stall" in MISTAKES and "stall" not in RANDOM_MISTAKES
+    d = dealer(seed=3, rules=HouseRules(stall_timeout_s=1.0), error_rate=1.0, mistakes=["stall"])
+    assert alerts(list(d.play(rounds=3))) == ["ROUND_STALLED"] * 3
 
 
 def test_unplug_between_rounds_voids_nothing():

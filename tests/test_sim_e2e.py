@@ -71,6 +71,14 @@ def test_foreign_card_is_caught(driver, tmp_path):
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("driver", SERIAL + USB)
+def test_a_dealer_who_stops_with_a_card_due_stalls_the_round_once(driver, tmp_path):
+    loop, seen = session(driver, load(SCENARIOS / "stall.txt"), tmp_path)
+    assert loop.problems == []
+    assert seen == ["ROUND_STALLED"]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("driver", SERIAL + USB)
 def test_unplug_between_rounds_warns_and_deals_on(driver, tmp_path):
     loop, seen = session(driver, parse("seed 4\nrounds 2\nunplug 0.3\nrounds 2"), tmp_path)
     assert loop.problems == []

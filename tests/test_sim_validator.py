@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.events import CardDrawn, Command, CutCardSeen, LinkChanged
+from scannerd.events import CardDrawn, Command, CutCardSeen, LinkChanged, Tick
 from scannerd.house import HouseRules
 from scannerd.validator import CommandRejected, Validator
 from simulators.actions import CutCard, Draw, Pause, ServerCommand, Unplug, Unreadable
-from simulators.dealer import Dealer
+from simulators.dealer import MISTAKES, Dealer
 from simulators.loopback import mismatches
 from simulators.scenario import load
 
@@ -55,8 +55,9 @@ def run(dealer: Dealer, steps, reports_cut: bool) -> list[str]:
                     events = v.handle(Command(ts, name, args))
                 case Unplug(seconds=s):
                     events = v.handle(LinkChanged(ts, up=False)) + v.handle(LinkChanged(ts + s, up=True))
-                case Pause():
-                    pass
+                case Pause(seconds=s):
+                    ts += s
+                    events = v.handle(Tick(ts))  # as the daemon's ticker looks at the table
         except CommandRejected:
             rejected = True
         problems += mismatches(step, events, rejected)
@@ -69,6 +70,16 @@ def test_validator_agrees_with_the_dealer(case):
     for seed, error_rate in ((1, 0.0), (2, 0.4)):
         dealer = Dealer(rules, random.Random(seed), pace=0, error_rate=error_rate, **kw)
         problems = run(dealer, dealer.play(shoes=2), kw.get("device_reports_cut", True))
+        assert problems == [], problems[:5]
+
+
+def test_validator_agrees_with_a_dealer_making_every_mistake_including_stalls():
+    rules = HouseRules(stall_timeout_s=5.0)
+    for seed in (1, 2):
+        dealer = Dealer(rules, random.Random(seed), pace=0, error_rate=0.5, mistakes=MISTAKES)
+        steps = list(dealer.play(shoes=1))
+        assert any("ROUND_STALLED" in s.expect.alerts for s in steps)
+        problems = run(dealer, steps, True)
         assert problems == [], problems[:5]
 
 
