@@ -293,11 +293,13 @@ class Recorder:
 
     def _broken(self, exc: BaseException) -> None:
         """End the file at the last good line; the next rotation point starts a whole one."""
-        self._error(exc)
         writer, self._writer = self._writer, None
         if writer is not None:
+            # Closed before the error is counted: whoever sees the count (health, a test that then
+            # frees the disk) finds the file already ended, and its close cannot write more later.
             with contextlib.suppress(OSError):
                 writer.close()
+        self._error(exc)
         if self._path is not None:
             _say("warning", "recording stopped until the next shoe or day", file=str(self._path))
             self._path = None
