@@ -72,6 +72,9 @@ class Publisher:
         self._clock = clock
         self._status = {"version": version, "table_id": table_id}
         self._device: DevicePayload | None = None
+        # Held while the device payload changes and while a new connection restates it, so the
+        # retained topic always ends on the newest payload (never an older one restated late).
+        self._device_lock = threading.Lock()
 
         self._inbox: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
         self._send_lock = threading.Lock()
@@ -225,11 +228,12 @@ class Publisher:
 
     def set_device(self, device: DevicePayload) -> None:
         """Republish the retained device topic when it changed."""
-        if device == self._device:
-            return
-        self._device = device
-        if self._connected:
-            self._publish_model(self.topics.device, device)
+        with self._device_lock:
+            if device == self._device:
+                return
+            self._device = device
+            if self._connected:
+                self._publish_model(self.topics.device, device)
 
     @property
     def connected(self) -> bool:
@@ -264,12 +268,13 @@ class Publisher:
             self._live_gen = self._gen
         if self._gen > 1:
             self._count("reconnects")
-        self._connected = True
         log.info("mqtt connected", session_present=flags.session_present, connection=self._gen)
         client.subscribe(self.topics.requests, qos=1)
         self._publish_model(self.topics.status, StatusPayload(state="online", **self._status))
-        if self._device is not None:
-            self._publish_model(self.topics.device, self._device)
+        with self._device_lock:
+            self._connected = True
+            if self._device is not None:
+                self._publish_model(self.topics.device, self._device)
         # An MQTT 5 broker may take fewer unacknowledged messages than we would send; keep a few
         # of its slots for status, health and responses.
         receive_max = getattr(props, "ReceiveMaximum", None)

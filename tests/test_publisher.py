@@ -191,6 +191,43 @@ def test_device_topic_is_retained_and_republished_only_on_change(
     gs.close()
 
 
+def test_a_device_change_while_connecting_never_leaves_an_older_payload_retained(
+    mosquitto: Broker, tmp_path: Path
+) -> None:
+    """The connection restates the device payload it had; a change made meanwhile must come after it."""
+    gs = GameServer(mosquitto, [f"{BASE}/device"])
+    up = DevicePayload(driver="serial-framed", channel="/dev/ttyUSB0", link="up")
+    down = up.model_copy(update={"link": "down", "detail": "unplugged"})
+    pub = Publisher(settings_for(mosquitto), "T1", Outbox(tmp_path / "o.sqlite3"))
+    pub.set_device(up)  # known before the broker is: restated on connect
+    restating, go_on = threading.Event(), threading.Event()
+    publish_model = pub._publish_model
+
+    def slow_restate(topic: str, *args: object, **kwargs: object) -> object:
+        if topic == pub.topics.device and not restating.is_set():
+            restating.set()  # the connection has read the payload it restates ...
+            go_on.wait(5)  # ... and is held here while the shoe is unplugged
+        return publish_model(topic, *args, **kwargs)
+
+    pub._publish_model = slow_restate  # type: ignore[method-assign]
+    try:
+        pub.start()
+        assert restating.wait(10)
+        change = threading.Thread(target=pub.set_device, args=(down,))
+        change.start()
+        change.join(0.5)  # done at once, or waiting for the restatement to finish
+        go_on.set()
+        change.join(5)
+        gs.wait_for(lambda got: any(json.loads(m.payload)["link"] == "down" for m in got))
+        time.sleep(0.3)  # a late stale restatement would land now
+        assert gs.payloads()[-1]["link"] == "down"
+    finally:
+        go_on.set()
+        pub.stop()
+        pub.outbox.close()
+        gs.close()
+
+
 def test_health_is_published_retained_with_counters(
     mosquitto: Broker, make_publisher: Callable[..., Publisher]
 ) -> None:
