@@ -287,7 +287,15 @@ class Outbox:
             return
         # Through executescript: execute() steps a statement that returns nothing only once, which
         # frees a single page; this runs it to the end.
-        self._db.executescript(f"PRAGMA incremental_vacuum({RECLAIM_STEP});")
+        try:
+            self._db.executescript(f"PRAGMA incremental_vacuum({RECLAIM_STEP});")
+        except sqlite3.OperationalError as exc:
+            # Even giving pages back writes a few to the WAL; on a disk the backlog filled that can
+            # fail. Nothing is lost by waiting: the next acknowledgement that empties the outbox retries.
+            self._rollback()
+            if exc.sqlite_errorname != "SQLITE_FULL":
+                raise
+            return
         self._dirty = True
 
     def _flush_held(self) -> list[Stored]:
