@@ -73,7 +73,8 @@ class Publisher:
         self._status = {"version": version, "table_id": table_id}
         self._device: DevicePayload | None = None
         # Held while the device payload changes and while a new connection restates it, so the
-        # retained topic always ends on the newest payload (never an older one restated late).
+        # retained topic always ends on the newest payload (at worst restated twice, never an older
+        # one after a newer).
         self._device_lock = threading.Lock()
 
         self._inbox: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
@@ -268,11 +269,11 @@ class Publisher:
             self._live_gen = self._gen
         if self._gen > 1:
             self._count("reconnects")
+        self._connected = True  # before "online" goes out, so a stop from now on says "offline" after it
         log.info("mqtt connected", session_present=flags.session_present, connection=self._gen)
         client.subscribe(self.topics.requests, qos=1)
         self._publish_model(self.topics.status, StatusPayload(state="online", **self._status))
-        with self._device_lock:
-            self._connected = True
+        with self._device_lock:  # read and restated together: a change made meanwhile goes out after
             if self._device is not None:
                 self._publish_model(self.topics.device, self._device)
         # An MQTT 5 broker may take fewer unacknowledged messages than we would send; keep a few
