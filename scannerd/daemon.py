@@ -30,7 +30,7 @@ from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from scannerd.config import Config
 from scannerd.display.server import Display
-from scannerd.events import TICK_S, Command, Event, Fault, Tick, ValidatorInput
+from scannerd.events import TICK_S, Command, Event, Fault, Restarted, Tick, ValidatorInput
 from scannerd.ingest import DeviceView, to_input
 from scannerd.outbox import Level, Outbox, OutboxHealth
 from scannerd.publisher import Publisher
@@ -77,7 +77,8 @@ class Daemon:
 
         self.outbox = Outbox.from_settings(config.outbox, on_level=self._on_outbox_level)
         saved = self.outbox.state() or {}
-        if saved.get("validator"):
+        self._restored = bool(saved.get("validator"))
+        if self._restored:
             snapshot = saved["validator"]
             if self.outbox.power_lost:
                 # The last batch may have been published and then lost with the power: never reuse
@@ -140,12 +141,8 @@ class Daemon:
             self.recorder.start(self.clock())  # first: its header holds the state before any input
         if self.display is not None:
             self.display.start()  # before any event, so it sees the state they apply to
+        self._resume()  # before the broker can hand over requests queued for us meanwhile
         self.publisher.start()
-        if self.outbox.power_lost:
-            # The shoe lost power with the machine, and the round being dealt may have lost cards the
-            # game server already has: it is void, as for any device lost with cards due.
-            with self._lock:
-                self._device_event(self.clock(), LinkDown("the table PC stopped without a clean shutdown"))
         self.reader.start()
         self._ticker = threading.Thread(target=self._tick_loop, name="ticker", daemon=True)
         self._ticker.start()
@@ -154,6 +151,26 @@ class Daemon:
             time.sleep(0.02)
         self.alarm.start()  # once the shoe is open, so the restated alarm reaches it at once
         log.info("daemon started", device=self.driver.description, link_up=self.reader.link_up)
+
+    def _resume(self) -> None:
+        """A start on saved state: the validator judges what may have been missed while nobody read.
+
+        Opening a serial port discards what waited in it, and most shoes send a
+        card once, so the round left open lost cards it cannot get back. Only a
+        shoe that repeats what was not acknowledged loses nothing, unless the
+        machine itself died: then a batch published but not yet synced is
+        missing from the restored state, and its round cannot be trusted either.
+        """
+        if not self._restored:
+            return
+        if self.outbox.power_lost:
+            detail = "the table PC stopped without a clean shutdown"
+        elif self.driver.repeats_unacknowledged:
+            return
+        else:
+            detail = "scannerd was not reading the shoe while it was stopped"
+        with self._lock:
+            self._apply(Restarted(self.clock(), detail), None)
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stopping.set()

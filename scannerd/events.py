@@ -63,6 +63,18 @@ class Fault:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class Restarted:
+    """The daemon starts again on a table whose state it saved: it was not reading for a while.
+
+    Cards the shoe dealt meanwhile are gone for shoes that cannot repeat them,
+    so a round left open cannot be judged any more.
+    """
+
+    ts: float
+    detail: str = ""
+
+
 CommandName = Literal["new_shoe", "betting_open", "betting_close", "void_round", "ack_alert"]
 
 
@@ -75,7 +87,7 @@ class Command:
     args: dict[str, Any] = field(default_factory=dict)
 
 
-ValidatorInput = CardDrawn | CutCardSeen | LinkChanged | Tick | Command | Fault
+ValidatorInput = CardDrawn | CutCardSeen | LinkChanged | Tick | Command | Fault | Restarted
 
 # --------------------------------------------------------------------------
 # Outputs (pydantic: they are the published contract)
@@ -95,6 +107,7 @@ AlertCode = Literal[
     "FOREIGN_CARD",
     "DEVICE_DISCONNECTED",
     "DEVICE_RECONNECTED",
+    "DAEMON_RESTARTED",
     "CARD_AFTER_SHOE_END",
     "BURN_MISMATCH",
     "ROUND_STALLED",

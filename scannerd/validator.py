@@ -26,6 +26,7 @@ from scannerd.events import (
     Event,
     Fault,
     LinkChanged,
+    Restarted,
     RoundEvent,
     ShoeEvent,
     Tick,
@@ -146,6 +147,8 @@ class Validator:
             self._cut_card(inp.ts)
         elif isinstance(inp, LinkChanged):
             self._link(inp)
+        elif isinstance(inp, Restarted):
+            self._restarted(inp)
         elif isinstance(inp, Fault):
             if inp.code not in FAULT_CODES:
                 raise ValueError(f"not a fault code: {inp.code!r}")
@@ -376,6 +379,34 @@ class Validator:
         else:
             self._alert(
                 inp.ts, "DEVICE_DISCONNECTED", "Shoe disconnected - do not deal", None, None, "warning"
+            )
+
+    def _restarted(self, inp: Restarted) -> None:
+        """A round open across a restart was not watched whole: it is void, whatever its phase.
+
+        Dealing, cards may have gone unread; betting, a ``betting_close`` may
+        have been queued for the daemon and cards dealt after it. A burn in
+        progress only may have lost cards, so it is flagged, not ended.
+        """
+        rnd, shoe = self.round, self.shoe
+        if rnd is not None and rnd.phase in ("betting", "dealing"):
+            self._alert(
+                inp.ts,
+                "DAEMON_RESTARTED",
+                "Table PC restarted during the hand - round void",
+                None,
+                rnd.round_id,
+                "misdeal",
+            )
+            self._void(inp.ts, "DAEMON_RESTARTED", inp.detail or None)
+        elif shoe is not None and shoe.burning:
+            self._alert(
+                inp.ts,
+                "DAEMON_RESTARTED",
+                "Table PC restarted during the burn - check the burn cards",
+                None,
+                None,
+                "warning",
             )
 
     # ------------------------------------------------------------------ commands

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scannerd.events import CardDrawn, Command, CutCardSeen, Event, LinkChanged, Tick
+from scannerd.events import CardDrawn, Command, CutCardSeen, Event, LinkChanged, Restarted, Tick
 from scannerd.house import HouseRules
 from scannerd.validator import Validator
 
@@ -38,6 +38,9 @@ class Table:
 
     def link(self, up: bool) -> list[Event]:
         return self._feed(LinkChanged(self.step(), up))
+
+    def restarted(self) -> list[Event]:
+        return self._feed(Restarted(self.step(), "stopped"))
 
     def tick(self, after: float) -> list[Event]:
         return self._feed(Tick(self.step(after)))

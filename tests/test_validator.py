@@ -149,6 +149,33 @@ def test_disconnect_between_rounds_is_a_warning_and_repeats_are_ignored():
     assert t.link(False) == []
 
 
+@pytest.mark.parametrize("dealt", [(), ("9H", "2S")], ids=["betting", "dealing"])
+def test_a_restart_voids_the_round_it_finds_open(dealt):
+    """Dealing, cards may have been missed; betting, a queued betting_close and cards after it."""
+    t = Table(burn="none")
+    t.cmd("betting_open", round_id="R1")
+    if dealt:
+        t.cmd("betting_close")
+        t.cards(*dealt)
+    out = t.restarted()
+    assert [(e.kind, getattr(e, "code", None) or getattr(e, "phase", None)) for e in out] == [
+        ("alert", "DAEMON_RESTARTED"),
+        ("round", "void"),
+    ]
+    assert out[0].severity == "misdeal" and out[0].round_id == "R1"
+    assert (t.last_round().reason, t.last_round().detail) == ("DAEMON_RESTARTED", "stopped")
+
+
+def test_a_restart_during_the_burn_warns_and_between_rounds_says_nothing():
+    t = Table(burn="first-card-value")
+    t.cmd("new_shoe")
+    t.card("5H")  # the turned card: four more to burn
+    assert [(e.code, e.severity) for e in t.restarted()] == [("DAEMON_RESTARTED", "warning")]
+    t2 = Table(burn="none")
+    t2.round("9H", "2S", "9C", "3D")
+    assert t2.restarted() == []
+
+
 def test_card_after_shoe_end():
     t = Table(burn="none")
     t.cmd("new_shoe")
