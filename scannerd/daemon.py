@@ -19,6 +19,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -32,10 +33,12 @@ from scannerd.config import Config
 from scannerd.display.server import Display
 from scannerd.events import TICK_S, Command, Event, Fault, Restarted, Tick, ValidatorInput
 from scannerd.ingest import DeviceView, to_input
+from scannerd.instance_lock import InstanceLock
 from scannerd.outbox import Level, Outbox, OutboxHealth
 from scannerd.publisher import Publisher
 from scannerd.recorder import Recorder
 from scannerd.requests import Request, RequestError, Response, execute, parse_request
+from scannerd.seq_ceiling import SeqCeiling, clock_floor
 from scannerd.shoe_alarm import ShoeAlarm
 from scannerd.validator import Validator
 
@@ -75,7 +78,11 @@ class Daemon:
         self.rx_listeners: list[Callable[[float, bytes], None]] = []
         self.input_listeners: list[Callable[[ValidatorInput], None]] = []
 
+        outbox_path = Path(config.outbox.path)
+        self._instance = InstanceLock(outbox_path)  # first: a second daemon touches neither outbox nor shoe
         self.outbox = Outbox.from_settings(config.outbox, on_level=self._on_outbox_level)
+        self._ceiling = SeqCeiling(outbox_path)
+        self._state_lost = False
         saved = self.outbox.state() or {}
         self._restored = bool(saved.get("validator"))
         if self._restored:
@@ -92,6 +99,8 @@ class Daemon:
             log.info("state restored", next_seq=self.validator.next_seq)
         else:
             self.validator = Validator(self.table_id, config.rules)
+            self._start_seq()
+        self._reserve_seq(self.validator.next_seq)
         device = config.device
         self.driver: Driver = create_driver(device.driver, device.port, **device.driver_options())
         if isinstance(self.driver, FramedHostDriver) and saved.get("device"):
@@ -152,6 +161,33 @@ class Daemon:
         self.alarm.start()  # once the shoe is open, so the restated alarm reaches it at once
         log.info("daemon started", device=self.driver.description, link_up=self.reader.link_up)
 
+    def _start_seq(self) -> None:
+        """No saved state: ``seq`` starts above anything this table can have published before.
+
+        With the ceiling file present the table had state, and it is gone: a
+        consumer may have lost events, so the dealer, the pit and the log are told.
+        """
+        ceiling = self._ceiling.value
+        self.validator.next_seq = max(clock_floor(self.clock()), ceiling or 1)
+        if ceiling is None:
+            log.info("no saved state: a new table", next_seq=self.validator.next_seq)
+            return
+        self._state_lost = True
+        log.error(
+            "saved state lost: the outbox holds none, seq continues above anything published",
+            outbox=str(self.outbox.path),
+            ceiling_file=str(self._ceiling.path),
+            next_seq=self.validator.next_seq,
+        )
+
+    def _reserve_seq(self, seq: int) -> None:
+        if self._ceiling.covers(seq):
+            return
+        try:
+            self._ceiling.reserve(seq)
+        except OSError as exc:  # a full disk: the clock floor still keeps seq rising after a loss
+            log.error("could not move the seq ceiling up", file=str(self._ceiling.path), error=str(exc))
+
     def _resume(self) -> None:
         """A start on saved state: the validator judges what may have been missed while nobody read.
 
@@ -161,6 +197,17 @@ class Daemon:
         machine itself died: then a batch published but not yet synced is
         missing from the restored state, and its round cannot be trusted either.
         """
+        if self._state_lost:
+            with self._lock:
+                self._apply(
+                    Fault(
+                        self.clock(),
+                        "STATE_LOST",
+                        f"Table state lost - events continue from {self.validator.next_seq}; "
+                        "call technical support",
+                    ),
+                    None,
+                )
         if not self._restored:
             return
         if self.outbox.power_lost:
@@ -186,6 +233,7 @@ class Daemon:
         if self.display is not None:
             self.display.stop()
         self.outbox.close()
+        self._instance.release()
         log.info("daemon stopped")
 
     def check(self) -> list[str]:
@@ -357,6 +405,8 @@ class Daemon:
     def _store(self) -> None:
         """Outbox first, then the device's acks, then whoever shows the events. Caller holds the lock."""
         events, self._unstored = self._unstored, []
+        if events and not self._ceiling.covers(events[-1].seq):
+            self._reserve_seq(events[-1].seq)
         newest_ack = self._unacked[-1] if self._unacked else None
         durable = self.publisher.submit(events, self.saved_state(newest_ack))
         if durable:

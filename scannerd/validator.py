@@ -94,6 +94,7 @@ _SEVERITY = {
     "DEVICE_FAULT": "warning",
     "OUTBOX_NEARLY_FULL": "warning",
     "OUTBOX_FULL": "warning",
+    "STATE_LOST": "warning",
 }
 
 _WINNERS = {"B": "banker", "P": "player", "T": "tie"}

@@ -49,10 +49,14 @@ def run(args: argparse.Namespace) -> int:
     )
 
     from scannerd.daemon import Daemon  # the heavy imports (drivers, MQTT, web) only once config is good
+    from scannerd.instance_lock import AlreadyRunning
 
     notifier = Notifier()
     try:
         daemon = Daemon(config)
+    except AlreadyRunning as exc:
+        log.error(str(exc))
+        return EXIT_FAILURE
     except OSError as exc:  # a file it needs: the outbox's directory, the password, a TLS file
         log.error(
             "daemon could not be built", error=f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")
