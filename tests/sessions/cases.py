@@ -199,6 +199,18 @@ def misdeal_card_after_shoe_end() -> Script:
     return s
 
 
+@case
+def misdeal_ten_lost_its_zero() -> Script:
+    """A Bee-Tek ``10S`` loses its ``0`` on the wire: ``1S`` is no card (not an ace), the round is void."""
+    s = Script("misdeal-ten-lost-its-zero", "beetek", rules={"burn": "none"})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    round_(s, "R1", beetek("3H", "4D") + b" [Game]<Card:1S> \r\n", pieces=2)
+    s.device(beetek("3C"), after=1.0)  # the dealer clears the voided round's cards
+    round_(s, "R2", beetek("10S", "2D", "S10", "5C", "3H"), pieces=3)  # tens read whole: banker 7 v 3
+    return s
+
+
 # ---------------------------------------------------------------------- burn and cut-card policies
 
 
