@@ -189,6 +189,54 @@ def test_no_stall_when_no_card_is_due():
     assert t.tick(after=300) == []
 
 
+# ----------------------------------------------------------------- order within one input
+
+
+def kinds(events) -> list[str]:
+    return [e.code if e.kind == "alert" else e.kind for e in events]
+
+
+def test_betting_close_mid_burn_publishes_alert_round_shoe():
+    t = Table(burn=3)
+    t.cmd("new_shoe")
+    t.card("AS")
+    t.cmd("betting_open")
+    out = t.cmd("betting_close")
+    assert kinds(out) == ["BURN_MISMATCH", "round", "shoe"]
+    assert out[-1].status == "dealing"
+
+
+def test_a_last_burn_card_that_is_foreign_publishes_card_alert_shoe():
+    t = Table(decks=1)  # first-card-value: a 2 burns two more
+    t.cmd("new_shoe")
+    t.cards("2H", "5C")
+    out = t.card("2H")  # the second 2H of a one-deck shoe, and the last burn card
+    assert kinds(out) == ["card", "FOREIGN_CARD", "shoe"]
+    card, alert, shoe = out
+    assert card.position == "burn" and alert.alert_id == alert.seq and shoe.status == "dealing"
+
+
+def test_the_card_that_ends_a_hand_and_reaches_the_virtual_cut_card_gives_one_shoe_event_last():
+    t = Table(burn="none", decks=1, cut_card_remaining=48)
+    t.cmd("new_shoe")
+    t.round(*NATURAL_ROUND[:3])
+    out = t.card(NATURAL_ROUND[3])  # ends the hand and leaves 48 cards: the cut card lies behind it
+    assert kinds(out) == ["card", "CUT_CARD", "round", "shoe"]
+    assert "next hand is the last" in out[1].message and out[1].round_id is None
+    assert not out[2].last_hand and out[3].status == "last_hand"
+    t.round(*NATURAL_ROUND)
+    assert t.last_round().last_hand and t.v.state()["shoe"]["status"] == "closed"
+
+
+def test_a_card_that_voids_the_round_and_reaches_the_virtual_cut_card():
+    t = Table(burn="none", decks=1, cut_card_remaining=50)
+    t.cmd("new_shoe")
+    t.round("9H")
+    out = t.card(None)  # 50 left: the cut card comes out behind the unreadable card
+    assert kinds(out) == ["card", "UNREADABLE_CARD", "CUT_CARD", "round", "shoe"]
+    assert "next hand is the last" in out[2].message
+
+
 # ----------------------------------------------------------------- burn policy
 
 

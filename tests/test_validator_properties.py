@@ -55,6 +55,29 @@ def test_several_shoes_in_a_row_stay_clean():
     assert t.alerts() == ["CUT_CARD"] * 3
 
 
+_RANK = {"card": 0, "alert": 1, "round": 2, "shoe": 3}
+
+
+def assert_documented_order(item, out) -> None:
+    """docs/validator.md: card, alert, round, shoe within one input, and its three exceptions."""
+    rest = list(out)
+    if rest and not isinstance(item, Command) and getattr(rest[0], "code", None) == "ROUND_STALLED":
+        rest = rest[1:]  # a due stall is raised first, by any input but a command
+    if isinstance(item, Command) and item.name == "betting_open" and rest[0].kind == "alert":
+        # SHORT_DEAL, the void round and the shoe (when one is known), then the new round.
+        assert [e.kind for e in rest] in (["alert", "round", "shoe", "round"], ["alert", "round", "round"])
+        return
+    if isinstance(item, CardDrawn) and rest[0].kind == "round":
+        assert rest[0].phase == "dealing"  # auto mode: the round this card opens, then the card
+        rest = rest[1:]
+    kinds = [e.kind for e in rest]
+    assert kinds == sorted(kinds, key=_RANK.__getitem__), kinds
+    assert kinds.count("shoe") <= 1, kinds
+    if isinstance(item, CardDrawn):
+        own = [e.code for e in rest if e.kind == "alert" and e.code != "CUT_CARD"]
+        assert len(own) <= 1, own  # one alert per card
+
+
 cards = st.sampled_from([*ALL_CARDS, None])
 ts_steps = st.floats(0, 100, allow_nan=False)
 inputs = st.one_of(
@@ -113,5 +136,6 @@ def test_no_input_stream_raises_anything_but_a_rejected_command(rules, stream):
         for e in out:
             assert e.seq == last_seq + 1
             last_seq = e.seq
+        assert_documented_order(item, out)
         if kind == "card":
             assert sum(e.kind == "card" for e in out) == 1  # every physical card: exactly one card event

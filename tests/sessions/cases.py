@@ -237,6 +237,18 @@ def burn_mismatch() -> Script:
 
 
 @case
+def burn_last_card_foreign() -> Script:
+    """A one-deck shoe's last burn card is a second 2H: card, alert, then the shoe (burn finished)."""
+    s = Script("burn-last-card-foreign", "beetek", rules={"decks": 1})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    s.device(beetek("2H", "5C", burn=True), pieces=2)  # a 2 says burn two more
+    s.device(beetek("2H", burn=True), after=1.0)
+    round_(s, "R1", beetek(*STAND), pieces=2)
+    return s
+
+
+@case
 def burn_fixed_without_tags() -> Script:
     """A fixed burn of two, from a shoe that does not tag burn cards."""
     s = Script("burn-fixed-without-tags", "beetek", rules={"burn": 2})
@@ -260,6 +272,23 @@ def cut_card_finish() -> Script:
     s.device(shoe.cards(*STAND[2:]), after=1.0)
     s.cmd("betting_open", round_id="R2", after=2.0)  # refused: the shoe is finished
     s.cmd("new_shoe", shoe_id="F2", after=5.0)
+    return s
+
+
+@case
+def cut_card_virtual_behind_a_hand() -> Script:
+    """A virtual cut card reached by the card that finishes a hand lies behind it: the next hand is
+    the last. The cut card's alert comes before that round's result, and the shoe last."""
+    s = Script(
+        "cut-card-virtual-behind-a-hand",
+        "linecode",
+        rules={"burn": "none", "decks": 1, "cut_card_remaining": 48},
+    )
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="L1")
+    round_(s, "R1", linecode("H09", "A02", "C09", "D03"), pieces=2)  # NATURAL: its 4th card leaves 48
+    round_(s, "R2", linecode("H03", "D04", "A03", "C03"), pieces=2)  # STAND: the last hand
+    s.cmd("betting_open", round_id="R3", after=2.0)  # refused: the shoe is finished
     return s
 
 
