@@ -192,6 +192,10 @@ class Validator:
             shoe_changed = self._burn(ts, shoe, card, card_no)
             if foreign:
                 self._foreign(ts, card, None)
+        elif foreign and device_burn:
+            # It keeps its place: a burn, as during the shoe's own burn.
+            self._card_event(ts, "burn", card, None, card_no)
+            self._foreign(ts, card, None)
         elif foreign:
             self._card_event(ts, "discard", card, rnd.round_id if rnd else None, card_no)
             self._foreign(ts, card, None)

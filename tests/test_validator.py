@@ -125,6 +125,19 @@ def test_eight_copies_are_fine_the_ninth_is_foreign_even_between_rounds():
     assert t.alerts(t.card("AS")) == ["FOREIGN_CARD"]
 
 
+@pytest.mark.parametrize("betting", [False, True])
+def test_a_foreign_card_the_shoe_marks_as_a_burn_after_the_burn_stays_a_burn(betting):
+    t = Table(burn=1, decks=1)
+    t.cmd("new_shoe")
+    t.card("KH", burn=True)  # the shoe's own burn
+    t.round(*NATURAL_ROUND)
+    if betting:
+        t.cmd("betting_open")
+    out = t.card("9H", burn=True)  # a second 9H, drawn with the shoe in burn mode
+    assert t.positions(out) == ["burn"] and t.alerts(out) == ["FOREIGN_CARD"]
+    assert [e.round_id for e in out] == [None, None]  # a burn belongs to no round
+
+
 def test_foreign_card_is_not_judged_before_a_shoe_is_known():
     t = Table(burn="none", decks=1)
     for _ in range(3):

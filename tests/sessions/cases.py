@@ -185,6 +185,22 @@ def misdeal_foreign_card() -> Script:
 
 
 @case
+def foreign_card_marked_as_a_burn() -> Script:
+    """After the burn, the dealer burns a card with the framed shoe in burn mode, and it is a second
+    9H of a one-deck shoe: FOREIGN_CARD, and the card stays a burn."""
+    shoe = FramedShoe()
+    s = Script("foreign-card-marked-as-a-burn", "framed", rules={"burn": 1, "decks": 1})
+    s.link(True)
+    s.device(shoe.boot())
+    s.cmd("new_shoe", shoe_id="F1")
+    s.device(shoe.cards("KH", burn=True))
+    round_(s, "R1", shoe.cards(*NATURAL), pieces=2)
+    s.device(shoe.cards("9H", burn=True), after=2.0)
+    round_(s, "R2", shoe.cards(*STAND), pieces=2)
+    return s
+
+
+@case
 def misdeal_card_after_shoe_end() -> Script:
     """A virtual cut card (the shoe cannot see it) ends a one-deck shoe; a card after the end."""
     s = Script(
