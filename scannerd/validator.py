@@ -177,9 +177,12 @@ class Validator:
                 foreign = seen > self.rules.decks
             if shoe.closed:
                 self._card_event(ts, "discard", card, None, card_no)
-                self._alert(
-                    ts, "CARD_AFTER_SHOE_END", "Shoe finished: no more cards - start a new shoe", card
-                )
+                if foreign:  # one alert per card, and a foreign card outranks every other code
+                    self._foreign(ts, card, None)
+                else:
+                    self._alert(
+                        ts, "CARD_AFTER_SHOE_END", "Shoe finished: no more cards - start a new shoe", card
+                    )
                 return
 
         # The card and its own alert come first; the cut card it reaches, the round it ends and

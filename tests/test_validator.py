@@ -138,6 +138,26 @@ def test_a_foreign_card_the_shoe_marks_as_a_burn_after_the_burn_stays_a_burn(bet
     assert [e.round_id for e in out] == [None, None]  # a burn belongs to no round
 
 
+def test_a_foreign_card_is_reported_as_foreign_whatever_else_is_wrong_with_it():
+    """One alert per card, and FOREIGN_CARD outranks the code its moment would give."""
+    t = Table(burn="none", decks=1)
+    t.cmd("new_shoe")
+    t.round(*NATURAL_ROUND)
+    assert t.alerts(t.card("9H")) == ["FOREIGN_CARD"]  # not EXTRA_CARD
+    t.cmd("betting_open")
+    assert t.alerts(t.card("2S")) == ["FOREIGN_CARD"]  # not CARD_BEFORE_BETS_CLOSED
+    t.cmd("void_round")
+    assert t.alerts(t.card("9C")) == ["FOREIGN_CARD"]  # even while the layout is cleared
+    t.cmd("betting_open")
+    t.cut()
+    t.cmd("betting_close")
+    t.cards("AS", "AH", "KS", "KH", "KD", "QD")  # the last hand
+    assert t.v.state()["shoe"]["status"] == "closed"
+    out = t.card("3D")
+    assert t.alerts(out) == ["FOREIGN_CARD"] and t.positions(out) == ["discard"]  # not CARD_AFTER_SHOE_END
+    assert t.alerts(t.card("4D")) == ["CARD_AFTER_SHOE_END"]
+
+
 def test_foreign_card_is_not_judged_before_a_shoe_is_known():
     t = Table(burn="none", decks=1)
     for _ in range(3):

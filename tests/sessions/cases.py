@@ -201,6 +201,29 @@ def foreign_card_marked_as_a_burn() -> Script:
 
 
 @case
+def misdeal_foreign_card_out_of_turn() -> Script:
+    """Copies too many of a one-deck shoe, each drawn when no card is due: between rounds, before bets
+    close, while a void round is cleared, after the shoe's end. Each gives FOREIGN_CARD, and only that."""
+    s = Script(
+        "misdeal-foreign-card-out-of-turn",
+        "beetek",
+        rules={"burn": "none", "decks": 1, "cut_card_remaining": 44},
+    )
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    round_(s, "R1", beetek(*NATURAL), pieces=2)
+    s.device(beetek("9H"), after=1.0)  # not EXTRA_CARD
+    s.cmd("betting_open", round_id="R2")
+    s.device(beetek("2S"), after=1.0)  # not CARD_BEFORE_BETS_CLOSED
+    s.cmd("void_round", reason="foreign card on the layout")
+    s.device(beetek("9C"), after=1.0)  # not a silent discard
+    round_(s, "R3", beetek(*STAND), pieces=2)  # its first card leaves 44: the virtual cut card, last hand
+    s.device(beetek("3D"), after=1.0)  # not CARD_AFTER_SHOE_END
+    s.device(beetek("4H"), after=1.0)  # a card of this shoe: CARD_AFTER_SHOE_END
+    return s
+
+
+@case
 def misdeal_card_after_shoe_end() -> Script:
     """A virtual cut card (the shoe cannot see it) ends a one-deck shoe; a card after the end."""
     s = Script(
