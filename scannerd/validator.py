@@ -200,8 +200,10 @@ class Validator:
             self._card_event(ts, "burn", card, None, card_no)
             self._foreign(ts, card, None)
         elif foreign:
-            self._card_event(ts, "discard", card, rnd.round_id if rnd else None, card_no)
-            self._foreign(ts, card, None)
+            # Like any card that is no burn, it names the round open when it is drawn, if any.
+            round_id = rnd.round_id if rnd is not None and rnd.phase == "betting" else None
+            self._card_event(ts, "discard", card, round_id, card_no)
+            self._foreign(ts, card, round_id)
         elif device_burn:
             self._card_event(ts, "burn", card, None, card_no)
         elif rnd is not None and rnd.phase == "betting":

@@ -158,6 +158,27 @@ def test_a_foreign_card_is_reported_as_foreign_whatever_else_is_wrong_with_it():
     assert t.alerts(t.card("4D")) == ["CARD_AFTER_SHOE_END"]
 
 
+def ids(events) -> list[str | None]:
+    return [e.round_id for e in events]
+
+
+def test_a_card_names_the_round_open_when_it_is_drawn_and_no_other():
+    """A card and its alert carry the round_id of the round in betting or dealing, burns and cards
+    drawn with no round open carry none, whatever the card's code."""
+    t = Table(burn="none", decks=1)
+    t.cmd("new_shoe")
+    t.round(*NATURAL_ROUND, round_id="R1")
+    assert ids(t.card("9H")) == [None, None]  # foreign, R1 complete
+    assert ids(t.card("5H")) == [None, None]  # extra
+    t.cmd("betting_open", round_id="R2")
+    assert ids(t.card("2S")) == ["R2", "R2"]  # foreign, R2 in betting
+    assert ids(t.card("6H")) == ["R2", "R2"]  # before bets closed
+    assert ids(t.card("9C", burn=True)) == [None, None]  # foreign, marked a burn
+    t.cmd("void_round")
+    assert ids(t.card("3D")) == [None, None]  # foreign, R2 void
+    assert ids(t.card("7H")) == [None]  # clearing
+
+
 def test_foreign_card_is_not_judged_before_a_shoe_is_known():
     t = Table(burn="none", decks=1)
     for _ in range(3):
