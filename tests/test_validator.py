@@ -2,6 +2,7 @@
 
 import pytest
 
+from scannerd.events import CutCardSeen, Fault, LinkChanged
 from scannerd.validator import CommandRejected, Validator
 from tests.table import Table
 
@@ -235,6 +236,24 @@ def test_round_stalled_once_judged_on_event_time():
     assert [(e.code, e.severity) for e in out] == [("ROUND_STALLED", "warning")]
     assert "PLAYER SECOND" in out[0].message
     assert t.tick(after=60) == []
+
+
+@pytest.mark.parametrize(
+    ("make", "then"),
+    [
+        (lambda ts: Fault(ts, "DEVICE_FAULT", "Shoe alarm E3: Card Not Read"), ["DEVICE_FAULT"]),
+        (lambda ts: LinkChanged(ts, False), ["DEVICE_DISCONNECTED", "round", "shoe"]),
+        (CutCardSeen, ["CUT_CARD", "shoe"]),
+    ],
+    ids=["fault", "link-down", "cut-card"],
+)
+def test_any_device_input_that_finds_the_round_overdue_raises_the_stall_first(make, then):
+    t = Table(burn="none", stall_timeout_s=30)
+    t.cmd("new_shoe")
+    t.round("9H", "2S")
+    out = t.v.handle(make(t.step(31)))
+    assert kinds(out) == ["ROUND_STALLED", *then]
+    assert out[0].ts == out[1].ts
 
 
 def test_no_stall_when_no_card_is_due():
@@ -522,8 +541,6 @@ def test_a_rejected_command_never_swallows_a_due_stall_alert():
 
 
 def test_a_fault_raises_its_alert_against_the_current_round():
-    from scannerd.events import Fault
-
     t = Table(burn="none")
     t.round("9H", round_id="R1")
     out = t.v.handle(Fault(t.step(), "DEVICE_FAULT", "Shoe alarm E3: Card Not Read"))

@@ -444,6 +444,29 @@ def round_stalled() -> Script:
 
 
 @case
+def round_stalled_by_device_input() -> Script:
+    """A round overdue when the next thing from the shoe is not a card: the shoe's alarm, the cable
+    coming out, the cut card. Each arrives between two ticks, so it is that input that finds the round
+    stalled: ROUND_STALLED comes first, then what the input itself gives."""
+    shoe = FramedShoe()
+    s = Script("round-stalled-by-device-input", "framed", rules={"burn": "none"})
+    s.link(True)
+    s.device(shoe.boot())
+    s.cmd("new_shoe", shoe_id="F1")
+    round_(s, "R1", shoe.cards(*STAND[:2]), pieces=1)
+    s.device(shoe.fault("E3", "Card Not Read"), after=29.998)  # 30.002 s after the last card
+    s.device(shoe.cards(*STAND[2:]), after=1.0)
+    round_(s, "R2", shoe.cards(*TIE[:2]), pieces=1)
+    s.link(False, after=29.998, detail="/dev/shoe-1: [Errno 5] Input/output error")  # round void
+    s.link(True, after=3.0)
+    s.device(shoe.hello_reply())
+    round_(s, "R3", shoe.cards(*NATURAL[:2]), pieces=1)
+    s.device(shoe.cut(), after=29.998)  # this hand is the last
+    s.device(shoe.cards(*NATURAL[2:]), after=1.0)
+    return s
+
+
+@case
 def operator_commands() -> Script:
     """Operator void, alert acknowledgement, refused and malformed requests, a generated shoe id."""
     s = Script("operator-commands", "beetek", rules={"burn": "none"})
