@@ -450,6 +450,44 @@ def test_auto_mode_after_a_void_the_next_card_starts_a_round():
     assert t.positions(out) == ["player1", "banker1", "player2", "banker2"]
 
 
+def test_auto_mode_the_round_a_card_opens_comes_before_that_card():
+    t = Table(burn="none", round_control="auto")
+    out = t.card("9H")
+    assert kinds(out) == ["round", "card"]
+    assert out[0].phase == "dealing" and out[1].round_id == out[0].round_id
+
+
+def test_auto_mode_a_foreign_card_with_no_round_dealing_opens_no_round():
+    t = Table(burn="none", round_control="auto", decks=1)
+    t.cmd("new_shoe")
+    t.cards(*NATURAL_ROUND)
+    out = t.card("9H")
+    assert kinds(out) == ["card", "FOREIGN_CARD"] and out[0].round_id is None
+    assert t.positions(t.cards(*SIX_CARD_ROUND))[0] == "player1"  # the next card opens the round
+
+
+def test_auto_mode_cards_of_the_shoes_burn_open_no_round():
+    t = Table(burn=2, round_control="auto")
+    t.cmd("new_shoe")
+    assert t.positions(t.cards("5H", "6H")) == ["burn", "burn"] and t.rounds() == []
+
+
+def test_auto_mode_takes_the_game_servers_commands_as_server_mode_does():
+    t = Table(burn="none", round_control="auto")
+    t.cmd("betting_open", round_id="R1")
+    assert t.alerts(t.card("4C")) == ["CARD_BEFORE_BETS_CLOSED"]  # no round opened by the card
+    t.cmd("betting_close")
+    t.cards(*NATURAL_ROUND)
+    assert [(r.round_id, r.phase) for r in t.rounds()] == [
+        ("R1", "betting"),
+        ("R1", "dealing"),
+        ("R1", "complete"),
+    ]
+    t.cards("9H", "2S")  # a round opened by its first card
+    out = t.cmd("betting_open", round_id="R3")
+    assert kinds(out) == ["SHORT_DEAL", "round", "round"]
+
+
 # ----------------------------------------------------------------- commands
 
 

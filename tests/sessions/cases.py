@@ -499,6 +499,24 @@ def auto_round_control() -> Script:
     return s
 
 
+@case
+def auto_round_control_edges() -> Script:
+    """Auto mode with a shoe: burn cards open no round, a round opened by a card comes before the card,
+    a foreign card opens none, and the game server's betting_open and betting_close still work."""
+    s = Script("auto-round-control-edges", "linecode", rules={"burn": 1, "round_control": "auto", "decks": 1})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="L1")
+    s.device(linecode("A13"), after=1.0)  # KS: the burn
+    s.device(linecode("H03", "D04", "A03", "C03"), after=2.0, pieces=2)  # STAND, opening its round
+    s.device(linecode("H03"), after=2.0)  # a second 3H: FOREIGN_CARD, no round
+    s.cmd("betting_open", round_id="R2", after=2.0)
+    s.device(linecode("H05"), after=1.0)  # CARD_BEFORE_BETS_CLOSED
+    s.cmd("betting_close", after=2.0)
+    s.device(linecode("H09", "A02", "C09", "D03"), after=1.5, pieces=2)  # NATURAL
+    s.device(linecode("H07", "A07", "C12", "D13"), after=8.0, pieces=2)  # TIE, opening its round
+    return s
+
+
 # ---------------------------------------------------------------------- from the simulator
 
 sim_case(
