@@ -2,6 +2,7 @@
 
 import pytest
 
+from scannerd.cards import ALL_CARDS
 from scannerd.events import CutCardSeen, Fault, LinkChanged
 from scannerd.validator import CommandRejected, Validator
 from tests.table import Table
@@ -414,6 +415,17 @@ def test_virtual_cut_card_counts_from_the_back():
     assert t.v.state()["shoe"]["status"] == "closed"
 
 
+def test_one_more_after_a_virtual_cut_card_behind_a_hand_deals_two_more_hands():
+    t = Table(burn="none", decks=1, cut_card_remaining=48, last_hand="one-more")
+    t.cmd("new_shoe")
+    out = t.round(*NATURAL_ROUND)  # its last card leaves 48: the cut card lies behind this hand
+    assert "two more hands" in next(e for e in out if e.kind == "alert").message
+    t.round(*NATURAL_ROUND)
+    assert t.v.state()["shoe"]["status"] == "last_hand"
+    t.round(*NATURAL_ROUND)
+    assert t.v.state()["shoe"]["status"] == "closed"
+
+
 def test_voiding_the_last_hand_also_ends_the_shoe():
     t = Table(burn="none")
     t.cmd("new_shoe")
@@ -544,7 +556,41 @@ def test_generated_ids_are_stable_functions_of_the_input():
     t.cmd("betting_open")
     shoe_id = t.v.state()["shoe"]["shoe_id"]
     assert shoe_id.startswith("S2023")
-    assert t.v.state()["round"]["round_id"] == f"{shoe_id}-001"
+    assert t.v.state()["round"]["round_id"] == f"{shoe_id}-001"  # the hand number, zero-padded
+
+
+def test_round_ids_with_no_shoe_known_count_the_tables_rounds():
+    t = Table(burn="none")
+    t.round(*NATURAL_ROUND)
+    t.cmd("betting_open")
+    assert list(dict.fromkeys(r.round_id for r in t.rounds())) == ["T1-R1", "T1-R2"]
+
+
+def test_an_alerts_id_is_the_seq_it_is_first_published_with():
+    t = Table(burn="none")
+    alert = t.card("AS")[-1]
+    assert alert.alert_id == alert.seq
+    again = t.cmd("ack_alert", alert_id=alert.alert_id)[0]
+    assert (again.alert_id, again.seq) == (alert.seq, alert.seq + 1)
+
+
+def test_cards_remaining_stops_at_zero_when_more_cards_come_than_the_shoe_holds():
+    t = Table(burn="none", decks=1)
+    t.cmd("new_shoe")
+    for card in ALL_CARDS:
+        t.card(card, burn=True)
+    out = t.card("AS", burn=True)
+    assert t.alerts(out) == ["FOREIGN_CARD"]
+    shoe = t.v.state()["shoe"]
+    assert (shoe["cards_dealt"], shoe["cards_remaining"]) == (53, 0)
+
+
+def test_results_kept_before_any_new_shoe_are_in_the_state():
+    t = Table(burn="none", round_control="auto")
+    t.cards(*NATURAL_ROUND)
+    assert [r["winner"] for r in t.v.state()["results"]] == ["player"]
+    t.cmd("new_shoe")
+    assert t.v.state()["results"] == []
 
 
 # ----------------------------------------------------------------- snapshot

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from scannerd.cards import ALL_CARDS
 from scannerd.commands.record import record_simulation
 from simulators.faults import FaultRates
 from simulators.scenario import Scenario, load, parse
@@ -514,6 +515,39 @@ def auto_round_control_edges() -> Script:
     s.cmd("betting_close", after=2.0)
     s.device(linecode("H09", "A02", "C09", "D03"), after=1.5, pieces=2)  # NATURAL
     s.device(linecode("H07", "A07", "C12", "D13"), after=8.0, pieces=2)  # TIE, opening its round
+    return s
+
+
+@case
+def ids_and_counts() -> Script:
+    """The ids the table makes up and its counts at the edges: a shoe id from the time, zero-padded
+    round ids, an alert's id (its first seq) kept when it is acknowledged, and cards_remaining
+    stopping at 0 when a one-deck shoe gives up more than 52 cards."""
+    s = Script("ids-and-counts", "beetek", rules={"burn": "none", "decks": 1})
+    s.link(True)
+    s.cmd("new_shoe")
+    s.cmd("betting_open").cmd("betting_close", after=5.0)  # round <shoe_id>-001
+    s.device(beetek(*NATURAL), after=1.5, pieces=2)
+    s.device(beetek("5H"), after=1.0)  # EXTRA_CARD: alert 11, the seq it is first published with
+    s.cmd("ack_alert", alert_id=11)  # published again, with a new seq and the same alert_id
+    rest = [c for c in ALL_CARDS if c not in (*NATURAL, "5H")]
+    s.device(beetek(*rest, burn=True), after=2.0, pieces=6)  # the other 47, burned by the shoe: 0 left
+    s.device(beetek("5H", burn=True), after=1.0)  # card 53 of 52: foreign, and still 0 left
+    s.cmd("get_state")
+    return s
+
+
+@case
+def results_before_a_shoe() -> Script:
+    """No game server and no new_shoe yet: round ids come from the table, and get_state carries the
+    results of the hands kept so far; a new_shoe clears them."""
+    s = Script("results-before-a-shoe", "linecode", rules={"burn": "none", "round_control": "auto"})
+    s.link(True)
+    s.device(linecode("H09", "A02", "C09", "D03"), after=1.0, pieces=2)  # NATURAL, round T1-R1
+    s.device(linecode("H07", "A07", "C12", "D13"), after=8.0, pieces=2)  # TIE, round T1-R2
+    s.cmd("get_state", after=2.0)
+    s.cmd("new_shoe", shoe_id="L1")
+    s.cmd("get_state")
     return s
 
 
