@@ -157,7 +157,9 @@ class ExpectedTable:
         if self.closed:
             return Expect(alerts=also or ("CARD_AFTER_SHOE_END",), position="discard")
         rnd = self.round
-        if self.rules.round_control == "auto" and (rnd is None or rnd.phase in ("complete", "void")):
+        # In auto mode a card with a place of its own (a burn, a foreign card) opens no round.
+        opens = rnd is None or rnd.phase in ("complete", "void")
+        if self.rules.round_control == "auto" and opens and not self.burning and not foreign:
             self.hand_no += 1
             rnd = self.round = _Round(self.hand_no, "dealing")
         if rnd is not None and rnd.phase == "dealing":
