@@ -195,14 +195,13 @@ class Validator:
             shoe_changed = self._burn(ts, shoe, card, card_no)
             if foreign:
                 self._foreign(ts, card, None)
-        elif foreign and device_burn:
-            # It keeps its place: a burn, as during the shoe's own burn.
-            self._card_event(ts, "burn", card, None, card_no)
-            self._foreign(ts, card, None)
         elif foreign:
-            # Like any card that is no burn, it names the round open when it is drawn, if any.
-            round_id = rnd.round_id if rnd is not None and rnd.phase == "betting" else None
-            self._card_event(ts, "discard", card, round_id, card_no)
+            # It keeps its place: a burn when the shoe marked it one (a burn belongs to no round),
+            # else a discard naming the round being bet on, if any, as any other card would.
+            round_id = None
+            if not device_burn and rnd is not None and rnd.phase == "betting":
+                round_id = rnd.round_id
+            self._card_event(ts, "burn" if device_burn else "discard", card, round_id, card_no)
             self._foreign(ts, card, round_id)
         elif device_burn:
             self._card_event(ts, "burn", card, None, card_no)
@@ -244,8 +243,11 @@ class Validator:
     def _into_round(
         self, ts: float, rnd: RoundState, card: str | None, card_no: int | None, foreign: bool
     ) -> str | None:
-        """A card drawn into a dealing round; returns how it ends the round ("complete" or a void
-        reason), the round's phase already changed and its event left to the caller."""
+        """A card drawn into a dealing round: how it ends the round ("complete", a void reason) or None.
+
+        The round's phase is changed here and its event left to the caller, so that a cut card this
+        card reaches finds the round over and its alert still goes before the round's event.
+        """
         if card is None:
             self._card_event(ts, "discard", None, rnd.round_id, card_no)
             self._alert(ts, "UNREADABLE_CARD", "Card not read - round void", None, rnd.round_id)
@@ -306,8 +308,10 @@ class Validator:
         return rnd
 
     def _end_round(self, ts: float, rnd: RoundState, how: str, detail: str | None = None) -> None:
-        """The event of a round whose phase is now ``complete`` or ``void`` (``how``: "complete" or
-        the void reason), and what it ends; the shoe's event is the caller's, last."""
+        """Publish the end of a round whose phase is already ``complete`` or ``void``.
+
+        ``how`` is "complete" or the void reason. The shoe's event is the caller's: it goes last.
+        """
         if how != "complete":
             self._round_event(ts, rnd, how, detail)
             # In auto mode no betting_open ends the clearing, so cards go straight to the next round.
