@@ -31,7 +31,7 @@ from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from scannerd.config import Config
 from scannerd.display.server import Display
-from scannerd.events import TICK_S, Command, Event, Fault, Restarted, Tick, ValidatorInput
+from scannerd.events import TICK_S, ClockStepped, Command, Event, Fault, Restarted, Tick, ValidatorInput
 from scannerd.ingest import DeviceView, to_input
 from scannerd.instance_lock import InstanceLock
 from scannerd.outbox import Level, Outbox, OutboxHealth
@@ -46,6 +46,10 @@ log = structlog.get_logger(__name__)
 
 EventListener = Callable[[Sequence[Event]], None]
 """Called with each batch of events after they are stored; must not block (display, shoe alarm)."""
+
+CLOCK_STEP_S = 2.0
+"""A jump of the wall clock against the monotonic one of at least this much is a step, not drift
+(NTP slews by half a millisecond a second at most; a thread paused between the two readings is not)."""
 
 SEQ_SKIP_AFTER_POWER_LOSS = 1000
 """More than one read's events: the most that can be published and not yet synced when the power goes."""
@@ -114,13 +118,15 @@ class Daemon:
             on_rx=self._on_rx,
             on_error=self._on_reader_error,
             hold=self._lock,  # a read is judged whole: no request or tick between its time and its cards
+            clock=self._now,
         )
         self._ticker: threading.Thread | None = None
         self._unacked: list[int] = []  # framed seqs whose events are not yet on disk
         self._unstored: list[Event] = []  # events judged during the current read, stored at its end
         self._faults: deque[Fault] = deque()  # raised where a store is under way; sent by the ticker
         self.reader_errors = 0
-        self._heard_at = 0.0  # when the device last said anything
+        self._wall_mono: tuple[float, float] | None = None  # the last input's wall and monotonic times
+        self._heard_at = 0.0  # when the device last said anything (monotonic: a clock step is no silence)
         self._beats = False  # it has sent a heartbeat on this connection
         self._silent = False  # it has been judged disconnected for its silence
         self.recorder = Recorder.attach(self) if config.record.dir is not None else None
@@ -157,7 +163,7 @@ class Daemon:
         self._ticker.start()
         deadline = time.monotonic() + device_wait_s
         while not self.reader.link_up and time.monotonic() < deadline:
-            time.sleep(0.02)
+            self._stopping.wait(0.02)
         self.alarm.start()  # once the shoe is open, so the restated alarm reaches it at once
         log.info("daemon started", device=self.driver.description, link_up=self.reader.link_up)
 
@@ -201,7 +207,7 @@ class Daemon:
             with self._lock:
                 self._apply(
                     Fault(
-                        self.clock(),
+                        self._now(),
                         "STATE_LOST",
                         f"Table state lost - events continue from {self.validator.next_seq}; "
                         "call technical support",
@@ -217,7 +223,7 @@ class Daemon:
         else:
             detail = "scannerd was not reading the shoe while it was stopped"
         with self._lock:
-            self._apply(Restarted(self.clock(), detail), None)
+            self._apply(Restarted(self._now(), detail), None)
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stopping.set()
@@ -282,7 +288,7 @@ class Daemon:
                 self._silent = False
                 if not isinstance(event, LinkDown | LinkUp):
                     self._device_event(ts, LinkUp("the shoe speaks again"))
-            self._heard_at = ts
+            self._heard_at = time.monotonic()
             if isinstance(event, LinkUp | LinkDown):
                 self._beats = False  # a new connection must show again that it sends heartbeats
             elif isinstance(event, DeviceStatus):
@@ -331,7 +337,7 @@ class Daemon:
 
     def _on_request(self, request: Request) -> Response | None:
         with self._lock:
-            ts = self.clock()
+            ts = self._now()
             response, events = execute(request, self.validator, ts)
             if request.command != "get_state":
                 # Rejected commands too: a replay must answer them the same way.
@@ -346,13 +352,31 @@ class Daemon:
     def _tick_loop(self) -> None:
         while not self._stopping.wait(TICK_S):
             try:
-                while self._faults:
-                    self._apply(self._faults.popleft(), None)
-                now = self.clock()
-                self._check_silence(now)
-                self._apply(Tick(now), None)
+                with self._lock:
+                    now = self._now()  # first: a step of the clock is judged before what follows it
+                    while self._faults:
+                        self._apply(self._faults.popleft(), None)
+                    self._check_silence(now)
+                    self._apply(Tick(now), None)
             except Exception:  # a tick must never kill its thread silently
                 log.exception("tick failed")
+
+    def _now(self) -> float:
+        """The wall time for an input; a step of the wall clock since the last one is judged first.
+
+        Events carry wall-clock times, so a step moves them; what is judged by
+        elapsed time (a stalled round) must not move with it, so the validator
+        is told of the step as an input, before the input stamped after it.
+        Caller holds the lock.
+        """
+        wall, mono = self.clock(), time.monotonic()
+        last, self._wall_mono = self._wall_mono, (wall, mono)
+        if last is not None:
+            step = (wall - last[0]) - (mono - last[1])
+            if abs(step) >= CLOCK_STEP_S:
+                log.warning("the wall clock stepped", seconds=round(step, 3))
+                self._apply(ClockStepped(wall, step), None)
+        return wall
 
     def _check_silence(self, now: float) -> None:
         """A shoe that sends heartbeats and has gone quiet is as good as unplugged.
@@ -366,7 +390,7 @@ class Daemon:
         with self._lock:
             if not (self._beats and not self._silent and self.reader.link_up):
                 return
-            if now - self._heard_at > stale_after:
+            if time.monotonic() - self._heard_at > stale_after:
                 detail = f"no heartbeat from the shoe for {stale_after:g} s"
                 log.warning("device silent", detail=detail)
                 self._beats = False

@@ -75,6 +75,18 @@ class Restarted:
     detail: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class ClockStepped:
+    """The wall clock jumped by ``step`` seconds (NTP correcting it, an operator setting it).
+
+    Event times follow the wall clock, so they jump too; durations must not,
+    or a step forward would stall a round and a step back hide a stall.
+    """
+
+    ts: float
+    step: float
+
+
 CommandName = Literal["new_shoe", "betting_open", "betting_close", "void_round", "ack_alert"]
 
 
@@ -87,7 +99,7 @@ class Command:
     args: dict[str, Any] = field(default_factory=dict)
 
 
-ValidatorInput = CardDrawn | CutCardSeen | LinkChanged | Tick | Command | Fault | Restarted
+ValidatorInput = CardDrawn | CutCardSeen | LinkChanged | Tick | Command | Fault | Restarted | ClockStepped
 
 # --------------------------------------------------------------------------
 # Outputs (pydantic: they are the published contract)

@@ -36,7 +36,7 @@ import structlog
 
 from scannerd import __version__
 from scannerd.config import RecordSettings
-from scannerd.events import Command, LinkChanged, Restarted, ValidatorInput
+from scannerd.events import ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.recording import SUFFIX, Header, RecordingWriter, whole_second
 
@@ -168,6 +168,10 @@ class Recorder:
             self._maybe_rotate_day(inp.ts)
         elif isinstance(inp, Restarted):
             self._put(("restart", inp.ts, inp.detail))
+        elif isinstance(inp, ClockStepped):
+            # A file's times never go back, and its stall times must come out as they were judged:
+            # a new file whose header holds the state after the step covers both.
+            self._rotate(inp.ts)
         elif isinstance(inp, Command):
             self._put(("cmd", inp.ts, inp.name, dict(inp.args)))
             if inp.name == "new_shoe" and self.settings.rotate == "shoe":

@@ -21,6 +21,7 @@ from scannerd.events import (
     AlertEvent,
     CardDrawn,
     CardEvent,
+    ClockStepped,
     Command,
     CutCardSeen,
     Event,
@@ -140,6 +141,11 @@ class Validator:
             # No stall check here: a rejected command must leave the state untouched,
             # and no command leaves a round overdue (the next card or tick judges that).
             self._command(inp)
+            return out
+        if isinstance(inp, ClockStepped):
+            # Before any stall check: the time since the round's last card is what it was.
+            if self.round is not None:
+                self.round.last_activity += inp.step
             return out
         self._check_stall(inp.ts)
         if isinstance(inp, CardDrawn):

@@ -232,6 +232,15 @@ def test_a_restart_during_the_burn_warns_and_between_rounds_says_nothing():
     assert t2.restarted() == []
 
 
+@pytest.mark.parametrize("seconds", [120.0, -120.0])
+def test_a_clock_step_changes_event_times_not_the_time_a_round_has_waited(seconds):
+    t = Table(burn="none", stall_timeout_s=30)
+    t.round("9H", "2S")
+    assert t.clock_step(seconds) == []
+    assert t.alerts(t.tick(after=20)) == []  # 21 s since the last card, whatever the clock says
+    assert t.alerts(t.tick(after=10)) == ["ROUND_STALLED"]
+
+
 def test_card_after_shoe_end():
     t = Table(burn="none")
     t.cmd("new_shoe")
