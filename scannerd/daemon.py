@@ -239,6 +239,8 @@ class Daemon:
         if self.display is not None:
             self.display.stop()
         self.outbox.close()
+        if self.outbox.lost_at_close:
+            log.error("events lost: no room on disk for them at stop", events=self.outbox.lost_at_close)
         self._instance.release()
         log.info("daemon stopped")
 

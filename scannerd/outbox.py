@@ -176,6 +176,7 @@ class Outbox:
         self._reclaim_due = True
         self._reserve = self.path.with_name(self.path.stem + ".reserve")
         self._undeleted: set[int] = set()  # acknowledged rows a full disk kept us from deleting yet
+        self.lost_at_close = 0  # held events that no room could be found for at ``close``
         self._convert()
         self._make_reserve()
         self.power_lost = self._mark_open()
@@ -368,12 +369,12 @@ class Outbox:
             return
         self._dirty = True
 
-    def _flush_held(self) -> list[Stored]:
+    def _flush_held(self, over_budget: bool = False) -> list[Stored]:
         """Move held batches to disk, oldest first, while they fit; their rows. Caller holds the lock."""
         rows: list[Stored] = []
         while self._held:
             batch = self._held[0]
-            fits = self._count == 0 or self._bytes + batch.size <= self.max_bytes
+            fits = over_budget or self._count == 0 or self._bytes + batch.size <= self.max_bytes
             if not fits:
                 break
             ids = self._write(batch)
@@ -501,7 +502,18 @@ class Outbox:
             self._on_level(health.level, health)
 
     def close(self) -> None:
-        """A clean end: the next start knows no published batch can be missing."""
+        """A clean end: the next start knows no published batch can be missing.
+
+        Held batches would die with the process: they go to disk now, over the
+        budget and into the reserve if need be, since a shoe that cannot repeat
+        its cards has no other copy of them. What still does not fit is counted.
+        """
+        with self._lock:
+            if self._held:
+                self._flush_held(over_budget=True)
+            if self._held and self._give_up_reserve():
+                self._flush_held(over_budget=True)
+            self.lost_at_close = sum(len(b.messages) for b in self._held)
         # On a full disk the mark cannot be written, and the next start treats this end as unclean.
         with self._lock, contextlib.suppress(sqlite3.Error):
             self._commit_meta({"open": "0"})

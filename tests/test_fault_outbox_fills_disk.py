@@ -31,9 +31,11 @@ def frames(cards: list[str]) -> bytes:
 
 
 @pytest.mark.timeout(180)
+@pytest.mark.parametrize("restart", [False, True], ids=["running", "restarted-while-full"])
 def test_an_outbox_that_filled_its_disk_drains_with_the_disk_still_full(
-    tmp_path: Path, make_broker: Callable[..., Broker]
+    tmp_path: Path, make_broker: Callable[..., Broker], restart: bool
 ) -> None:
+    """``restarted-while-full``: systemd restarts the daemon while events wait in memory: none is lost."""
     # The backlog reaches the game server in one rush: let the broker queue all of it for the game server.
     broker = make_broker(persistence=True, extra="allow_anonymous true\nmax_queued_messages 0\n")
     server = GameServer(broker, ["casino/tables/T1/#"], client_id="game-server")
@@ -65,6 +67,12 @@ def test_an_outbox_that_filled_its_disk_drains_with_the_disk_still_full(
             time.sleep(0.05)
         wait_until(lambda: daemon.outbox.health().held >= 100, 30, "events held in memory")
         assert daemon.check() == []
+        if restart:
+            daemon.stop()
+            assert daemon.outbox.lost_at_close == 0
+            daemon = Daemon(box)
+            daemon.start()
+            stack.callback(daemon.stop)
 
         broker.start()  # the disk is still full: nothing but the outbox can make room
         last = daemon.validator.next_seq - 1
