@@ -137,3 +137,16 @@ def test_a_password_file_saved_as_utf16(tmp_path: Path) -> None:
     secret.write_bytes("hunter2\n".encode("utf-16"))
     error = the_error(tmp_path, mqtt={"password_file": str(secret)})
     assert error == f"{secret}: is not UTF-8 text"
+
+
+def test_run_warns_of_a_password_sent_without_tls(tmp_path: Path) -> None:
+    secret = tmp_path / "mqtt-password"
+    secret.write_text("hunter2\n")
+    (tmp_path / "outbox.sqlite3").mkdir()  # so the run ends by itself, after the warning
+    config = write_config(
+        tmp_path, None, "beetek", str(tmp_path / "shoe"), mqtt={"password_file": str(secret)}
+    )
+    lines = [json.loads(line) for line in run_briefly(config).stderr.splitlines()]
+    (warning,) = [line for line in lines if line["event"] == "config warning"]
+    assert warning["level"] == "warning" and warning["key"] == "mqtt"
+    assert warning["problem"].startswith("tls is false, so the broker password goes to")
