@@ -329,8 +329,11 @@ def describe(exc: ValidationError, overrides: Mapping[str, str] | None = None) -
 
 def _either(messages: list[str]) -> str:
     """One key's messages (a union's members) as one: "expected A, or B", not "expected A or expected B"."""
-    if len(messages) > 1 and all(m.startswith("expected ") for m in messages):
-        return "expected " + ", or ".join(m.removeprefix("expected ") for m in messages)
+    if len(messages) > 1 and messages[0].startswith("expected "):
+        # A union member's range reads as one more thing expected: "or a number from 0 to 60".
+        kinds = [m.replace("must be ", "a number ", 1) if m.startswith("must be ") else m for m in messages]
+        if all(k.startswith(("expected ", "a number ")) for k in kinds):
+            return "expected " + ", or ".join(k.removeprefix("expected ") for k in kinds)
     return " or ".join(messages)
 
 
@@ -393,7 +396,10 @@ def _message(error: ErrorDetails, key: str, field: FieldInfo | None, *, typed: b
 def _range(field: FieldInfo | None) -> str:
     """The documented range of a key, from its bounds (``ge=1, le=12``: "from 1 to 12")."""
     bounds: dict[str, Any] = {}
-    for rule in field.metadata if field else ():
+    rules = list(field.metadata) if field else []
+    for member in get_args(field.annotation) if field else ():  # ``"none" | Annotated[int, Field(le=60)]``
+        rules += [r for info in getattr(member, "__metadata__", ()) for r in getattr(info, "metadata", ())]
+    for rule in rules:
         for cls, name in ((Ge, "ge"), (Gt, "gt"), (Le, "le"), (Lt, "lt")):
             if isinstance(rule, cls):
                 bounds[name] = getattr(rule, name)

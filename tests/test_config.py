@@ -150,6 +150,11 @@ BAD = [
         MINIMAL + '[rules]\nburn = "x"\n',
         {},
     ),
+    (
+        "rules.burn: expected 'first-card-value' or 'none', or a number from 0 to 60",
+        MINIMAL + "[rules]\nburn = 99\n",
+        {},
+    ),
     ("mqtt.port: must be from 1 to 65535", MINIMAL + "[mqtt]\nport = 70000\n", {}),
     ("mqtt: tls_cert and tls_key go together", MINIMAL + "[mqtt]\ntls = true\ntls_cert = '/c'\n", {}),
     ("display.listen: expected HOST:PORT", MINIMAL + "[display]\nlisten = '8080'\n", {}),
