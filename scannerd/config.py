@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import re
 import sys
@@ -254,11 +255,18 @@ def load_config(path: Path | str = DEFAULT_PATH) -> Config:
         return Config(_build_sources=(sources, {}))
     except ValidationError as exc:
         raise ConfigError(_one_line(f"config error: {path}: " + describe(exc, overrides))) from None
-    except RecursionError:
-        raise ConfigError("config error: a section set from the environment is nested too deeply") from None
+    except RecursionError:  # a section given as JSON: name the variables that hold JSON
+        names = (
+            ", ".join(n for n in overrides if os.environ[n].lstrip()[:1] in ("[", "{")) or ENV_PREFIX + "*"
+        )
+        raise ConfigError(f"config error: {names}: nested too deeply") from None
     except SettingsError as exc:
-        # Raised when a whole section set from the environment is not JSON.
+        # Raised when a whole section set from the environment is not JSON, or holds (or is) a number
+        # too long to convert: the settings source tries every value of a section as JSON.
         field = re.search(r'field "(\w+)"', str(exc))
+        cause = exc.__cause__
+        if field and isinstance(cause, ValueError) and not isinstance(cause, json.JSONDecodeError):
+            raise ConfigError(f"config error: {ENV_PREFIX}{field[1].upper()}...: {TOO_MANY_DIGITS}") from None
         if field:
             raise ConfigError(
                 f"config error: {ENV_PREFIX}{field[1].upper()}: a section set from the environment must be "

@@ -369,6 +369,23 @@ def test_a_number_too_long_to_convert_is_one_line_naming_the_file(tmp_path: Path
     assert_config_error(result, f"config error: {path}: a number has more than 4300 digits")
 
 
+@pytest.mark.parametrize("name", ["SCANNERD_MQTT__PORT", "SCANNERD_MQTT"])
+def test_a_number_too_long_in_the_environment_is_one_line_naming_the_variable(
+    tmp_path: Path, name: str
+) -> None:
+    digits = "1" + "0" * 5000
+    value = digits if name.endswith("PORT") else f'{{"port": {digits}}}'
+    result = scannerd("check-config", "--config", str(write(tmp_path, MINIMAL)), env={name: value})
+    assert_config_error(result, "config error: SCANNERD_MQTT...: a number has more than 4300 digits")
+
+
+def test_a_section_nested_too_deeply_in_the_environment_is_one_line(tmp_path: Path) -> None:
+    result = scannerd(
+        "check-config", "--config", str(write(tmp_path, MINIMAL)), env={"SCANNERD_DEVICE": "[" * 5000}
+    )
+    assert_config_error(result, "config error: SCANNERD_DEVICE: nested too deeply")
+
+
 def test_deeply_nested_toml_is_exit_2_naming_the_file(tmp_path: Path) -> None:
     path = write(tmp_path, MINIMAL + "[rules]\nx = " + "[" * 5000 + "]" * 5000 + "\n")
     for command in ("check-config", "run"):
