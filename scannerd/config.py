@@ -365,6 +365,7 @@ _KINDS = {
     "float": "a number",
     "bool": "true or false",
     "string": "text in quotes",
+    "path": "a path in quotes",
     "dict": 'a table of keys, such as { key = "value" }',
     "model": "a section of keys",
 }
@@ -388,9 +389,13 @@ def _message(error: ErrorDetails, key: str, field: FieldInfo | None, *, typed: b
         limits = _range(field) or _range_of(ctx) or "a finite number"
         unit = " seconds" if key.endswith("_s") else ""
         return f"must be {limits}{unit}" + (", not inf or nan" if kind == "finite_number" else "")
-    if kind == "string_too_short":
-        return f"must be at least {ctx['min_length']} characters"
-    if kind == "string_too_long":
+    if kind in ("string_too_short", "too_short"):  # "too_*": a length checked after a text validator
+        return (
+            "must not be empty"
+            if ctx["min_length"] == 1
+            else f"must be at least {ctx['min_length']} characters"
+        )
+    if kind in ("string_too_long", "too_long"):
         return f"must be at most {ctx['max_length']} characters"
     if kind == "int_parsing_size":
         return TOO_MANY_DIGITS

@@ -40,6 +40,7 @@ class MqttSettings(BaseModel):
     protocol: Literal["3.1.1", "5"] = Field("5", description="MQTT protocol version.")
     client_id: PlainText | None = Field(
         None,
+        min_length=1,
         max_length=128,
         description="MQTT client id; defaults to 'scannerd-{table_id}'. Must be unique per table, "
         "and stable, or the persistent session is lost.",
