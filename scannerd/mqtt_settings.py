@@ -7,6 +7,7 @@ credential (``LoadCredential=``) or a root-only file.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -112,8 +113,8 @@ class MqttSettings(BaseModel):
             return None
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError:
-            raise PasswordFileError(path, "is not UTF-8 text") from None
+        except UnicodeDecodeError:  # an editor's UTF-16, say: an OSError, so `run` names the file
+            raise OSError(errno.EILSEQ, "is not UTF-8 text", str(path)) from None
         return SecretStr(lines[0] if lines else "")
 
     def warnings(self, environ: Mapping[str, str] | None = None) -> list[str]:
@@ -123,14 +124,6 @@ class MqttSettings(BaseModel):
             # on purpose. Across a casino network the password can be read off the wire.
             return [f"tls is false, so the broker password goes to {self.host} unencrypted; set tls = true"]
         return []
-
-
-class PasswordFileError(OSError):
-    """A password file that exists but cannot be a password; ``str()`` names the file."""
-
-    def __init__(self, path: Path, problem: str) -> None:
-        super().__init__(f"{path}: {problem}")
-        self.path = path
 
 
 class OutboxSettings(BaseModel):
