@@ -447,6 +447,6 @@ class Daemon:
 
     def _on_outbox_level(self, level: Level, health: OutboxHealth) -> None:
         """Called from inside a store: the alert is raised by the next tick, not re-entrantly."""
-        log.warning("outbox level", level=level, pending=health.pending, bytes=health.bytes)
+        log.warning("outbox level", outbox_level=level, pending=health.pending, bytes=health.bytes)
         if level != "ok":
             self._faults.append(_OUTBOX_FAULTS[level](self.clock(), health))

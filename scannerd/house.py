@@ -10,13 +10,15 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scannerd.durations import seconds
+
 BurnPolicy = Literal["first-card-value", "none"] | Annotated[int, Field(ge=0, le=60)]
 
 
 class HouseRules(BaseModel):
     """The house settings that change how a deal is judged."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     decks: int = Field(8, ge=1, le=12, description="Decks in a full shoe.")
     round_control: Literal["server", "auto"] = Field(
@@ -41,8 +43,8 @@ class HouseRules(BaseModel):
         description="'finish': the hand in which the cut card appears is the last "
         "(if it appears between hands, the next hand is); 'one-more': deal one more.",
     )
-    stall_timeout_s: float = Field(
-        30.0, gt=0, description="Seconds without a card, while cards are due, before ROUND_STALLED."
+    stall_timeout_s: float = seconds(
+        30.0, 1, 3600, "Seconds without a card, while cards are due, before ROUND_STALLED."
     )
 
     def burn_fixed(self) -> int | None:

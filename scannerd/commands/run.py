@@ -47,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
         driver=config.device.driver,
         port=config.device.port,
     )
+    for key, problem in config.warnings():
+        log.warning("config warning", key=key, problem=problem)
 
     from scannerd.daemon import Daemon  # the heavy imports (drivers, MQTT, web) only once config is good
     from scannerd.instance_lock import AlreadyRunning
