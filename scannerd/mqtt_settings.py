@@ -35,6 +35,13 @@ class MqttSettings(BaseModel):
 
     host: PlainText = Field("localhost", min_length=1, description="Broker host name or address.")
     port: int = Field(1883, ge=1, le=65535, description="Broker port (usually 8883 with TLS).")
+    brokers: list[PlainText] = Field(
+        default_factory=list,
+        max_length=16,
+        description="A broker cluster, in order of preference: 'host:port' ('host' alone takes port). "
+        "The table connects to the first that answers and moves on to the next when it fails. "
+        "When set, host is not used.",
+    )
     prefix: PlainText = Field(
         "casino/tables", description="Topic prefix; a table's topics live under {prefix}/{table_id}/."
     )
@@ -80,6 +87,13 @@ class MqttSettings(BaseModel):
             raise ValueError("prefix must be a non-empty topic without wildcards or leading/trailing '/'")
         return value
 
+    @field_validator("brokers")
+    @classmethod
+    def _broker_addresses(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            _address(entry, 1883)
+        return value
+
     @model_validator(mode="after")
     def _consistent(self) -> Self:
         if not self.tls and (self.tls_ca or self.tls_cert or self.tls_key):
@@ -89,6 +103,12 @@ class MqttSettings(BaseModel):
         if self.reconnect_max_s < self.reconnect_min_s:
             raise ValueError("reconnect_max_s must not be below reconnect_min_s")
         return self
+
+    def endpoints(self) -> list[tuple[str, int]]:
+        """The brokers to try, in order: ``brokers``, or the one ``host`` and ``port``."""
+        if not self.brokers:
+            return [(self.host, self.port)]
+        return [_address(entry, self.port) for entry in self.brokers]
 
     def client_id_for(self, table_id: str) -> str:
         return self.client_id or f"scannerd-{table_id}"
@@ -119,11 +139,41 @@ class MqttSettings(BaseModel):
 
     def warnings(self, environ: Mapping[str, str] | None = None) -> list[str]:
         """What is allowed but unsafe, one text each, for ``check-config`` and the start of ``run``."""
+        said = []
+        if self.brokers and "host" in self.model_fields_set:
+            said.append("host is not used when brokers is set: list every broker in brokers")
         if not self.tls and self.password_path(environ) is not None:
             # A warning, not an error: a broker on this PC, or behind a tunnel, is reached in the clear
             # on purpose. Across a casino network the password can be read off the wire.
-            return [f"tls is false, so the broker password goes to {self.host} unencrypted; set tls = true"]
-        return []
+            where = ", ".join(host for host, _ in self.endpoints())
+            said.append(f"tls is false, so the broker password goes to {where} unencrypted; set tls = true")
+        return said
+
+
+def _address(entry: str, default_port: int) -> tuple[str, int]:
+    """``host``, ``host:port`` or ``[v6 address]:port``; ValueError in words when it is neither."""
+    host, port = entry, default_port
+    if entry.startswith("["):
+        inside, closed, rest = entry[1:].partition("]")
+        if not closed:
+            raise ValueError(f"broker {entry!r}: write an IPv6 address as [address]:port")
+        host = inside
+        if rest:
+            if not rest.startswith(":"):
+                raise ValueError(f"broker {entry!r}: write an IPv6 address as [address]:port")
+            port = _port(entry, rest[1:])
+    elif entry.count(":") == 1:
+        host, _, text = entry.partition(":")
+        port = _port(entry, text)
+    if not host or any(c in host for c in "/ "):
+        raise ValueError(f"broker {entry!r}: expected host:port")
+    return host, port
+
+
+def _port(entry: str, text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise ValueError(f"broker {entry!r}: the port must be a number from 1 to 65535")
+    return int(text)
 
 
 class OutboxSettings(BaseModel):

@@ -96,7 +96,10 @@ class Publisher:
         self._counts = dict.fromkeys(
             ("published", "reconnects", "refused", "requests", "rejected_requests", "errors"), 0
         )
-        self._link = LinkReport(settings.host, settings.port, settings.tls)
+        self._stopping = False
+        self._brokers = settings.endpoints()
+        self._broker = 0  # which of them paho connects to now (paho's network thread moves it on)
+        self._link = LinkReport(*self._brokers[0], settings.tls)
         self._client = self._make_client(environ)
 
     def _make_client(self, environ: dict[str, str] | None) -> mqtt.Client:
@@ -152,17 +155,22 @@ class Publisher:
     def start(self) -> None:
         """Connect in the background; an absent broker is retried with capped backoff."""
         s = self.settings
-        props = None
-        if s.protocol == "5":
-            props = Properties(PacketTypes.CONNECT)
-            props.SessionExpiryInterval = s.session_expiry_s
-            self._client.connect_async(s.host, s.port, s.keepalive, clean_start=False, properties=props)
-        else:
-            self._client.connect_async(s.host, s.port, s.keepalive)
+        host, port = self._brokers[0]
+        self._connect_to(host, port)
         self._pump_thread = threading.Thread(target=self._pump, name="mqtt-pump", daemon=True)
         self._pump_thread.start()
         self._client.loop_start()
-        log.info("mqtt starting", host=s.host, port=s.port, protocol=s.protocol, base=self.topics.base)
+        log.info("mqtt starting", host=host, port=port, protocol=s.protocol, base=self.topics.base)
+
+    def _connect_to(self, host: str, port: int) -> None:
+        """Where paho connects next: now, or at its next retry when called from its own callbacks."""
+        s = self.settings
+        if s.protocol == "5":
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = s.session_expiry_s
+            self._client.connect_async(host, port, s.keepalive, clean_start=False, properties=props)
+        else:
+            self._client.connect_async(host, port, s.keepalive)
 
     def stop(self, timeout: float = _STOP_TIMEOUT_S) -> None:
         """Say ``offline`` (the will covers only deaths), then disconnect; waiting events stay queued."""
@@ -172,6 +180,7 @@ class Publisher:
                 info.wait_for_publish(timeout)
             except (RuntimeError, ValueError) as exc:
                 log.warning("could not publish offline status", error=str(exc))
+        self._stopping = True  # a disconnection from now on is ours: no other broker to try
         self._inbox.put(("stop",))
         if self._pump_thread is not None:
             self._pump_thread.join(timeout)
@@ -281,6 +290,8 @@ class Publisher:
         self._connected = True  # before "online" goes out, so a stop from now on says "offline" after it
         log.info(
             "mqtt connected",
+            host=self._link.host,
+            port=self._link.port,
             session_present=flags.session_present,
             connection=self._gen,
             failed_attempts=self._link.up(),
@@ -310,10 +321,28 @@ class Publisher:
             self._link.closed(str(rc))
         self._connected = False
         self._inbox.put(("down",))  # only wakes the pump: it sees _send_gen is 0 and stops sending
+        self._next_broker()
 
     def _on_connect_fail(self, _client: mqtt.Client, _ud: Any) -> None:
         # paho calls this inside its ``except OSError`` and does not pass the exception on.
         self._link.failed(failure_reason(sys.exc_info()[1]))
+        self._next_broker()
+
+    def _next_broker(self) -> None:
+        """After a failure, the next broker of the cluster in order; paho's next attempt goes there.
+
+        The session (subscriptions, queued requests) lives in the cluster, not in
+        one node, and the outbox resends from the oldest unacknowledged event, so
+        a move loses nothing and keeps the order. The table stays on the broker
+        that works rather than returning to the first.
+        """
+        if len(self._brokers) < 2 or self._stopping:
+            return
+        self._broker = (self._broker + 1) % len(self._brokers)
+        host, port = self._brokers[self._broker]
+        self._connect_to(host, port)
+        self._link.host, self._link.port = host, port
+        log.info("mqtt trying the next broker", host=host, port=port)
 
     def _on_publish(self, _client: mqtt.Client, _ud: Any, mid: int, rc: ReasonCode, _props: Any) -> None:
         self._inbox.put(("ack", mid, rc))
