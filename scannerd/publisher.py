@@ -37,7 +37,7 @@ from scannerd import __version__
 from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox, Stored, Written
-from scannerd.payloads import DevicePayload, HealthPayload, StatusPayload
+from scannerd.payloads import DevicePayload, DisplayHealth, HealthPayload, StatusPayload
 from scannerd.requests import Request, RequestError, Response, parse_request
 from scannerd.topics import Topics, encode
 
@@ -64,8 +64,10 @@ class Publisher:
         version: str = __version__,
         clock: Callable[[], float] = time.time,
         environ: dict[str, str] | None = None,
+        display: Callable[[], DisplayHealth | None] = lambda: None,
     ) -> None:
         self.settings = settings
+        self._display = display
         self.topics = Topics(settings.prefix, table_id)
         self.outbox = outbox
         self._on_request = on_request
@@ -248,6 +250,10 @@ class Publisher:
     def health(self) -> dict[str, Any]:
         return self._health().model_dump(mode="json")
 
+    def health_changed(self) -> None:
+        """Publish health now rather than at the next interval (the display came up or went down)."""
+        self._inbox.put(("health",))
+
     def flush(self, timeout: float) -> bool:
         """Wait until the outbox is empty (every event acknowledged); False on timeout."""
         with self._idle:
@@ -367,6 +373,8 @@ class Publisher:
                                 self._send_gen, self._window = item[1], item[2]
                                 self._rewind(0.0)
                             next_health = 0.0
+                        elif kind == "health":
+                            next_health = 0.0
                     sending = bool(self._send_gen)
                 if acked:
                     self._count("published", len(acked))  # first, so flush() never sees it lag
@@ -452,4 +460,5 @@ class Publisher:
             requests=c["requests"],
             rejected_requests=c["rejected_requests"],
             errors=c["errors"],
+            display=self._display(),
         )
