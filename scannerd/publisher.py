@@ -32,6 +32,7 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
+from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from scannerd import __version__
 from scannerd.events import Event
@@ -277,7 +278,7 @@ class Publisher:
             self._count("reconnects")
         self._connected = True  # before "online" goes out, so a stop from now on says "offline" after it
         log.info("mqtt connected", session_present=flags.session_present, connection=self._gen)
-        client.subscribe(self.topics.requests, qos=1)
+        client.subscribe(self.topics.requests, **self._request_subscription())
         self._publish_model(self.topics.status, StatusPayload(state="online", **self._status))
         with self._device_lock:  # read and restated together: a change made meanwhile goes out after
             if self._device is not None:
@@ -289,6 +290,24 @@ class Publisher:
         if receive_max:
             window = max(1, min(window, receive_max - _RESERVED_SLOTS))
         self._inbox.put(("up", self._gen, window))
+
+    def _request_subscription(self) -> dict[str, Any]:
+        """MQTT 5 keeps a retained request recognisable, however it is delivered.
+
+        A broker clears the retain flag when it passes a message on live, so a
+        request published retained while we are connected would look like any
+        other and be run (and then again at every reconnect). Retain-as-published
+        keeps the flag; retain handling "only for a new subscription" means the
+        refusal is sent once, not at every reconnect of the persistent session.
+        MQTT 3.1.1 has neither: only retained requests found at subscribe are refused.
+        """
+        if self.settings.protocol != "5":
+            return {"qos": 1}
+        return {
+            "options": SubscribeOptions(
+                qos=1, retainAsPublished=True, retainHandling=SubscribeOptions.RETAIN_SEND_IF_NEW_SUB
+            )
+        }
 
     def _on_disconnect(
         self, _client: mqtt.Client, _ud: Any, _flags: Any, rc: ReasonCode, _props: Any
