@@ -73,5 +73,6 @@ class HealthPayload(BaseModel):
     refused: int = Field(description="Publications the broker refused (MQTT 5 reason code >= 0x80).")
     requests: int
     rejected_requests: int = Field(description="Requests answered with status 'error'.")
+    busy_requests: int = Field(0, description="Requests not run, answered 'busy': too many were waiting.")
     errors: int = Field(description="Internal errors of the sending thread (logged; sending resumes).")
     display: DisplayHealth | None = Field(None, description="The dealer display; null when it is disabled.")

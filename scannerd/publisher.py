@@ -39,14 +39,16 @@ from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox, Stored, Written
 from scannerd.payloads import DevicePayload, DisplayHealth, HealthPayload, StatusPayload
-from scannerd.requests import Request, RequestError, Response, parse_request
+from scannerd.request_path import WINDOW as ANSWER_WINDOW
+from scannerd.request_path import RequestPath
+from scannerd.requests import Request, Response
 from scannerd.topics import Topics, encode
 
 log = structlog.get_logger(__name__)
 
 RequestHandler = Callable[[Request], Response | None]
-"""Called on paho's network thread, so it must not block. Return a Response to answer at once,
-or None and call ``Publisher.respond`` later (e.g. after the daemon's loop ran the command)."""
+"""Called on the request thread, one request at a time (``scannerd.request_path``). Return a
+Response to answer, or None and call ``Publisher.respond`` later."""
 
 _STOP_TIMEOUT_S = 5.0
 _RESERVED_SLOTS = 8
@@ -95,9 +97,27 @@ class Publisher:
         self._connected = False
         self._counts_lock = threading.Lock()
         self._counts = dict.fromkeys(
-            ("published", "reconnects", "refused", "requests", "rejected_requests", "errors"), 0
+            (
+                "published",
+                "reconnects",
+                "refused",
+                "requests",
+                "rejected_requests",
+                "busy_requests",
+                "errors",
+            ),
+            0,
         )
         self._client = self._make_client(environ)
+        self._requests = RequestPath(
+            on_request,
+            lambda response: self._publish_model(
+                self.topics.response(response.command), response, retain=False
+            ),
+            lambda response: self._client.publish(self.topics.response(response.command), encode(response)),
+            lambda: self._live_gen,
+            self._count,
+        )
 
     def _make_client(self, environ: dict[str, str] | None) -> mqtt.Client:
         s = self.settings
@@ -126,8 +146,9 @@ class Publisher:
         offline = StatusPayload(state="offline", **self._status)
         client.will_set(self.topics.status, encode(offline), qos=1, retain=True)
         client.reconnect_delay_set(s.reconnect_min_s, s.reconnect_max_s)
-        # Room above our window for status, health and responses, so they never queue behind events.
-        client.max_inflight_messages_set(s.max_inflight + 32)
+        # Room above our window for status, health and the answers' own window, so none of them
+        # queues behind events, and events never queue behind them.
+        client.max_inflight_messages_set(s.max_inflight + ANSWER_WINDOW + 16)
         client.on_connect = self._guarded(self._on_connect)
         client.on_disconnect = self._guarded(self._on_disconnect)
         client.on_publish = self._guarded(self._on_publish)
@@ -160,6 +181,7 @@ class Publisher:
             self._client.connect_async(s.host, s.port, s.keepalive)
         self._pump_thread = threading.Thread(target=self._pump, name="mqtt-pump", daemon=True)
         self._pump_thread.start()
+        self._requests.start()
         self._client.loop_start()
         log.info("mqtt starting", host=s.host, port=s.port, protocol=s.protocol, base=self.topics.base)
 
@@ -174,6 +196,7 @@ class Publisher:
         self._inbox.put(("stop",))
         if self._pump_thread is not None:
             self._pump_thread.join(timeout)
+        self._requests.stop(timeout)
         self._client.disconnect()
         self._client.loop_stop()
 
@@ -225,10 +248,9 @@ class Publisher:
         self._inbox.put(("new",))
 
     def respond(self, response: Response) -> None:
-        """Answer a request. Responses are not durable: a caller that misses one asks get_state."""
-        if response.status == "error":
-            self._count("rejected_requests")
-        self._publish_model(self.topics.response(response.command), response, retain=False)
+        """Answer a request, in turn with the others. Responses are not durable: a caller that misses
+        one asks get_state."""
+        self._requests.answer(response)
 
     def set_device(self, device: DevicePayload) -> None:
         """Republish the retained device topic when it changed."""
@@ -327,35 +349,7 @@ class Publisher:
         if command is None:
             return
         self._count("requests")
-        try:
-            request = parse_request(command, msg.payload)
-            if msg.retain:
-                # A retained request would run again at every reconnect.
-                text = "retained requests are ignored: publish without the retain flag"
-                raise RequestError(command, text, request.transaction)
-        except RequestError as exc:
-            log.warning("request rejected", command=command, error=str(exc))
-            self.respond(exc.response())
-            return
-        if self._on_request is None:
-            self.respond(
-                Response(command=command, status="error", transaction=request.transaction, error="no handler")
-            )
-            return
-        try:
-            answer = self._on_request(request)
-        except Exception as exc:
-            log.exception("request handler failed", command=command)
-            answer = Response(
-                command=command,
-                status="error",
-                transaction=request.transaction,
-                error=f"internal error: {exc}",
-            )
-        if answer is not None:
-            if answer.status == "error":
-                log.warning("request rejected", command=command, error=answer.error)
-            self.respond(answer)
+        self._requests.offer(command, msg.payload, msg.retain)  # run on its own thread, never here
 
     # ------------------------------------------------------------------ the pump
 
@@ -478,6 +472,7 @@ class Publisher:
             refused=c["refused"],
             requests=c["requests"],
             rejected_requests=c["rejected_requests"],
+            busy_requests=c["busy_requests"],
             errors=c["errors"],
             display=self._display(),
         )

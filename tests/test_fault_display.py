@@ -10,64 +10,21 @@ lines, not thousands.
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from simulators.serial_pty import PtyPort
 from tests.broker import Broker, GameServer, free_port, wait_until
-from tests.config_support import write_config
-
-AUTO = {"burn": "none", "round_control": "auto"}
-
-
-@contextmanager
-def table(tmp_path: Path, broker: Broker, shoe: PtyPort, **sections: dict[str, Any]) -> Iterator[Path]:
-    """``scannerd run`` for table T1 reading ``shoe``; yields its log file (JSON lines)."""
-    config = write_config(tmp_path, broker, "beetek", shoe.path, rules=AUTO, **sections)
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(("SCANNERD_", "NOTIFY_"))}
-    log = tmp_path / "scannerd.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
-            env=env,
-            stdout=out,
-            stderr=out,
-            preexec_fn=_table_pc_limits,
-        )
-    try:
-        yield log
-        assert proc.poll() is None, f"the daemon exited ({proc.returncode}):\n{log.read_text()[-3000:]}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
-
-
-def _table_pc_limits() -> None:
-    """The descriptor limit a service gets by default (soft 1024), whatever the test runner has."""
-    import resource
-
-    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (min(1024, hard), hard))
-
-
-def log_lines(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+from tests.process_support import log_lines, table, wait_shoe_open
 
 
 def deal(shoe: PtyPort, server: GameServer, cards: list[str]) -> None:
     """Deal ``cards`` and wait until the game server has them all."""
+    wait_shoe_open(server)
     before = len(server.payloads("/card"))
     shoe.write(b"".join(f" [Game]<Card:{card}> \r\n".encode() for card in cards))
     server.wait_for(lambda ms: len(server.payloads("/card")) >= before + len(cards), 30)
