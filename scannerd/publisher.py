@@ -14,7 +14,9 @@ submits events sends them itself when the pump has nothing older to send
 (the common case on a live table): a card then goes from the commit straight
 to paho, without waking another thread or reading it back from disk. The
 in-flight window and the send cursor are shared by the two under
-``_send_lock``.
+``_send_lock``. Requests are run, and answered, by a thread of their own
+(``scannerd.request_path``), never on paho's network thread, which must
+keep writing events.
 """
 
 from __future__ import annotations

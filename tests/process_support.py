@@ -37,7 +37,7 @@ def table(tmp_path: Path, broker: Broker, shoe: PtyPort, **sections: dict[str, A
             env=env,
             stdout=out,
             stderr=out,
-            preexec_fn=_table_pc_limits,
+            preexec_fn=table_pc_limits,
         )
     try:
         yield log
@@ -51,7 +51,7 @@ def table(tmp_path: Path, broker: Broker, shoe: PtyPort, **sections: dict[str, A
             proc.wait(timeout=30)
 
 
-def _table_pc_limits() -> None:
+def table_pc_limits() -> None:
     """The descriptor limit a service gets by default (soft 1024), whatever the test runner has."""
     import resource
 

@@ -10,16 +10,20 @@ lines, not thousands.
 from __future__ import annotations
 
 import json
+import resource
 import socket
+import subprocess
+import sys
 import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from scannerd.commands.run import FD_SOFT_LIMIT
 from simulators.serial_pty import PtyPort
 from tests.broker import Broker, GameServer, free_port, wait_until
-from tests.process_support import log_lines, table, wait_shoe_open
+from tests.process_support import log_lines, table, table_pc_limits, wait_shoe_open
 
 
 def deal(shoe: PtyPort, server: GameServer, cards: list[str]) -> None:
@@ -151,3 +155,18 @@ def _state_answers(port: int) -> bool:
             return resp.status == 200
     except OSError:
         return False
+
+
+def test_the_daemon_lifts_the_descriptor_limit_a_service_starts_with() -> None:
+    """From the 1024 a service gets by default to the units' LimitNOFILE, where the hard limit allows."""
+    script = (
+        "import resource; from scannerd.commands.run import raise_fd_limit; raise_fd_limit(); "
+        "print(*resource.getrlimit(resource.RLIMIT_NOFILE))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, preexec_fn=table_pc_limits
+    )
+    soft, hard = map(int, out.stdout.split())
+    assert hard == resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    assert soft == (FD_SOFT_LIMIT if hard == resource.RLIM_INFINITY else min(FD_SOFT_LIMIT, hard))
+    assert soft > 1024 or hard <= 1024
