@@ -128,8 +128,8 @@ class DisplaySettings(_Section):
         description="Browser connections served at once (a kiosk page needs two); more are answered "
         "503, so the display can never use the descriptors the shoe and the broker need.",
     )
-    allowed_hosts: tuple[str, ...] = Field(
-        (),
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
         description="Host names the page is opened under, besides IP addresses and localhost; "
         "a request naming any other host is refused (DNS rebinding).",
     )
@@ -145,6 +145,11 @@ class DisplaySettings(_Section):
     def _listen_shape(cls, listen: str) -> str:
         _split_listen(listen)
         return listen
+
+    @field_validator("token_file", mode="before")
+    @classmethod
+    def _path_from_text(cls, value: object) -> object:
+        return Path(value) if isinstance(value, str) else value  # TOML has no path type
 
     @property
     def host(self) -> str:

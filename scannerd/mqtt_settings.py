@@ -7,12 +7,11 @@ credential (``LoadCredential=``) or a root-only file.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
-
-from scannerd.credentials import read_secret
 
 CREDENTIAL_NAME = "mqtt-password"
 """File name looked up in ``$CREDENTIALS_DIRECTORY`` when no ``password_file`` is set."""
@@ -79,7 +78,17 @@ class MqttSettings(BaseModel):
 
     def password(self, environ: dict[str, str] | None = None) -> SecretStr | None:
         """Read the password now, so a rotated credential is picked up at the next start."""
-        return read_secret(self.password_file, CREDENTIAL_NAME, environ)
+        env = os.environ if environ is None else environ
+        creds = env.get("CREDENTIALS_DIRECTORY")
+        path = self.password_file
+        if path is None:
+            if not creds or not (Path(creds) / CREDENTIAL_NAME).is_file():
+                return None
+            path = Path(creds) / CREDENTIAL_NAME
+        elif not path.is_absolute() and creds:
+            path = Path(creds) / path
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return SecretStr(lines[0] if lines else "")
 
 
 class OutboxSettings(BaseModel):

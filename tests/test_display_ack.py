@@ -89,7 +89,7 @@ def test_a_rebound_name_or_a_foreign_origin_cannot_acknowledge(display) -> None:
 
 
 def test_a_configured_name_is_served(tmp_path) -> None:
-    settings = DisplaySettings(listen="127.0.0.1:0", allowed_hosts=("BAC-01-display.pit.example",))
+    settings = DisplaySettings(listen="127.0.0.1:0", allowed_hosts=["BAC-01-display.pit.example"])
     d = Display(settings, "T1", dict, lambda c, a: Response(command=c, status="ok", data={}))
     d.start()
     try:
