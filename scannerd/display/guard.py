@@ -12,12 +12,16 @@ parsed, so a flood costs almost nothing and never reaches the page's code.
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Callable
 from typing import Any
 
 import structlog
 
 log = structlog.get_logger(__name__)
+
+UNACKNOWLEDGED_MS = 30_000
+"""Sent data unacknowledged for this long ends a display connection (half-open: the peer is gone)."""
 
 _BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\n"
@@ -71,6 +75,11 @@ class _Counted(asyncio.Protocol):
         self._release: Callable[[], None] | None = release
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        sock = transport.get_extra_info("socket")
+        if sock is not None and hasattr(socket, "TCP_USER_TIMEOUT"):
+            # A browser that vanished without closing (a kiosk PC powered off, a cable pulled) leaves
+            # the stream's pings unacknowledged: drop it after this long, not after TCP's 15 minutes.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, UNACKNOWLEDGED_MS)
         self._inner.connection_made(transport)
 
     def data_received(self, data: bytes) -> None:
