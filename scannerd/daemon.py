@@ -110,7 +110,13 @@ class Daemon:
         if isinstance(self.driver, FramedHostDriver) and saved.get("device"):
             self.driver.restore_dedup(DedupState.from_dict(saved["device"]))
         self.device_view = DeviceView(config.device.driver, config.device.port)
-        self.publisher = Publisher(config.mqtt, self.table_id, self.outbox, on_request=self._on_request)
+        self.publisher = Publisher(
+            config.mqtt,
+            self.table_id,
+            self.outbox,
+            on_request=self._on_request,
+            display=lambda: self.display.health if self.display is not None else None,
+        )
         self.reader = DeviceReader(
             self.driver,
             on_event=self._on_device_event,
@@ -140,6 +146,7 @@ class Daemon:
                 lambda: self.request("get_state", {}).data or {},
                 self.request,
                 round_control=config.rules.round_control,
+                on_health=self.publisher.health_changed,
             )
             self.listeners.append(self.display.on_events)
 

@@ -103,9 +103,11 @@ class Response(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     command: str
-    status: Literal["ok", "error"]
+    status: Literal["ok", "error", "busy"] = Field(
+        description="'busy': not run, the table has too many requests waiting; ask again later."
+    )
     transaction: Transaction | None = Field(None, description="The request's transaction, echoed.")
-    error: str | None = Field(None, description="Why the request was refused (status 'error').")
+    error: str | None = Field(None, description="Why the request was refused (status 'error' or 'busy').")
     data: dict[str, Any] | None = Field(
         None,
         description="On 'ok': the table state after the command, as get_state returns it: "

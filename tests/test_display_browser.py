@@ -31,13 +31,12 @@ PUSH_S = 1.0  # a misdeal must be on the dealer's screen within a second
 class Table:
     """A validator and the display, wired as the daemon wires them: one lock, events to the display."""
 
-    def __init__(self, rules: HouseRules | None = None) -> None:
+    def __init__(self, rules: HouseRules | None = None, settings: DisplaySettings | None = None) -> None:
         self.validator = Validator("BAC-07", rules or HouseRules(burn="none"))
         self.lock = threading.Lock()
         self.ts = 1_700_000_000.0
-        self.display = Display(
-            DisplaySettings(listen="127.0.0.1:0"), "BAC-07", self.state, self.request, round_control="server"
-        )
+        settings = settings or DisplaySettings(listen="127.0.0.1:0")
+        self.display = Display(settings, "BAC-07", self.state, self.request, round_control="server")
 
     def state(self) -> dict[str, Any]:
         with self.lock:
@@ -120,6 +119,28 @@ def test_a_misdeal_appears_within_a_second_and_the_button_clears_it(browser, tab
     wait_for(browser, lambda b: not banners(b), 10, "the banner to clear")
     assert table.state()["alerts"] == []
     assert js(browser, "document.body.dataset.alarm") == ""
+
+
+def test_with_a_token_the_kiosk_that_opened_the_page_with_it_acknowledges(browser, tmp_path):
+    """A display on another machine: the page's own request carries the token as the cookie it got."""
+    (tmp_path / "token").write_text("kiosk-token-1\n")
+    table = Table(settings=DisplaySettings(listen="127.0.0.1:0", token_file=tmp_path / "token"))
+    table.display.start()
+    try:
+        open_page(browser, table.display.url)  # without the token: it shows, but cannot acknowledge
+        table.card("7H")
+        wait_for(browser, lambda b: banners(b), 10, "the misdeal banner")
+        banners(browser)[0].find_element("css selector", "button.ack").click()
+        wait_for(browser, lambda b: "needs its token" in banners(b)[0].text, 10, "the refusal on the banner")
+        assert len(table.state()["alerts"]) == 1
+
+        open_page(browser, table.display.url + "?token=kiosk-token-1")
+        assert browser.current_url == table.display.url  # the token left the address bar
+        banners(browser)[0].find_element("css selector", "button.ack").click()
+        wait_for(browser, lambda b: not banners(b), 10, "the banner to clear")
+        assert table.state()["alerts"] == []
+    finally:
+        table.display.stop()
 
 
 def test_the_game_servers_acknowledgement_clears_it_too(browser, table):

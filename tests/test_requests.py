@@ -204,6 +204,22 @@ def test_a_retained_request_is_not_run_again_at_each_connect(
     gs.close()
 
 
+def test_a_request_published_retained_while_the_table_listens_is_not_run(
+    mosquitto: Broker, table: Table
+) -> None:
+    """The broker clears the retain flag on live delivery: the table must still see it was retained."""
+    gs = GameServer(mosquitto, [f"{BASE}/response/+", f"{BASE}/status"])
+    gs.wait_online(BASE)
+    gs.request(f"{BASE}/request/new_shoe", {"transaction": "stale"}, retain=True)
+    gs.request(f"{BASE}/request/get_state", {"transaction": "after"})
+    gs.wait_for(lambda got: len([m for m in got if "/response/" in m.topic]) >= 2)
+    answer = gs.payloads("/response/new_shoe")[0]
+    assert answer["status"] == "error" and "retained" in answer["error"]
+    assert answer["transaction"] == "stale"
+    assert table.validator.shoe is None
+    gs.close()
+
+
 def test_a_failing_handler_is_answered_and_the_table_keeps_listening(
     mosquitto: Broker, make_publisher: Callable[..., Publisher]
 ) -> None:

@@ -104,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
     watch = TableWatch(broker.host, broker.port, table_id=TABLE_ID)
     try:
         daemon.start()
+        if daemon.display is not None and daemon.display.health.state != "listening":
+            # A table deals on without its display; a demo is for looking at it, so say so and stop.
+            raise OSError(f"dealer display cannot listen on {args.listen}: {daemon.display.health.error}")
         game.start()
         watch.start()
         dealer.start()
