@@ -7,14 +7,13 @@ credential (``LoadCredential=``) or a root-only file.
 
 from __future__ import annotations
 
-import errno
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, Strict, field_validator, model_validator
 
+from scannerd.credentials import read_secret, secret_path
 from scannerd.durations import seconds
 from scannerd.idents import PlainText
 
@@ -115,27 +114,11 @@ class MqttSettings(BaseModel):
 
     def password_path(self, environ: Mapping[str, str] | None = None) -> Path | None:
         """The file the password is read from, or None when there is no password to send."""
-        env = os.environ if environ is None else environ
-        creds = env.get("CREDENTIALS_DIRECTORY")
-        path = self.password_file
-        if path is None:
-            if not creds or not (Path(creds) / CREDENTIAL_NAME).is_file():
-                return None
-            return Path(creds) / CREDENTIAL_NAME
-        if not path.is_absolute() and creds:
-            return Path(creds) / path
-        return path
+        return secret_path(self.password_file, CREDENTIAL_NAME, environ)
 
     def password(self, environ: Mapping[str, str] | None = None) -> SecretStr | None:
         """Read the password now, so a rotated credential is picked up at the next start."""
-        path = self.password_path(environ)
-        if path is None:
-            return None
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except UnicodeDecodeError:  # an editor's UTF-16, say: an OSError, so `run` names the file
-            raise OSError(errno.EILSEQ, "is not UTF-8 text", str(path)) from None
-        return SecretStr(lines[0] if lines else "")
+        return read_secret(self.password_file, CREDENTIAL_NAME, environ)
 
     def warnings(self, environ: Mapping[str, str] | None = None) -> list[str]:
         """What is allowed but unsafe, one text each, for ``check-config`` and the start of ``run``."""
