@@ -2,71 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import os
-import random
-import shutil
-import threading
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from scannerd.cards import ALL_CARDS
-from scannerd.config import DisplaySettings
-from scannerd.display import Display
-from scannerd.events import CardDrawn, ValidatorInput
-from scannerd.house import HouseRules
-from scannerd.requests import Response, execute, parse_request
-from scannerd.validator import Validator
-from tests.browser import action, banners, js, live, open_page, screenshot, slot, text, wait_for
+from scannerd.events import Fault
+from tests.browser import action, alert_text, banners, js, live, open_page, slot, text, wait_for
+from tests.display_support import NATURAL_ROUND, SIX_CARD_ROUND, Table
 
-# Player 2+3=5 draws; Banker K+4=4 draws on a player third of 2.
-SIX_CARD_ROUND = ("2H", "KS", "3C", "4D", "2C", "5S")
-NATURAL_ROUND = ("9H", "2S", "9C", "3D")
 PUSH_S = 1.0  # a misdeal must be on the dealer's screen within a second
-
-
-class Table:
-    """A validator and the display, wired as the daemon wires them: one lock, events to the display."""
-
-    def __init__(self, rules: HouseRules | None = None) -> None:
-        self.validator = Validator("BAC-07", rules or HouseRules(burn="none"))
-        self.lock = threading.Lock()
-        self.ts = 1_700_000_000.0
-        self.display = Display(
-            DisplaySettings(listen="127.0.0.1:0"), "BAC-07", self.state, self.request, round_control="server"
-        )
-
-    def state(self) -> dict[str, Any]:
-        with self.lock:
-            return self.validator.state()
-
-    def feed(self, inp: ValidatorInput) -> None:
-        with self.lock:
-            self.display.on_events(self.validator.handle(inp))
-
-    def command(self, name: str, **args: Any) -> Response:
-        return self.request(name, args)
-
-    def request(self, command: str, args: dict[str, Any]) -> Response:
-        with self.lock:
-            self.ts += 1
-            parsed = parse_request(command, json.dumps(args).encode())
-            response, events = execute(parsed, self.validator, self.ts)
-            self.display.on_events(events)
-            return response
-
-    def card(self, *cards: str) -> None:
-        for card in cards:
-            self.ts += 1
-            self.feed(CardDrawn(self.ts, card))
-
-    def round(self, round_id: str, *cards: str) -> None:
-        self.command("betting_open", round_id=round_id)
-        self.command("betting_close")
-        self.card(*cards)
 
 
 @pytest.fixture
@@ -111,7 +55,7 @@ def test_a_misdeal_appears_within_a_second_and_the_button_clears_it(browser, tab
     wait_for(browser, lambda b: banners(b), PUSH_S, "the misdeal banner")
     banner = banners(browser)[0]
     assert "misdeal" in banner.get_attribute("class").split()
-    assert "Extra card 7H" in banner.text and "ACKNOWLEDGE" in banner.text
+    assert "Extra card 7\u2665" in banner.text and "ACKNOWLEDGE" in banner.text
     assert js(browser, "document.body.dataset.alarm") == "misdeal"
     assert js(browser, "window.scannerdDisplay.sound") == "running"
     assert js(browser, "window.scannerdDisplay.tones") >= 1
@@ -132,17 +76,29 @@ def test_the_game_servers_acknowledgement_clears_it_too(browser, table):
     wait_for(browser, lambda b: not banners(b), 10, "the banner to clear")
 
 
-def test_warnings_are_amber_and_queue_behind_misdeals(browser, table):
+def test_the_newest_alert_is_on_top_and_the_older_ones_wait_in_a_list_that_acknowledges_too(browser, table):
     open_page(browser, table.display.url)
-    table.command("betting_open", round_id="R1")
-    table.command("betting_close")
-    table.card("AS")
-    table.feed(CardDrawn(table.ts + 60, "2S"))  # a minute without a card: the round stalled
-    table.command("betting_open", round_id="R2")  # and then cut short
-    wait_for(browser, lambda b: len(banners(b)) == 2, 10, "two alerts")
-    first, second = banners(browser)
-    assert "misdeal" in first.get_attribute("class") and "SHORT DEAL" in first.text
-    assert "warning" in second.get_attribute("class") and "ROUND STALLED" in second.text
+    table.round("R1", *NATURAL_ROUND)
+    table.card("7H", "TS")  # two cards with none due: two misdeals after hand 1
+    table.feed(Fault(table.ts + 1, "DEVICE_FAULT", "Shoe reports a jammed card"))  # the newest, a warning
+    wait_for(browser, lambda b: len(banners(b)) == 3, 10, "three alerts")
+    top, *older = banners(browser)
+    assert "warning" in top.get_attribute("class").split() and "DEVICE FAULT" in top.text
+    assert all(alert_text(a).startswith("MISDEAL \u00b7 EXTRA CARD \u00b7 AFTER HAND 1") for a in older)
+    assert "Extra card 10\u2660" in alert_text(older[0]) and "Extra card 7\u2665" in alert_text(older[1])
+    assert js(browser, "document.body.dataset.alarm") == "misdeal"  # a misdeal is open, though not on top
+    more = browser.find_element("id", "alert-more")
+    assert more.text.startswith("+2 MORE") and not older[0].is_displayed()
+
+    more.click()
+    wait_for(browser, lambda b: older[1].is_displayed(), 10, "the list of older alerts")
+    older[1].find_element("css selector", "button.ack").click()
+    wait_for(browser, lambda b: len(banners(b)) == 2, 10, "the oldest misdeal acknowledged from the list")
+    assert [a["card"] for a in table.state()["alerts"] if a["severity"] == "misdeal"] == ["TS"]
+    browser.find_element("id", "alert-list-close").click()
+    banners(browser)[0].find_element("css selector", "button.ack").click()
+    wait_for(browser, lambda b: len(banners(b)) == 1, 10, "the top alert acknowledged")
+    assert not browser.find_element("id", "alert-more").is_displayed()
 
 
 def test_the_page_says_disconnected_and_recovers_after_a_restart(browser, table):
@@ -157,24 +113,3 @@ def test_the_page_says_disconnected_and_recovers_after_a_restart(browser, table)
     wait_for(browser, live, 10, "the page to reconnect")
     wait_for(browser, lambda b: action(b) == "ROUND COMPLETE - DO NOT DRAW", 10, "the new state")
     assert not browser.find_element("id", "disconnected").is_displayed()
-
-
-def test_screenshot_of_a_misdeal(browser, table, tmp_path):
-    """The picture in docs/display.md; set DISPLAY_SCREENSHOT=docs/display-alert.png to refresh it."""
-    cards = [c for _ in range(8) for c in ALL_CARDS]
-    random.Random(7).shuffle(cards)
-    for n in range(30):  # a shoe well under way, for the roads
-        table.command("betting_open", round_id=f"R{n + 1}")
-        table.command("betting_close")
-        while table.state()["round"]["phase"] == "dealing":
-            table.card(cards.pop())
-    table.round("R31", *SIX_CARD_ROUND)
-    table.card("7H")  # one card too many
-    open_page(browser, table.display.url)
-    wait_for(browser, lambda b: banners(b), 10, "the misdeal banner")
-    path = tmp_path / "display-alert.png"
-    screenshot(browser, path)
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    target = os.environ.get("DISPLAY_SCREENSHOT")
-    if target:
-        shutil.copyfile(path, Path(target))

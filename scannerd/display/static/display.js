@@ -69,25 +69,64 @@ function render(view) {
   alarm(view.alerts);
 }
 
+const LINK_TEXT = { up: "CONNECTED", down: "OFFLINE" };
+
 function renderLink(view) {
   const link = $("link");
   link.dataset.link = view.link;
   const model = view.device && view.device.model ? ` ${view.device.model}` : "";
-  link.textContent = view.link === "up" ? `SHOE${model} CONNECTED` : `SHOE${model} OFFLINE`;
+  link.textContent = `SHOE${model} ${LINK_TEXT[view.link] || "\u2014"}`;
 }
 
+// The newest alert is the one on top, large; the older ones wait in a list that a tap opens, so
+// however many stay open the hands keep their room. An element lives as long as its alert, so a
+// refusal written on it stays when it moves between the two places.
+const alertEls = new Map();
+
 function renderAlerts(alerts) {
-  const box = $("alerts");
-  const keep = new Map([...box.children].map((el) => [el.dataset.alertId, el]));
-  alerts.forEach((alert, i) => {
+  const open = new Set(alerts.map((a) => String(a.alert_id)));
+  alertEls.forEach((el, id) => {
+    if (!open.has(id)) {
+      el.remove();
+      alertEls.delete(id);
+    }
+  });
+  const els = alerts.map((alert) => {
     const id = String(alert.alert_id);
-    let el = keep.get(id);
-    if (!el) el = alertBanner(alert);
-    keep.delete(id);
+    if (!alertEls.has(id)) alertEls.set(id, alertBanner(alert));
+    return alertEls.get(id);
+  });
+  const [first, ...rest] = els;
+  place($("alert-main"), first ? [first] : []);
+  place($("alert-items"), rest);
+  $("alerts").hidden = !first;
+  const more = $("alert-more");
+  more.hidden = rest.length === 0;
+  more.textContent = rest.length
+    ? `+${rest.length} MORE \u00b7 ${alerts.slice(1).map(alertTitle).join(" \u00b7 ")}`
+    : "";
+  $("alert-list-title").textContent = `${rest.length} MORE OPEN ALERT${rest.length === 1 ? "" : "S"}`;
+  if (!rest.length) $("alert-list").hidden = true;
+}
+
+function place(box, els) {
+  els.forEach((el, i) => {
     if (box.children[i] !== el) box.insertBefore(el, box.children[i] || null);
   });
-  keep.forEach((el) => el.remove());
+  while (box.children.length > els.length) box.lastElementChild.remove();
 }
+
+function alertTitle(alert) {
+  const where = alert.hand ? ` (${alert.hand})` : "";
+  return `${alert.code.replace(/_/g, " ")}${where}`;
+}
+
+$("alert-more").addEventListener("click", () => {
+  $("alert-list").hidden = false;
+});
+$("alert-list-close").addEventListener("click", () => {
+  $("alert-list").hidden = true;
+});
 
 function alertBanner(alert) {
   const el = document.createElement("div");
@@ -98,10 +137,11 @@ function alertBanner(alert) {
   what.className = "what";
   const kind = document.createElement("div");
   kind.className = "kind";
-  kind.textContent = `${KIND[alert.severity] || alert.severity.toUpperCase()} \u00b7 ${alert.code.replace(/_/g, " ")}`;
+  const where = alert.hand ? ` \u00b7 ${alert.hand}` : "";
+  kind.textContent = `${KIND[alert.severity] || alert.severity.toUpperCase()} \u00b7 ${alert.code.replace(/_/g, " ")}${where}`;
   const message = document.createElement("div");
   message.className = "message";
-  message.textContent = alert.message;
+  message.textContent = alert.text;
   const error = document.createElement("div");
   error.className = "error";
   what.append(kind, message, error);
@@ -137,10 +177,26 @@ async function acknowledge(alertId, button, error) {
 function renderRound(round, lastCard) {
   $("round-id").textContent = round ? `HAND ${round.hand_no} \u00b7 ${round.round_id}` : "";
   $("last-hand").hidden = !(round && round.last_hand);
+  const winner = round ? round.winner : null;
+  $("hands").dataset.result = winner || "";
   for (const side of ["player", "banker"]) {
-    const hand = round ? round[side] : { cards: [], total: null };
+    const hand = round ? round[side] : { cards: [], total: null, natural: false, pair: false };
     $(`${side}-total`).textContent = round && hand.cards.length ? hand.total : "\u2013";
-    $(side).dataset.winner = String(!!round && (round.winner === side || round.winner === "tie"));
+    // A tie is nobody's win: both hands say TIE, neither says WINS.
+    $(side).dataset.winner = String(winner === side);
+    const marks = [];
+    if (hand.natural) marks.push(["natural", "NATURAL"]);
+    if (hand.pair) marks.push(["pair", "PAIR"]);
+    if (winner === side) marks.push(["win", "WINS"]);
+    if (winner === "tie") marks.push(["tie", "TIE"]);
+    $(`${side}-marks`).replaceChildren(
+      ...marks.map(([kind, label]) => {
+        const mark = document.createElement("span");
+        mark.className = `mark ${kind}`;
+        mark.textContent = label;
+        return mark;
+      }),
+    );
     for (let i = 0; i < 3; i++) {
       const pos = `${side}${i + 1}`;
       const slot = document.querySelector(`.card[data-pos="${pos}"]`);
