@@ -44,6 +44,16 @@ class HouseRules(BaseModel):
     stall_timeout_s: float = Field(
         30.0, gt=0, description="Seconds without a card, while cards are due, before ROUND_STALLED."
     )
+    # Left out of a recording's header while unset, so files of tables without it stay as they were.
+    betting_time_s: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        gt=0,
+        le=600,
+        description="Seconds betting stays open, counted down on the dealer's screen. With 'auto' "
+        "round control the daemon opens betting after each hand and closes it when the time runs "
+        "out; with a game server, the time for a betting_open that gives none. None: no timer.",
+    )
 
     def burn_fixed(self) -> int | None:
         """The fixed burn count, or None when the count comes from the first card."""

@@ -72,6 +72,11 @@ class BettingOpenRequest(RequestBase):
     """Open betting for the next round."""
 
     round_id: Ident | None = Field(None, description="Round id; generated when absent.")
+    betting_time_s: Annotated[float, Field(gt=0, le=600)] | None = Field(
+        None,
+        description="Seconds betting stays open: the dealer's screen counts down to NO MORE BETS. "
+        "Absent: the house's betting_time_s, if any. The game server still closes betting.",
+    )
 
 
 class BettingCloseRequest(RequestBase):
@@ -92,6 +97,16 @@ class AckAlertRequest(RequestBase):
     alert_id: int = Field(description="The alert_id of the AlertEvent to acknowledge.")
 
 
+class DealerSignInRequest(RequestBase):
+    """A dealer takes the table: the rounds opened from now on carry this dealer id."""
+
+    dealer_id: Ident = Field(description="The casino's id for the dealer (a badge or staff number).")
+
+
+class DealerSignOutRequest(RequestBase):
+    """The dealer leaves the table: the rounds opened from now on carry no dealer id."""
+
+
 class GetStateRequest(RequestBase):
     """Ask for the current shoe, round and open alerts."""
 
@@ -102,6 +117,8 @@ REQUEST_MODELS: dict[str, type[RequestBase]] = {
     "betting_close": BettingCloseRequest,
     "void_round": VoidRoundRequest,
     "ack_alert": AckAlertRequest,
+    "dealer_sign_in": DealerSignInRequest,
+    "dealer_sign_out": DealerSignOutRequest,
     "get_state": GetStateRequest,
 }
 
