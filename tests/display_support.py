@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import random
 import threading
+import time
 from typing import Any
 
 from scannerd.cards import ALL_CARDS
 from scannerd.config import DisplaySettings
 from scannerd.display import Display
-from scannerd.events import CardDrawn, ValidatorInput
+from scannerd.events import CardDrawn, CutCardSeen, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.requests import Response, execute, parse_request
 from scannerd.validator import Validator
@@ -115,9 +116,39 @@ def tie_with_alerts(count: int):
     return build
 
 
+def betting(table: Table, seconds: float = 60.0, started_ago: float = 0.0) -> None:
+    """Bets being placed, with the table's timer counting ``seconds`` down (wall-clock time)."""
+    table.shoe_under_way()
+    table.ts = time.time() - started_ago - 1  # the countdown is to a moment on the page's clock
+    table.command("betting_open", round_id="R31", betting_time_s=seconds)
+
+
+def no_more_bets(table: Table) -> None:
+    """The betting time ran out and the game server has not closed betting yet."""
+    betting(table, seconds=10.0, started_ago=12.0)
+
+
+def last_hand(table: Table) -> None:
+    """The cut card came out: the hand now dealt is the last before the shuffle."""
+    table.shoe_under_way()
+    table.ts += 1
+    table.feed(CutCardSeen(table.ts))
+    table.round("R31", *SIX_CARD_ROUND[:4])
+
+
+def dealer_signed_in(table: Table) -> None:
+    """A dealer signed in, dealing a hand."""
+    table.command("dealer_sign_in", dealer_id="D-117")
+    dealing(table)
+
+
 STATES = {
     "dealing": dealing,
     "tie": tie,
+    "betting": betting,
+    "no-more-bets": no_more_bets,
+    "last-hand": last_hand,
+    "dealer": dealer_signed_in,
     **{f"alerts-{n}": tie_with_alerts(n) for n in (1, 3, 6, 10, 20)},
 }
 """Each a function that brings a fresh table (with a new shoe) to that state."""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
 
-from scannerd.events import Fault
+from scannerd.events import CutCardSeen, Fault
 from tests.browser import action, alert_text, banners, js, live, open_page, slot, text, wait_for
 from tests.display_support import NATURAL_ROUND, SIX_CARD_ROUND, Table
 
@@ -113,3 +114,57 @@ def test_the_page_says_disconnected_and_recovers_after_a_restart(browser, table)
     wait_for(browser, live, 10, "the page to reconnect")
     wait_for(browser, lambda b: action(b) == "ROUND COMPLETE - DO NOT DRAW", 10, "the new state")
     assert not browser.find_element("id", "disconnected").is_displayed()
+
+
+def test_the_betting_time_counts_down_then_sounds_and_flashes_no_more_bets(browser, table):
+    open_page(browser, table.display.url)
+    table.ts = time.time()  # the countdown runs on the page's clock, the table PC's
+    table.command("betting_open", round_id="R1", betting_time_s=2.5)
+    wait_for(browser, lambda b: text(b, "countdown") in ("2", "3"), 10, "the countdown")
+    assert action(browser) == "BETS OPEN - DO NOT DRAW"
+    wait_for(browser, lambda b: text(b, "countdown") == "1", 10, "the countdown to go on")
+    wait_for(browser, lambda b: action(b) == "NO MORE BETS", 10, "NO MORE BETS at zero")
+    assert browser.find_element("id", "action").get_attribute("data-tone") == "nomorebets"
+    assert js(browser, "window.scannerdDisplay.timerTones") == 1
+    assert not browser.find_element("id", "countdown").is_displayed()
+    table.command("betting_close")  # the game server closes betting: NO MORE BETS until the first card
+    assert action(browser) == "NO MORE BETS"
+    table.card("9H")
+    wait_for(browser, lambda b: action(b) == "NEXT: BANKER FIRST CARD", 10, "the deal")
+    assert js(browser, "window.scannerdDisplay.timerTones") == 1
+
+
+def test_the_last_hand_is_announced_when_it_begins(browser, table):
+    open_page(browser, table.display.url)
+    table.round("R1", *NATURAL_ROUND)
+    table.feed(CutCardSeen(table.ts + 1))  # between hands: the next one is the last
+    wait_for(browser, lambda b: text(b, "notice").startswith("Cut card out"), 10, "the cut card notice")
+    assert not browser.find_element("id", "announce").is_displayed()
+    table.command("betting_open", round_id="R2")
+    wait_for(browser, lambda b: b.find_element("id", "announce").is_displayed(), 10, "the announcement")
+    assert text(browser, "announce") == "LAST HAND BEFORE SHUFFLE"
+    table.command("betting_close")
+    table.card(*NATURAL_ROUND)
+    wait_for(browser, lambda b: action(b) == "SHOE FINISHED - DO NOT DRAW", 10, "the end of the shoe")
+    assert not browser.find_element("id", "announce").is_displayed()
+
+
+def test_a_dealer_signs_in_and_out_at_the_display(browser, table):
+    open_page(browser, table.display.url)
+    pill = browser.find_element("id", "dealer")
+    assert pill.text == "DEALER: SIGN IN"
+    pill.click()
+    field = browser.find_element("id", "dealer-input")
+    wait_for(browser, lambda b: field.is_displayed(), 10, "the sign-in control")
+    field.send_keys("D-117\n")  # as a badge reader types it
+    wait_for(browser, lambda b: pill.text == "DEALER D-117", 10, "the dealer on the screen")
+    assert not field.is_displayed()
+    assert table.state()["dealer_id"] == "D-117"
+    table.command("betting_open", round_id="R1")
+    assert table.state()["round"]["dealer_id"] == "D-117"
+
+    pill.click()
+    browser.find_element("id", "sign-in-ok").click()  # nothing typed: the form does not send
+    browser.find_element("id", "sign-out").click()
+    wait_for(browser, lambda b: pill.text == "DEALER: SIGN IN", 10, "the dealer signed out")
+    assert "dealer_id" not in table.state()

@@ -26,7 +26,7 @@ const cards = [...document.querySelectorAll('.card.face')].map((el) => ({
   hand: box(el.closest('.hand')),
   head: box(el.closest('.hand').querySelector('.hand-head')),
 }));
-const others = ['top', 'alerts', 'action', 'shoe', 'history']
+const others = ['top', 'alerts', 'announce', 'action', 'shoe', 'history']
   .map((id) => document.getElementById(id))
   .filter((el) => el && !el.hidden)
   .map((el) => ({ id: el.id, box: box(el) }));
@@ -118,3 +118,23 @@ def test_a_hand_being_dealt_fits_every_monitor(browser, shown, size):
     check_layout(browser, 4)
     due = browser.find_element("css selector", ".card.due").get_attribute("data-pos")
     assert due == "player3"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_the_countdown_no_more_bets_last_hand_and_dealer_fit_every_monitor(browser, shown, size):
+    shown("betting", size)
+    wait_for(browser, lambda b: b.find_element("id", "countdown").is_displayed(), 10, "the countdown")
+    check_layout(browser, 0)
+    shown("no-more-bets", size)
+    wait_for(browser, lambda b: action_tone(b) == "nomorebets", 10, "NO MORE BETS")
+    check_layout(browser, 0)
+    shown("last-hand", size)
+    wait_for(browser, lambda b: b.find_element("id", "announce").is_displayed(), 10, "the last hand")
+    check_layout(browser, 4)
+    shown("dealer", size)
+    wait_for(browser, lambda b: "D-117" in b.find_element("id", "dealer").text, 10, "the dealer")
+    check_layout(browser, 4)
+
+
+def action_tone(driver: Any) -> str:
+    return driver.find_element("id", "action").get_attribute("data-tone")

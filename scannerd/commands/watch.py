@@ -30,7 +30,7 @@ from rich.text import Text
 from scannerd.cards import card_name
 from scannerd.commands import arguments
 from scannerd.display.view import TableView, dealer_text
-from scannerd.events import AlertEvent, CardEvent, RoundEvent, ShoeEvent
+from scannerd.events import AlertEvent, CardEvent, DealerEvent, RoundEvent, ShoeEvent
 from scannerd.payloads import DevicePayload, StatusPayload
 from scannerd.topics import EVENT_KINDS
 
@@ -175,7 +175,8 @@ class TableWatch:
 
 
 _EVENT_MODELS: dict[str, type[BaseModel]] = {
-    model.model_fields["kind"].default: model for model in (CardEvent, RoundEvent, AlertEvent, ShoeEvent)
+    model.model_fields["kind"].default: model
+    for model in (CardEvent, RoundEvent, AlertEvent, ShoeEvent, DealerEvent)
 }
 _Model = TypeVar("_Model", bound=BaseModel)
 
@@ -226,13 +227,19 @@ def describe(name: str, payload: dict[str, Any]) -> str:
         return f"{head} {payload['position']} {shown} round={payload.get('round_id')}"
     if kind == "round":
         line = f"{head} {payload['round_id']} hand={payload['hand_no']} {payload['phase']}"
-        return line + (f" winner={payload['winner']}" if payload.get("winner") else "")
+        for key in ("winner", "betting_time_s", "dealer_id"):
+            if payload.get(key):
+                line += f" {key.removesuffix('_id')}={payload[key]}"
+        return line
     if kind == "alert":
         state = "acknowledged" if payload.get("acknowledged") else payload["severity"]
         text = dealer_text(payload["message"], payload.get("card"))
         return f"{head} #{payload['alert_id']} {payload['code']} {state}: {text}"
     if kind == "shoe":
         return f"{head} {payload['shoe_id']} {payload['status']} dealt={payload['cards_dealt']}"
+    if kind == "dealer":
+        dealer = payload["dealer_id"]
+        return f"{head} {dealer} signed in" if dealer else f"{head} signed out"
     if name == "status":
         return f"- status {payload['state']}"
     if name == "device":
@@ -270,6 +277,8 @@ def render(view: dict[str, Any], status: str | None, connected: bool, broker: st
     """The whole screen for one view snapshot (``TableView.snapshot()``)."""
     head = Text()
     head.append(f"TABLE {view['table_id']}", style="bold")
+    if view["dealer_id"]:
+        head.append(f"   dealer {view['dealer_id']}", style="bold")
     head.append(f"   broker {broker} ")
     head.append("CONNECTED" if connected else "DISCONNECTED", style="green" if connected else "bold red")
     head.append("   daemon ")

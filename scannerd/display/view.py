@@ -53,6 +53,7 @@ def _round_of(rnd: Mapping[str, Any]) -> dict[str, Any]:
         "last_hand": rnd.get("last_hand", False),
         "player": list(rnd["player"]["cards"]),
         "banker": list(rnd["banker"]["cards"]),
+        "betting_ends_ts": rnd.get("betting_ends_ts"),
     }
 
 
@@ -91,6 +92,7 @@ class TableView:
         self._hands: dict[str, int] = {}  # round_id -> hand_no, for naming an alert's hand
         self._alert_hands: dict[int, str] = {}  # alert_id -> the hand it belongs to, as shown
         self.results: list[tuple[str, Result]] = []  # (round_id, result) of this shoe, in order
+        self.dealer_id: str | None = None  # the dealer signed in at the table
         self._results_shoe: str | None = None
 
     # ------------------------------------------------------------------ input
@@ -98,6 +100,7 @@ class TableView:
     def load_state(self, state: Mapping[str, Any]) -> None:
         """Take a ``get_state`` answer (the validator's ``state()``) as the current truth."""
         self.link_up = bool(state.get("link_up", True))
+        self.dealer_id = state.get("dealer_id")
         self.heard_link = self.heard_round = True
         self._set_shoe(state.get("shoe"))
         rnd = state.get("round")
@@ -136,6 +139,8 @@ class TableView:
             self._alert(event)
         elif kind == "shoe":
             self._set_shoe({k: v for k, v in event.items() if k not in ("seq", "ts", "kind")})
+        elif kind == "dealer":
+            self.dealer_id = event.get("dealer_id")
         else:
             return False
         return True
@@ -283,6 +288,7 @@ class TableView:
             "banker": _hand_view(banker, b_total),
             "next_position": next_position(player, banker) if rnd["phase"] == "dealing" else None,
             "winner": winner,
+            "betting_ends_ts": rnd["betting_ends_ts"] if rnd["phase"] == "betting" else None,
         }
 
     def open_alerts(self) -> list[dict[str, Any]]:
@@ -368,6 +374,7 @@ class TableView:
         text, tone = self.next_action()
         return {
             "table_id": self.table_id,
+            "dealer_id": self.dealer_id,
             "link": self.link,
             "device": self.device,
             "shoe": dict(self.shoe) if self.shoe else None,

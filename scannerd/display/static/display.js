@@ -9,7 +9,7 @@ const RETRY_MS = 1000;
 const ALARM_REPEAT_MS = 10000; // an unacknowledged misdeal sounds again this often
 
 // State the tests and the operator can inspect from the console.
-const display = (window.scannerdDisplay = { view: null, views: 0, tones: 0, sound: "off" });
+const display = (window.scannerdDisplay = { view: null, views: 0, tones: 0, timerTones: 0, sound: "off" });
 
 const $ = (id) => document.getElementById(id);
 
@@ -61,8 +61,9 @@ function render(view) {
   $("table-id").textContent = view.table_id;
   renderLink(view);
   renderAlerts(view.alerts);
-  $("action-text").textContent = view.next_action.text;
-  $("action").dataset.tone = view.next_action.tone;
+  renderDealer(view.dealer_id);
+  renderAction();
+  $("announce").hidden = !(view.round && view.round.last_hand && ["betting", "dealing"].includes(view.round.phase));
   renderRound(view.round, view.last_card);
   renderShoe(view.shoe, view.notice);
   renderHistory(view.history);
@@ -70,6 +71,96 @@ function render(view) {
 }
 
 const LINK_TEXT = { up: "CONNECTED", down: "OFFLINE" };
+
+// ------------------------------------------------------------------ the betting timer
+
+// While betting is open with a time, the action line counts down to the time the daemon gave
+// (betting_ends_ts, Unix seconds: the kiosk's clock and the table PC's must agree, as on one PC).
+// At zero the timer sounds, and NO MORE BETS flashes red until the first card of the hand is out.
+const NO_MORE_BETS_HOLD_S = 5; // after betting closed, how long NO MORE BETS stays without a card
+let timeUp = null; // {round_id, at}: the betting time of this round ran out (local seconds)
+
+function renderAction() {
+  const view = display.view;
+  if (!view) return;
+  const round = view.round;
+  const now = Date.now() / 1000;
+  const countdown = $("countdown");
+  let text = view.next_action.text;
+  let tone = view.next_action.tone;
+  countdown.hidden = true;
+  if (round && round.phase === "betting" && round.betting_ends_ts !== null) {
+    const left = Math.ceil(round.betting_ends_ts - now);
+    if (left > 0) {
+      countdown.hidden = false;
+      countdown.textContent = String(left);
+      countdown.dataset.urgent = String(left <= 5);
+    } else if (!timeUp || timeUp.round_id !== round.round_id) {
+      timeUp = { round_id: round.round_id, at: now };
+      playTimer();
+    }
+  }
+  const noCard = round && round.player.cards.length === 0 && round.banker.cards.length === 0;
+  if (
+    timeUp && round && timeUp.round_id === round.round_id && noCard &&
+    (round.phase === "betting" || (round.phase === "dealing" && now - timeUp.at < NO_MORE_BETS_HOLD_S))
+  ) {
+    text = "NO MORE BETS";
+    tone = "nomorebets";
+  }
+  $("action-text").textContent = text;
+  $("action").dataset.tone = tone;
+}
+
+setInterval(renderAction, 200);
+
+// ------------------------------------------------------------------ who is dealing
+
+function renderDealer(dealerId) {
+  const pill = $("dealer");
+  pill.dataset.signedIn = String(!!dealerId);
+  pill.textContent = dealerId ? `DEALER ${dealerId}` : "DEALER: SIGN IN";
+}
+
+$("dealer").addEventListener("click", () => {
+  const form = $("sign-in");
+  form.hidden = !form.hidden;
+  $("sign-in-error").textContent = "";
+  $("sign-out").hidden = !(display.view && display.view.dealer_id);
+  if (!form.hidden) $("dealer-input").focus();
+});
+$("sign-in-cancel").addEventListener("click", () => {
+  $("sign-in").hidden = true;
+});
+$("sign-in").addEventListener("submit", (e) => {
+  e.preventDefault();
+  signIn($("dealer-input").value.trim());
+});
+$("sign-out").addEventListener("click", () => signIn(null));
+
+// The dealer's id as a badge reader or the keyboard types it; null signs the dealer out.
+async function signIn(dealerId) {
+  const error = $("sign-in-error");
+  error.textContent = "";
+  try {
+    const response = await fetch(`/api/dealer/${dealerId ? "sign_in" : "sign_out"}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(dealerId ? { dealer_id: dealerId } : {}),
+    });
+    const answer = await response.json();
+    if (answer.status !== "ok") {
+      error.textContent = `Not signed ${dealerId ? "in" : "out"}: ${answer.error}`;
+      return;
+    }
+    $("sign-in").hidden = true;
+    $("dealer-input").value = "";
+  } catch (e) {
+    error.textContent = "No link to the daemon";
+  }
+}
+
+// ------------------------------------------------------------------ link and alerts
 
 function renderLink(view) {
   const link = $("link");
@@ -386,6 +477,14 @@ function play(severity) {
   } else {
     tone(700, t, 0.3);
   }
+}
+
+// Betting time is up: one long high tone, unlike the misdeal's two-tone beeps.
+function playTimer() {
+  unlockSound();
+  display.timerTones += 1;
+  if (!audio || audio.state !== "running") return;
+  tone(1200, audio.currentTime, 0.9);
 }
 
 function alarm(alerts) {
