@@ -18,6 +18,8 @@ from tests.display_support import table_in
 SHOTS = (
     ("alerts-3", (1920, 1080)),
     ("tie", (1024, 768)),
+    ("no-more-bets", (1920, 1080)),
+    ("last-hand-dealer", (1024, 768)),
     ("alerts-10", (1280, 1024)),
     ("alerts-6", (768, 1024)),
 )

@@ -142,6 +142,12 @@ def dealer_signed_in(table: Table) -> None:
     dealing(table)
 
 
+def last_hand_with_dealer(table: Table) -> None:
+    """The last hand, dealt by a dealer signed in."""
+    table.command("dealer_sign_in", dealer_id="D-117")
+    last_hand(table)
+
+
 STATES = {
     "dealing": dealing,
     "tie": tie,
@@ -149,6 +155,7 @@ STATES = {
     "no-more-bets": no_more_bets,
     "last-hand": last_hand,
     "dealer": dealer_signed_in,
+    "last-hand-dealer": last_hand_with_dealer,
     **{f"alerts-{n}": tie_with_alerts(n) for n in (1, 3, 6, 10, 20)},
 }
 """Each a function that brings a fresh table (with a new shoe) to that state."""

@@ -221,6 +221,7 @@ def test_into_a_pipe_it_writes_a_line_per_event(mosquitto):
     try:
         wait_until(lambda: any("connected" in line for line in lines), 10, "the watch on the broker")
         table.command("new_shoe", shoe_id="S1")
+        table.command("dealer_sign_in", dealer_id="D-117")
         table.round("R1", "9H", "2S", "9C", "TD")
         table.card("AC")
         wait_until(lambda: any("EXTRA_CARD" in line for line in lines), 10, "the misdeal's line")
@@ -231,6 +232,8 @@ def test_into_a_pipe_it_writes_a_line_per_event(mosquitto):
     body = [line.rstrip("\n") for line in lines if not line.startswith("- ")]
     assert "\x1b" not in "".join(lines)  # no screen drawing into a pipe
     assert body[0] == "1 shoe S1 dealing dealt=0"
-    assert "4 card player1 9\u2665 round=R1" in body
-    assert any(line.endswith("R1 hand=1 complete winner=player") for line in body)
+    assert "2 dealer D-117 signed in" in body
+    assert "5 card player1 9\u2665 round=R1" in body
+    assert "3 round R1 hand=1 betting dealer=D-117" in body
+    assert any(line.endswith("R1 hand=1 complete winner=player dealer=D-117") for line in body)
     assert body[-1].endswith("EXTRA_CARD misdeal: Extra card A\u2663: no card is due - set it aside")

@@ -267,7 +267,8 @@ async function acknowledge(alertId, button, error) {
 
 function renderRound(round, lastCard) {
   $("round-id").textContent = round ? `HAND ${round.hand_no} \u00b7 ${round.round_id}` : "";
-  $("last-hand").hidden = !(round && round.last_hand);
+  // The small badge only while the announcement across the screen is not there to say it.
+  $("last-hand").hidden = !(round && round.last_hand) || !$("announce").hidden;
   const winner = round ? round.winner : null;
   $("hands").dataset.result = winner || "";
   for (const side of ["player", "banker"]) {
