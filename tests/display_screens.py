@@ -31,7 +31,6 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as profile, start_chromium(Path(profile)) as driver:
         for state, (width, height) in SHOTS:
             table = table_in(state)
-            table.display.start()
             try:
                 resize(driver, width, height)
                 open_page(driver, table.display.url)

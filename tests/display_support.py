@@ -136,6 +136,13 @@ def last_hand(table: Table) -> None:
     table.round("R31", *SIX_CARD_ROUND[:4])
 
 
+def cut_card(table: Table) -> None:
+    """The cut card came out between hands: the shoe's notice says the next hand is the last."""
+    table.shoe_under_way()
+    table.ts += 1
+    table.feed(CutCardSeen(table.ts))
+
+
 def dealer_signed_in(table: Table) -> None:
     """A dealer signed in, dealing a hand."""
     table.command("dealer_sign_in", dealer_id="D-117")
@@ -154,6 +161,7 @@ STATES = {
     "betting": betting,
     "no-more-bets": no_more_bets,
     "last-hand": last_hand,
+    "cut-card": cut_card,
     "dealer": dealer_signed_in,
     "last-hand-dealer": last_hand_with_dealer,
     **{f"alerts-{n}": tie_with_alerts(n) for n in (1, 3, 6, 10, 20)},
@@ -165,7 +173,10 @@ SIZES = ((1920, 1080), (1280, 1024), (1024, 768), (768, 1024))
 
 
 def table_in(state: str) -> Table:
+    """A table brought to ``state`` with its display running (stop it after): the display hears
+    every event, as in a daemon, so what only events carry (the shoe's notice) is there too."""
     table = Table()
+    table.display.start()
     table.command("new_shoe", shoe_id="S-0412")
     STATES[state](table)
     return table

@@ -31,7 +31,11 @@ const others = ['top', 'alerts', 'announce', 'action', 'shoe', 'history']
   .filter((el) => el && !el.hidden)
   .map((el) => ({ id: el.id, box: box(el) }));
 const root = document.documentElement;
+const notice = document.getElementById('notice');
 return {
+  tableIdLines: document.getElementById('table-id').getClientRects().length,
+  notice: notice.textContent ? { box: box(notice), shoe: box(document.getElementById('shoe')),
+    clipped: notice.scrollHeight > notice.clientHeight + 1 } : null,
   width: innerWidth, height: innerHeight, cards, others,
   scroll: [root.scrollWidth, root.scrollHeight, document.body.scrollWidth, document.body.scrollHeight],
   bottom: Math.max(...others.map((o) => o.box[3])),
@@ -53,15 +57,21 @@ def _overlap(a: list[float], b: list[float]) -> bool:
     return a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5
 
 
-def check_layout(driver: Any, expected_cards: int) -> dict[str, Any]:
-    """Assert the dealer's rules for the page as it is; returns the measurements."""
+def check_layout(driver: Any, expected_cards: int | None) -> dict[str, Any]:
+    """Assert the dealer's rules for the page as it is (``None``: any number of cards on show).
+
+    Returns the measurements."""
     m = driver.execute_script(MEASURE)
     size = f"{m['width']}x{m['height']}"
     viewport = [0, 0, m["width"], m["height"]]
-    assert len(m["cards"]) == expected_cards, size
+    assert expected_cards is None or len(m["cards"]) == expected_cards, size
     assert max(m["scroll"][0], m["scroll"][2]) <= m["width"], f"{size}: the page is wider than the screen"
     assert max(m["scroll"][1], m["scroll"][3]) <= m["height"], f"{size}: the page is taller than the screen"
     assert m["bottom"] <= m["height"] + 0.5, f"{size}: part of the page is below the screen"
+    assert m["tableIdLines"] == 1, f"{size}: the table id wraps"
+    if m["notice"]:
+        assert _inside(m["notice"]["box"], m["notice"]["shoe"]), f"{size}: the shoe notice is cut off"
+        assert not m["notice"]["clipped"], f"{size}: the shoe notice is cut off"
     for c in m["cards"]:
         where = f"{size} {c['pos']}"
         assert _inside(c["card"], viewport), f"{where}: card not fully on the screen {c['card']}"
@@ -86,7 +96,6 @@ def shown(browser):
     def show(state: str, size: tuple[int, int]):
         table = table_in(state)
         tables.append(table)
-        table.display.start()
         resize(browser, *size)
         open_page(browser, table.display.url)
         return table
@@ -121,7 +130,7 @@ def test_a_hand_being_dealt_fits_every_monitor(browser, shown, size):
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-def test_the_countdown_no_more_bets_last_hand_and_dealer_fit_every_monitor(browser, shown, size):
+def test_the_countdown_no_more_bets_last_hand_dealer_and_notice_fit_every_monitor(browser, shown, size):
     shown("betting", size)
     wait_for(browser, lambda b: b.find_element("id", "countdown").is_displayed(), 10, "the countdown")
     check_layout(browser, 0)
@@ -134,6 +143,9 @@ def test_the_countdown_no_more_bets_last_hand_and_dealer_fit_every_monitor(brows
     shown("dealer", size)
     wait_for(browser, lambda b: "D-117" in b.find_element("id", "dealer").text, 10, "the dealer")
     check_layout(browser, 4)
+    shown("cut-card", size)
+    wait_for(browser, lambda b: b.find_element("id", "notice").text, 10, "the cut card notice")
+    check_layout(browser, None)  # the hand before, and the notice
 
 
 def action_tone(driver: Any) -> str:
