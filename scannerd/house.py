@@ -10,6 +10,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+MAX_BETTING_TIME_S = 600.0
+"""The longest betting time a table takes: ten minutes is already no table's procedure."""
+
 BurnPolicy = Literal["first-card-value", "none"] | Annotated[int, Field(ge=0, le=60)]
 
 
@@ -49,7 +52,7 @@ class HouseRules(BaseModel):
         None,
         exclude_if=lambda v: v is None,
         gt=0,
-        le=600,
+        le=MAX_BETTING_TIME_S,
         description="Seconds betting stays open, counted down on the dealer's screen. With 'auto' "
         "round control the daemon opens betting after each hand and closes it when the time runs "
         "out; with a game server, the time for a betting_open that gives none. None: no timer.",

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from scannerd.events import Command, Event
+from scannerd.house import MAX_BETTING_TIME_S
 from scannerd.validator import CommandRejected, Validator
 
 MAX_REQUEST_BYTES = 16 * 1024
@@ -72,7 +73,7 @@ class BettingOpenRequest(RequestBase):
     """Open betting for the next round."""
 
     round_id: Ident | None = Field(None, description="Round id; generated when absent.")
-    betting_time_s: Annotated[float, Field(gt=0, le=600)] | None = Field(
+    betting_time_s: Annotated[float, Field(gt=0, le=MAX_BETTING_TIME_S)] | None = Field(
         None,
         description="Seconds betting stays open: the dealer's screen counts down to NO MORE BETS. "
         "Absent: the house's betting_time_s, if any. The game server still closes betting.",
