@@ -17,6 +17,7 @@ CASES = {
     "fixed-burn": HouseRules(burn=5),
     "virtual-cut": HouseRules(cut_card_remaining=14),
     "auto": HouseRules(round_control="auto"),
+    "auto-betting": HouseRules(round_control="auto", betting_time_s=2),
 }
 
 # Parts of the screen that the validator's state does not carry (the latest card, the latest notice).
