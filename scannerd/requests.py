@@ -136,8 +136,8 @@ class Response(BaseModel):
     data: dict[str, Any] | None = Field(
         None,
         description="On 'ok': the table state after the command, as get_state returns it: "
-        "table_id, seq, link_up, shoe, round, alerts, and results (the shoe's completed hands) "
-        "in get_state's answer only.",
+        "table_id, seq, link_up, shoe, round, alerts, dealer_id while a dealer is signed in, and "
+        "results (the shoe's completed hands) in get_state's answer only.",
     )
 
 
