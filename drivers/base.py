@@ -81,6 +81,9 @@ class Driver(ABC):
 
     name: ClassVar[str] = ""
     usb_ids: ClassVar[tuple[UsbId, ...]] = ()
+    repeats_unacknowledged: ClassVar[bool] = False
+    """The device keeps every card until the host acknowledges it, so cards dealt while nobody
+    was reading come again: a restart loses none. Otherwise they are gone, and so is the round."""
 
     def __init__(self, channel: str, **options: Any) -> None:
         self.channel = channel

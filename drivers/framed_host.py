@@ -142,6 +142,8 @@ class FramedHostDriver(Driver):
     List it before the transport class: ``class X(FramedHostDriver, SomeTransport)``.
     """
 
+    repeats_unacknowledged = True
+
     def __init__(self, channel: str, **options: Any) -> None:
         super().__init__(channel, **options)
         self.session = FramedSession()

@@ -1,7 +1,8 @@
 """DeviceReader: the thread that owns a driver, and the only place that reads a clock.
 
-It stamps ``time.time()`` on every chunk as it handles it, so the pure
-codecs and validator see the device's time, not their own. A consumer that
+It stamps its clock (``time.time()`` unless the consumer gives its own) on
+every chunk as it handles it, so the pure codecs and validator see the
+device's time, not their own. A consumer that
 takes inputs from other threads too (the daemon: requests, ticks) passes its
 lock as ``hold``: the reader then stamps, decodes and delivers each chunk,
 and hands over its bytes, under that lock, so no other input falls between a
@@ -46,6 +47,7 @@ class DeviceReader:
         on_rx: RxCallback | None = None,
         on_error: ErrorCallback | None = None,
         hold: contextlib.AbstractContextManager[Any] | None = None,
+        clock: Callable[[], float] = time.time,
         read_timeout: float = 0.2,
         backoff_initial: float = 0.1,
         backoff_max: float = 5.0,
@@ -56,6 +58,7 @@ class DeviceReader:
         self.on_rx = on_rx
         self.on_error = on_error
         self._hold = hold if hold is not None else contextlib.nullcontext()
+        self._clock = clock  # called under ``hold``: the daemon judges a step of the wall clock there
         self.read_timeout = read_timeout
         self.backoff_initial = backoff_initial
         self.backoff_max = backoff_max
@@ -157,7 +160,7 @@ class DeviceReader:
                     continue
                 received = True
                 with self._hold:
-                    ts = time.time()
+                    ts = self._clock()
                     events = driver.decode(data)
                     for event in events:
                         self._deliver(ts, event)
@@ -194,7 +197,8 @@ class DeviceReader:
             return
         self._link_up = up
         log.info("device link up" if up else "device link down", driver=self.driver.name, detail=detail)
-        self._call(self.on_event, time.time(), LinkUp(detail) if up else LinkDown(detail))
+        with self._hold:
+            self._call(self.on_event, self._clock(), LinkUp(detail) if up else LinkDown(detail))
 
     def _report(self, exc: BaseException) -> None:
         self.last_error = exc

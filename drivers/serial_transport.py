@@ -118,6 +118,8 @@ class SerialDriver(Driver):
                 stopbits=float(opts.get("stopbits", serial.STOPBITS_ONE)),
                 timeout=0.2,
                 write_timeout=1.0,
+                # A second reader on the same port would take some of its bytes: half the cards each.
+                exclusive=True,
             )
         except (serial.SerialException, OSError, ValueError) as exc:
             raise DriverInitError(f"cannot open {self.device}: {exc}") from exc

@@ -38,10 +38,10 @@ def is_card(code: object) -> bool:
 def normalise(rank: str, suit: str) -> str | None:
     """Build a card code from a device's rank and suit text, or None if either is unknown."""
     rank = rank.strip().upper()
+    # ``10`` is the only spelling of a rank that is not our one letter. ``1`` is not an ace: it is
+    # what a ``10`` that lost its ``0`` on the wire looks like, so it stays unknown (unreadable).
     if rank == "10":
         rank = "T"
-    elif rank == "1":
-        rank = "A"
     suit = suit.strip().upper()
     code = rank + suit
     return code if code in CARD_SET else None

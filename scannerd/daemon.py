@@ -19,6 +19,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -30,12 +31,14 @@ from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from scannerd.config import Config
 from scannerd.display.server import Display
-from scannerd.events import TICK_S, Command, Event, Fault, Tick, ValidatorInput
+from scannerd.events import TICK_S, ClockStepped, Command, Event, Fault, Restarted, Tick, ValidatorInput
 from scannerd.ingest import DeviceView, to_input
+from scannerd.instance_lock import InstanceLock
 from scannerd.outbox import Level, Outbox, OutboxHealth
 from scannerd.publisher import Publisher
 from scannerd.recorder import Recorder
 from scannerd.requests import Request, RequestError, Response, execute, parse_request
+from scannerd.seq_ceiling import SeqCeiling, clock_floor
 from scannerd.shoe_alarm import ShoeAlarm
 from scannerd.validator import Validator
 
@@ -43,6 +46,10 @@ log = structlog.get_logger(__name__)
 
 EventListener = Callable[[Sequence[Event]], None]
 """Called with each batch of events after they are stored; must not block (display, shoe alarm)."""
+
+CLOCK_STEP_S = 2.0
+"""A jump of the wall clock against the monotonic one of at least this much is a step, not drift
+(NTP slews by half a millisecond a second at most; a thread paused between the two readings is not)."""
 
 SEQ_SKIP_AFTER_POWER_LOSS = 1000
 """More than one read's events: the most that can be published and not yet synced when the power goes."""
@@ -75,9 +82,14 @@ class Daemon:
         self.rx_listeners: list[Callable[[float, bytes], None]] = []
         self.input_listeners: list[Callable[[ValidatorInput], None]] = []
 
+        outbox_path = Path(config.outbox.path)
+        self._instance = InstanceLock(outbox_path)  # first: a second daemon touches neither outbox nor shoe
         self.outbox = Outbox.from_settings(config.outbox, on_level=self._on_outbox_level)
+        self._ceiling = SeqCeiling(outbox_path)
+        self._state_lost = False
         saved = self.outbox.state() or {}
-        if saved.get("validator"):
+        self._restored = bool(saved.get("validator"))
+        if self._restored:
             snapshot = saved["validator"]
             if self.outbox.power_lost:
                 # The last batch may have been published and then lost with the power: never reuse
@@ -91,6 +103,8 @@ class Daemon:
             log.info("state restored", next_seq=self.validator.next_seq)
         else:
             self.validator = Validator(self.table_id, config.rules)
+            self._start_seq()
+        self._reserve_seq(self.validator.next_seq)
         device = config.device
         self.driver: Driver = create_driver(device.driver, device.port, **device.driver_options())
         if isinstance(self.driver, FramedHostDriver) and saved.get("device"):
@@ -104,13 +118,15 @@ class Daemon:
             on_rx=self._on_rx,
             on_error=self._on_reader_error,
             hold=self._lock,  # a read is judged whole: no request or tick between its time and its cards
+            clock=self._now,
         )
         self._ticker: threading.Thread | None = None
         self._unacked: list[int] = []  # framed seqs whose events are not yet on disk
         self._unstored: list[Event] = []  # events judged during the current read, stored at its end
         self._faults: deque[Fault] = deque()  # raised where a store is under way; sent by the ticker
         self.reader_errors = 0
-        self._heard_at = 0.0  # when the device last said anything
+        self._wall_mono: tuple[float, float] | None = None  # the last input's wall and monotonic times
+        self._heard_at = 0.0  # when the device last said anything (monotonic: a clock step is no silence)
         self._beats = False  # it has sent a heartbeat on this connection
         self._silent = False  # it has been judged disconnected for its silence
         self.recorder = Recorder.attach(self) if config.record.dir is not None else None
@@ -140,20 +156,74 @@ class Daemon:
             self.recorder.start(self.clock())  # first: its header holds the state before any input
         if self.display is not None:
             self.display.start()  # before any event, so it sees the state they apply to
+        self._resume()  # before the broker can hand over requests queued for us meanwhile
         self.publisher.start()
-        if self.outbox.power_lost:
-            # The shoe lost power with the machine, and the round being dealt may have lost cards the
-            # game server already has: it is void, as for any device lost with cards due.
-            with self._lock:
-                self._device_event(self.clock(), LinkDown("the table PC stopped without a clean shutdown"))
         self.reader.start()
         self._ticker = threading.Thread(target=self._tick_loop, name="ticker", daemon=True)
         self._ticker.start()
         deadline = time.monotonic() + device_wait_s
         while not self.reader.link_up and time.monotonic() < deadline:
-            time.sleep(0.02)
+            self._stopping.wait(0.02)
         self.alarm.start()  # once the shoe is open, so the restated alarm reaches it at once
         log.info("daemon started", device=self.driver.description, link_up=self.reader.link_up)
+
+    def _start_seq(self) -> None:
+        """No saved state: ``seq`` starts above anything this table can have published before.
+
+        With the ceiling file present the table had state, and it is gone: a
+        consumer may have lost events, so the dealer, the pit and the log are told.
+        """
+        ceiling = self._ceiling.value
+        self.validator.next_seq = max(clock_floor(self.clock()), ceiling or 1)
+        if ceiling is None:
+            log.info("no saved state: a new table", next_seq=self.validator.next_seq)
+            return
+        self._state_lost = True
+        log.error(
+            "saved state lost: the outbox holds none, seq continues above anything published",
+            outbox=str(self.outbox.path),
+            ceiling_file=str(self._ceiling.path),
+            next_seq=self.validator.next_seq,
+        )
+
+    def _reserve_seq(self, seq: int) -> None:
+        if self._ceiling.covers(seq):
+            return
+        try:
+            self._ceiling.reserve(seq)
+        except OSError as exc:  # a full disk: the clock floor still keeps seq rising after a loss
+            log.error("could not move the seq ceiling up", file=str(self._ceiling.path), error=str(exc))
+
+    def _resume(self) -> None:
+        """A start on saved state: the validator judges what may have been missed while nobody read.
+
+        Opening a serial port discards what waited in it, and most shoes send a
+        card once, so the round left open lost cards it cannot get back. Only a
+        shoe that repeats what was not acknowledged loses nothing, unless the
+        machine itself died: then a batch published but not yet synced is
+        missing from the restored state, and its round cannot be trusted either.
+        """
+        if self._state_lost:
+            with self._lock:
+                self._apply(
+                    Fault(
+                        self._now(),
+                        "STATE_LOST",
+                        f"Table state lost - events continue from {self.validator.next_seq}; "
+                        "call technical support",
+                    ),
+                    None,
+                )
+        if not self._restored:
+            return
+        if self.outbox.power_lost:
+            detail = "the table PC stopped without a clean shutdown"
+        elif self.driver.repeats_unacknowledged:
+            return
+        else:
+            detail = "scannerd was not reading the shoe while it was stopped"
+        with self._lock:
+            self._apply(Restarted(self._now(), detail), None)
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stopping.set()
@@ -169,6 +239,9 @@ class Daemon:
         if self.display is not None:
             self.display.stop()
         self.outbox.close()
+        if self.outbox.lost_at_close:
+            log.error("events lost: no room on disk for them at stop", events=self.outbox.lost_at_close)
+        self._instance.release()
         log.info("daemon stopped")
 
     def check(self) -> list[str]:
@@ -217,7 +290,7 @@ class Daemon:
                 self._silent = False
                 if not isinstance(event, LinkDown | LinkUp):
                     self._device_event(ts, LinkUp("the shoe speaks again"))
-            self._heard_at = ts
+            self._heard_at = time.monotonic()
             if isinstance(event, LinkUp | LinkDown):
                 self._beats = False  # a new connection must show again that it sends heartbeats
             elif isinstance(event, DeviceStatus):
@@ -266,7 +339,7 @@ class Daemon:
 
     def _on_request(self, request: Request) -> Response | None:
         with self._lock:
-            ts = self.clock()
+            ts = self._now()
             response, events = execute(request, self.validator, ts)
             if request.command != "get_state":
                 # Rejected commands too: a replay must answer them the same way.
@@ -281,13 +354,31 @@ class Daemon:
     def _tick_loop(self) -> None:
         while not self._stopping.wait(TICK_S):
             try:
-                while self._faults:
-                    self._apply(self._faults.popleft(), None)
-                now = self.clock()
-                self._check_silence(now)
-                self._apply(Tick(now), None)
+                with self._lock:
+                    now = self._now()  # first: a step of the clock is judged before what follows it
+                    while self._faults:
+                        self._apply(self._faults.popleft(), None)
+                    self._check_silence(now)
+                    self._apply(Tick(now), None)
             except Exception:  # a tick must never kill its thread silently
                 log.exception("tick failed")
+
+    def _now(self) -> float:
+        """The wall time for an input; a step of the wall clock since the last one is judged first.
+
+        Events carry wall-clock times, so a step moves them; what is judged by
+        elapsed time (a stalled round) must not move with it, so the validator
+        is told of the step as an input, before the input stamped after it.
+        Caller holds the lock.
+        """
+        wall, mono = self.clock(), time.monotonic()
+        last, self._wall_mono = self._wall_mono, (wall, mono)
+        if last is not None:
+            step = (wall - last[0]) - (mono - last[1])
+            if abs(step) >= CLOCK_STEP_S:
+                log.warning("the wall clock stepped", seconds=round(step, 3))
+                self._apply(ClockStepped(wall, step), None)
+        return wall
 
     def _check_silence(self, now: float) -> None:
         """A shoe that sends heartbeats and has gone quiet is as good as unplugged.
@@ -301,7 +392,7 @@ class Daemon:
         with self._lock:
             if not (self._beats and not self._silent and self.reader.link_up):
                 return
-            if now - self._heard_at > stale_after:
+            if time.monotonic() - self._heard_at > stale_after:
                 detail = f"no heartbeat from the shoe for {stale_after:g} s"
                 log.warning("device silent", detail=detail)
                 self._beats = False
@@ -340,6 +431,8 @@ class Daemon:
     def _store(self) -> None:
         """Outbox first, then the device's acks, then whoever shows the events. Caller holds the lock."""
         events, self._unstored = self._unstored, []
+        if events and not self._ceiling.covers(events[-1].seq):
+            self._reserve_seq(events[-1].seq)
         newest_ack = self._unacked[-1] if self._unacked else None
         durable = self.publisher.submit(events, self.saved_state(newest_ack))
         if durable:
@@ -354,6 +447,6 @@ class Daemon:
 
     def _on_outbox_level(self, level: Level, health: OutboxHealth) -> None:
         """Called from inside a store: the alert is raised by the next tick, not re-entrantly."""
-        log.warning("outbox level", level=level, pending=health.pending, bytes=health.bytes)
+        log.warning("outbox level", outbox_level=level, pending=health.pending, bytes=health.bytes)
         if level != "ok":
             self._faults.append(_OUTBOX_FAULTS[level](self.clock(), health))

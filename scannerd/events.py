@@ -63,6 +63,30 @@ class Fault:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class Restarted:
+    """The daemon starts again on a table whose state it saved: it was not reading for a while.
+
+    Cards the shoe dealt meanwhile are gone for shoes that cannot repeat them,
+    so a round left open cannot be judged any more.
+    """
+
+    ts: float
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClockStepped:
+    """The wall clock jumped by ``step`` seconds (NTP correcting it, an operator setting it).
+
+    Event times follow the wall clock, so they jump too; durations must not,
+    or a step forward would stall a round and a step back hide a stall.
+    """
+
+    ts: float
+    step: float
+
+
 CommandName = Literal[
     "new_shoe",
     "betting_open",
@@ -83,7 +107,7 @@ class Command:
     args: dict[str, Any] = field(default_factory=dict)
 
 
-ValidatorInput = CardDrawn | CutCardSeen | LinkChanged | Tick | Command | Fault
+ValidatorInput = CardDrawn | CutCardSeen | LinkChanged | Tick | Command | Fault | Restarted | ClockStepped
 
 # --------------------------------------------------------------------------
 # Outputs (pydantic: they are the published contract)
@@ -103,6 +127,7 @@ AlertCode = Literal[
     "FOREIGN_CARD",
     "DEVICE_DISCONNECTED",
     "DEVICE_RECONNECTED",
+    "DAEMON_RESTARTED",
     "CARD_AFTER_SHOE_END",
     "BURN_MISMATCH",
     "ROUND_STALLED",
@@ -110,9 +135,10 @@ AlertCode = Literal[
     "DEVICE_FAULT",
     "OUTBOX_NEARLY_FULL",
     "OUTBOX_FULL",
+    "STATE_LOST",
 ]
 
-FAULT_CODES = ("DEVICE_FAULT", "OUTBOX_NEARLY_FULL", "OUTBOX_FULL")
+FAULT_CODES = ("DEVICE_FAULT", "OUTBOX_NEARLY_FULL", "OUTBOX_FULL", "STATE_LOST")
 
 
 class EventBase(BaseModel):

@@ -27,6 +27,16 @@ from ``put`` that a batch is not yet durable.
 Disk space. The file grows with a backlog (a broker away for hours) and,
 once every waiting row has gone out, gives the freed pages back to the disk
 (SQLite's incremental vacuum) instead of keeping its high-water size.
+
+A disk the outbox itself filled. Even forgetting a row writes pages (to the
+WAL), so on a full disk the acknowledgements that would make room could not
+be recorded, and the backlog would never drain. Two things keep that path
+open. The WAL is checkpointed early (``WAL_PAGES``), so it stays small and
+is rewritten in place rather than grown. And a reserve file beside the
+outbox (``<name>.reserve``, ``RESERVE_BYTES``) is given up the moment a
+delete finds the disk full; it is made again once the outbox has emptied
+and given its pages back. Should a delete fail all the same, the rows are
+remembered as acknowledged (never sent again) and deleted at the next chance.
 """
 
 from __future__ import annotations
@@ -43,6 +53,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scannerd.mqtt_settings import OutboxSettings
+from scannerd.outbox_errors import open_error
 from scannerd.topics import Message
 
 Level = Literal["ok", "warn", "full"]
@@ -54,7 +65,13 @@ RECLAIM_STEP = 1024
 _BACKLOG_BYTES = RECLAIM_PAGES * 4096 // 2
 """Waiting rows of fewer bytes than this cannot have filled RECLAIM_PAGES pages (appended rows fill a
 page well over half), so draining them can leave no free pages worth asking SQLite about."""
+_DELETE = "DELETE FROM messages WHERE id = ? RETURNING size"
 _INCREMENTAL = 2  # PRAGMA auto_vacuum's number for INCREMENTAL
+WAL_PAGES = 256
+"""Checkpoint the WAL at this many pages (1 MiB; SQLite's default is 1000): a full disk then holds the
+rows in the database file, where deletes free pages, and the WAL's space is reused, not grown."""
+RESERVE_BYTES = 2 * 1024 * 1024
+"""Room kept back for deleting acknowledged rows on a disk the outbox filled: more than the WAL needs."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS messages (
@@ -140,6 +157,7 @@ class Outbox:
         # NORMAL: a commit survives a killed process; ``sync`` makes it survive a power cut.
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.execute(f"PRAGMA wal_autocheckpoint={WAL_PAGES}")
         self._db.executescript(_SCHEMA)
         count, total = self._db.execute("SELECT count(*), coalesce(sum(size), 0) FROM messages").fetchone()
         self._count: int = count
@@ -157,7 +175,11 @@ class Outbox:
         # backlog's, and a backlog sets it again. Asking SQLite costs ~0.1 ms under the lock, too
         # much for every acknowledgement of a table that merely publishes.
         self._reclaim_due = True
+        self._reserve = self.path.with_name(self.path.stem + ".reserve")
+        self._undeleted: set[int] = set()  # acknowledged rows a full disk kept us from deleting yet
+        self.lost_at_close = 0  # held events that no room could be found for at ``close``
         self._convert()
+        self._make_reserve()
         self.power_lost = self._mark_open()
 
     def _convert(self) -> None:
@@ -191,7 +213,11 @@ class Outbox:
     def from_settings(
         cls, settings: OutboxSettings, on_level: Callable[[Level, OutboxHealth], None] | None = None
     ) -> Outbox:
-        return cls(settings.path, settings.max_bytes, settings.warn_fraction, on_level)
+        """The daemon's outbox; a file it cannot use is an OSError naming it (``outbox_errors``)."""
+        try:
+            return cls(settings.path, settings.max_bytes, settings.warn_fraction, on_level)
+        except sqlite3.Error as exc:
+            raise open_error(settings.path, exc) from None
 
     # ------------------------------------------------------------------ writing
 
@@ -257,30 +283,71 @@ class Outbox:
 
     def remove(self, ids: Iterable[int]) -> None:
         """Forget acknowledged rows; held batches move to disk if they now fit."""
-        wanted = [(i,) for i in ids]
+        wanted = [*self._undeleted, *ids]
         if not wanted:
             return
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                freed = n = 0
-                for row in wanted:
-                    hit = self._db.execute("DELETE FROM messages WHERE id = ? RETURNING size", row).fetchone()
-                    if hit is not None:
-                        freed += hit[0]
-                        n += 1
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._rollback()
-                raise
-            self._count -= n
-            self._bytes -= freed
+            if not self._delete(wanted):
+                self._undeleted.update(wanted)  # acknowledged all the same: never sent again
+                return
+            self._undeleted.clear()
             flushed = self._flush_held()
             if not self._count and self._reclaim_due:
                 self._reclaim()
         if flushed:
             self.sync()  # the sender reads them back to publish: make them as safe as a put's
         self._report_level()
+
+    def _delete(self, ids: list[int]) -> bool:
+        """Delete rows; False when the disk is full even after giving up the reserve. Caller holds the lock"""
+        for attempt in range(2):
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    freed = n = 0
+                    for i in ids:
+                        hit = self._db.execute(_DELETE, (i,)).fetchone()
+                        if hit is not None:
+                            freed += hit[0]
+                            n += 1
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._rollback()
+                    raise
+            except sqlite3.OperationalError as exc:
+                if exc.sqlite_errorname != "SQLITE_FULL":
+                    raise
+                if attempt or not self._give_up_reserve():
+                    return False
+                continue
+            self._dirty = True
+            self._count -= n
+            self._bytes -= freed
+            return True
+        return False
+
+    def _make_reserve(self) -> None:
+        """Set aside RESERVE_BYTES of disk for deletes, if the disk has them; else try again later."""
+        try:
+            if self._reserve.stat().st_size >= RESERVE_BYTES:
+                return
+        except FileNotFoundError:
+            pass
+        try:
+            with open(self._reserve, "wb") as f:
+                f.write(bytes(RESERVE_BYTES))  # written, not sparse: the blocks must really be ours
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError:
+            with contextlib.suppress(OSError):
+                self._reserve.unlink()
+
+    def _give_up_reserve(self) -> bool:
+        try:
+            self._reserve.unlink()
+        except FileNotFoundError:
+            return False
+        return True
 
     def _reclaim(self) -> None:
         """Give the disk back the pages a backlog left free, once it has all gone out.
@@ -292,6 +359,7 @@ class Outbox:
         """
         if self._db.execute("PRAGMA freelist_count").fetchone()[0] < RECLAIM_PAGES:
             self._reclaim_due = False
+            self._make_reserve()  # the disk has the backlog's room back: set some aside again
             return
         # Through executescript: execute() steps a statement that returns nothing only once, which
         # frees a single page; this runs it to the end.
@@ -306,12 +374,12 @@ class Outbox:
             return
         self._dirty = True
 
-    def _flush_held(self) -> list[Stored]:
+    def _flush_held(self, over_budget: bool = False) -> list[Stored]:
         """Move held batches to disk, oldest first, while they fit; their rows. Caller holds the lock."""
         rows: list[Stored] = []
         while self._held:
             batch = self._held[0]
-            fits = self._count == 0 or self._bytes + batch.size <= self.max_bytes
+            fits = over_budget or self._count == 0 or self._bytes + batch.size <= self.max_bytes
             if not fits:
                 break
             ids = self._write(batch)
@@ -401,8 +469,10 @@ class Outbox:
         with self._lock:
             rows = self._db.execute(
                 "SELECT id, seq, topic, payload, qos, retain FROM messages WHERE id > ? ORDER BY id LIMIT ?",
-                (after_id, limit),
+                (after_id, limit + len(self._undeleted)),
             ).fetchall()
+            gone = self._undeleted
+            rows = [r for r in rows if r[0] not in gone][:limit] if gone else rows
         return [Stored(r[0], Message(r[1], r[2], bytes(r[3]), r[4], bool(r[5]))) for r in rows]
 
     @property
@@ -437,7 +507,18 @@ class Outbox:
             self._on_level(health.level, health)
 
     def close(self) -> None:
-        """A clean end: the next start knows no published batch can be missing."""
+        """A clean end: the next start knows no published batch can be missing.
+
+        Held batches would die with the process: they go to disk now, over the
+        budget and into the reserve if need be, since a shoe that cannot repeat
+        its cards has no other copy of them. What still does not fit is counted.
+        """
+        with self._lock:
+            if self._held:
+                self._flush_held(over_budget=True)
+            if self._held and self._give_up_reserve():
+                self._flush_held(over_budget=True)
+            self.lost_at_close = sum(len(b.messages) for b in self._held)
         # On a full disk the mark cannot be written, and the next start treats this end as unclean.
         with self._lock, contextlib.suppress(sqlite3.Error):
             self._commit_meta({"open": "0"})

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import queue
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -35,6 +36,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 
 from scannerd import __version__
 from scannerd.events import Event
+from scannerd.mqtt_link import LinkReport, failure_reason
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox, Stored, Written
 from scannerd.payloads import DevicePayload, HealthPayload, StatusPayload
@@ -94,6 +96,7 @@ class Publisher:
         self._counts = dict.fromkeys(
             ("published", "reconnects", "refused", "requests", "rejected_requests", "errors"), 0
         )
+        self._link = LinkReport(settings.host, settings.port, settings.tls)
         self._client = self._make_client(environ)
 
     def _make_client(self, environ: dict[str, str] | None) -> mqtt.Client:
@@ -126,6 +129,7 @@ class Publisher:
         # Room above our window for status, health and responses, so they never queue behind events.
         client.max_inflight_messages_set(s.max_inflight + 32)
         client.on_connect = self._guarded(self._on_connect)
+        client.on_connect_fail = self._guarded(self._on_connect_fail)
         client.on_disconnect = self._guarded(self._on_disconnect)
         client.on_publish = self._guarded(self._on_publish)
         client.on_message = self._guarded(self._on_message)
@@ -241,6 +245,11 @@ class Publisher:
         return self._connected
 
     @property
+    def failed_attempts(self) -> int:
+        """Connection attempts that failed since the last one that succeeded."""
+        return self._link.failed_attempts
+
+    @property
     def alive(self) -> bool:
         """False once the sending thread has ended (after stop, or by a bug): the daemon should restart."""
         return self._pump_thread is not None and self._pump_thread.is_alive()
@@ -259,7 +268,7 @@ class Publisher:
         self, client: mqtt.Client, _ud: Any, flags: mqtt.ConnectFlags, rc: ReasonCode, props: Any
     ) -> None:
         if rc.is_failure:
-            log.error("mqtt connection refused", reason=str(rc))
+            self._link.refused(str(rc))
             return
         with self._send_lock:
             # Whatever paho kept from the last connection is also in the outbox; resending it from
@@ -270,7 +279,12 @@ class Publisher:
         if self._gen > 1:
             self._count("reconnects")
         self._connected = True  # before "online" goes out, so a stop from now on says "offline" after it
-        log.info("mqtt connected", session_present=flags.session_present, connection=self._gen)
+        log.info(
+            "mqtt connected",
+            session_present=flags.session_present,
+            connection=self._gen,
+            failed_attempts=self._link.up(),
+        )
         client.subscribe(self.topics.requests, qos=1)
         self._publish_model(self.topics.status, StatusPayload(state="online", **self._status))
         with self._device_lock:  # read and restated together: a change made meanwhile goes out after
@@ -291,8 +305,15 @@ class Publisher:
             self._live_gen = self._send_gen = 0
         if self._connected:
             log.warning("mqtt disconnected", reason=str(rc))
+            self._link.lost()
+        elif rc.is_failure:
+            self._link.closed(str(rc))
         self._connected = False
         self._inbox.put(("down",))  # only wakes the pump: it sees _send_gen is 0 and stops sending
+
+    def _on_connect_fail(self, _client: mqtt.Client, _ud: Any) -> None:
+        # paho calls this inside its ``except OSError`` and does not pass the exception on.
+        self._link.failed(failure_reason(sys.exc_info()[1]))
 
     def _on_publish(self, _client: mqtt.Client, _ud: Any, mid: int, rc: ReasonCode, _props: Any) -> None:
         self._inbox.put(("ack", mid, rc))

@@ -36,7 +36,7 @@ import structlog
 
 from scannerd import __version__
 from scannerd.config import RecordSettings
-from scannerd.events import Command, LinkChanged, ValidatorInput
+from scannerd.events import ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.recording import SUFFIX, Header, RecordingWriter, whole_second
 
@@ -166,6 +166,12 @@ class Recorder:
         if isinstance(inp, LinkChanged):
             self._put(("link", inp.ts, inp.up, inp.detail))
             self._maybe_rotate_day(inp.ts)
+        elif isinstance(inp, Restarted):
+            self._put(("restart", inp.ts, inp.detail))
+        elif isinstance(inp, ClockStepped):
+            # A file's times never go back, and its stall times must come out as they were judged:
+            # a new file whose header holds the state after the step covers both.
+            self._rotate(inp.ts)
         elif isinstance(inp, Command):
             self._put(("cmd", inp.ts, inp.name, dict(inp.args)))
             if inp.name == "new_shoe" and self.settings.rotate == "shoe":
@@ -250,6 +256,8 @@ class Recorder:
             writer.cmd(item[1], item[2], item[3])
         elif kind == "link":
             writer.link(item[1], item[2], item[3])
+        elif kind == "restart":
+            writer.restart(item[1], item[2])
         self.lines += 1
 
     def _open(self, ts: float, state: dict[str, Any] | None) -> None:

@@ -26,7 +26,7 @@ from typing import IO, Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from scannerd.house import HouseRules
-from scannerd.topics import TABLE_ID_PATTERN
+from scannerd.idents import TABLE_ID_PATTERN
 
 FORMAT = "scannerd-recording"
 VERSION = 1
@@ -138,9 +138,17 @@ class LinkLine(_Line):
         return self.state == "up"
 
 
-Line = Annotated[RxLine | CmdLine | LinkLine, Field(discriminator="event")]
+class RestartLine(_Line):
+    """The daemon started again on saved state: whatever it did not read meanwhile is unknown."""
+
+    event: Literal["restart"] = "restart"
+    detail: str = ""
+
+
+AnyLine = RxLine | CmdLine | LinkLine | RestartLine
+Line = Annotated[AnyLine, Field(discriminator="event")]
 _LINE = TypeAdapter(Line)
-EVENT_KINDS = frozenset({"rx", "cmd", "link"})
+EVENT_KINDS = frozenset({"rx", "cmd", "link", "restart"})
 
 
 def _open_text(path: Path, mode: Literal["r", "w"]) -> IO[str]:
@@ -245,7 +253,7 @@ class RecordingReader(_File):
         except ValidationError as exc:
             raise self._fail(f"bad header: {_explain(exc)}") from None
 
-    def lines(self) -> Iterator[RxLine | CmdLine | LinkLine]:
+    def lines(self) -> Iterator[AnyLine]:
         last_t = 0.0
         while (text := self._next_text()) is not None:
             try:
@@ -316,6 +324,12 @@ class RecordingWriter(_File):
 
     def link(self, ts: float, up: bool, detail: str = "") -> None:
         fields = {"event": "link", "state": "up" if up else "down"}
+        if detail:
+            fields["detail"] = detail
+        self._write(ts, fields)
+
+    def restart(self, ts: float, detail: str = "") -> None:
+        fields = {"event": "restart"}
         if detail:
             fields["detail"] = detail
         self._write(ts, fields)

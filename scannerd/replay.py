@@ -29,11 +29,20 @@ from drivers.base import Driver
 from drivers.events import DeviceEvent, LinkDown, LinkUp
 from drivers.framed_host import DedupState, FramedHostDriver
 from drivers.registry import get_driver_class
-from scannerd.events import TICK_S, Event, Tick, ValidatorInput
+from scannerd.events import TICK_S, Event, Restarted, Tick, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.ingest import to_input
 from scannerd.mqtt_settings import MqttSettings
-from scannerd.recording import CmdLine, Header, LinkLine, RecordingError, RecordingReader, RxLine
+from scannerd.recording import (
+    AnyLine,
+    CmdLine,
+    Header,
+    LinkLine,
+    RecordingError,
+    RecordingReader,
+    RestartLine,
+    RxLine,
+)
 from scannerd.requests import RequestError, Response, execute, parse_request
 from scannerd.topics import Topics, encode
 from scannerd.validator import Validator
@@ -126,7 +135,7 @@ class Replayer:
         self.start = header.start_ts
         self._next_tick = self.start + TICK_S
 
-    def feed(self, line: RxLine | CmdLine | LinkLine) -> list[Published]:
+    def feed(self, line: AnyLine) -> list[Published]:
         ts = self.start + line.t
         out = self._ticks(ts)
         if isinstance(line, RxLine):
@@ -139,6 +148,8 @@ class Replayer:
                     self.device.acknowledge(ack)  # as the daemon does once the events are stored
         elif isinstance(line, CmdLine):
             out += self._command(ts, line.name, line.args)
+        elif isinstance(line, RestartLine):
+            out += self._apply(Restarted(ts, line.detail))
         else:
             if line.up:
                 self.device.link_up()

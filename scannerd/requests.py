@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -24,20 +23,12 @@ from pydantic import (
 
 from scannerd.events import Command, Event
 from scannerd.house import MAX_BETTING_TIME_S
+from scannerd.idents import TOO_MANY_DIGITS, Ident, PlainText
 from scannerd.validator import CommandRejected, Validator
 
 MAX_REQUEST_BYTES = 16 * 1024
 
 Transaction = str | int
-
-
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be blank")
-    return value
-
-
-Ident = Annotated[str, StringConstraints(min_length=1, max_length=64), AfterValidator(_not_blank)]
 
 
 class RequestBase(BaseModel):
@@ -87,7 +78,7 @@ class BettingCloseRequest(RequestBase):
 class VoidRoundRequest(RequestBase):
     """Void the open round."""
 
-    reason: Annotated[str, StringConstraints(max_length=200)] | None = Field(
+    reason: Annotated[PlainText, StringConstraints(max_length=200)] | None = Field(
         None, description="Free text stored with the void."
     )
 
@@ -170,9 +161,12 @@ def parse_request(command: str, payload: bytes, max_bytes: int = MAX_REQUEST_BYT
         raw: Any = json.loads(payload.decode("utf-8")) if payload.strip() else {}
     except UnicodeDecodeError:
         raise RequestError(command, "payload is not UTF-8 text") from None
-    except (ValueError, RecursionError) as exc:
-        # ValueError: JSONDecodeError, and integers too long to convert; RecursionError: deep nesting.
+    except json.JSONDecodeError as exc:
         raise RequestError(command, f"malformed JSON: {exc}") from None
+    except ValueError:  # an integer with more digits than Python converts
+        raise RequestError(command, f"malformed JSON: {TOO_MANY_DIGITS}") from None
+    except RecursionError:
+        raise RequestError(command, "malformed JSON: nested too deeply") from None
     if not isinstance(raw, dict):
         raise RequestError(command, f"request must be a JSON object, not {type(raw).__name__}")
     transaction = raw.get("transaction")

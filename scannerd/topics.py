@@ -19,12 +19,6 @@ RETAINED_KINDS = frozenset({"shoe", "dealer"})
 
 STATE_TOPICS = ("status", "device", "health")
 
-TABLE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
-"""What a table id may be: it becomes a topic level, a file name and a log field, so keep it plain.
-
-The config, recording headers and every command's ``--table-id`` hold ids to it.
-"""
-
 
 @dataclass(frozen=True, slots=True)
 class Message:

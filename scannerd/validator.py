@@ -21,12 +21,14 @@ from scannerd.events import (
     AlertEvent,
     CardDrawn,
     CardEvent,
+    ClockStepped,
     Command,
     CutCardSeen,
     DealerEvent,
     Event,
     Fault,
     LinkChanged,
+    Restarted,
     RoundEvent,
     ShoeEvent,
     Tick,
@@ -97,6 +99,7 @@ _SEVERITY = {
     "DEVICE_FAULT": "warning",
     "OUTBOX_NEARLY_FULL": "warning",
     "OUTBOX_FULL": "warning",
+    "STATE_LOST": "warning",
 }
 
 _WINNERS = {"B": "banker", "P": "player", "T": "tie"}
@@ -145,6 +148,14 @@ class Validator:
             self._command(inp)
             self._open_betting_by_itself(inp.ts)
             return out
+        if isinstance(inp, ClockStepped):
+            # Before any stall check: the time since the round's last card is what it was,
+            # and so is the betting time left.
+            if self.round is not None:
+                self.round.last_activity += inp.step
+                if self.round.betting_ends is not None:
+                    self.round.betting_ends += inp.step
+            return out
         betting_ended = self._betting_ended(inp.ts)
         if betting_ended is not None:
             self._close_betting(betting_ended)
@@ -152,9 +163,12 @@ class Validator:
         if isinstance(inp, CardDrawn):
             self._card(inp.ts, inp.card, inp.device_burn)
         elif isinstance(inp, CutCardSeen):
-            self._cut_card(inp.ts)
+            if self._cut_card(inp.ts):
+                self._shoe_event(inp.ts)
         elif isinstance(inp, LinkChanged):
             self._link(inp)
+        elif isinstance(inp, Restarted):
+            self._restarted(inp)
         elif isinstance(inp, Fault):
             if inp.code not in FAULT_CODES:
                 raise ValueError(f"not a fault code: {inp.code!r}")
@@ -176,7 +190,6 @@ class Validator:
 
     def _card(self, ts: float, card: str | None, device_burn: bool) -> None:
         shoe, rnd = self.shoe, self.round
-        dealing = rnd is not None and rnd.phase == "dealing"
         card_no = None
         foreign = False
         if shoe is not None:
@@ -188,30 +201,32 @@ class Validator:
                 foreign = seen > self.rules.decks
             if shoe.closed:
                 self._card_event(ts, "discard", card, None, card_no)
-                self._alert(
-                    ts, "CARD_AFTER_SHOE_END", "Shoe finished: no more cards - start a new shoe", card
-                )
+                if foreign:  # one alert per card, and a foreign card outranks every other code
+                    self._foreign(ts, card, None)
+                else:
+                    self._alert(
+                        ts, "CARD_AFTER_SHOE_END", "Shoe finished: no more cards - start a new shoe", card
+                    )
                 return
 
-        if dealing:
-            assert rnd is not None
-            if card is None:
-                self._card_event(ts, "discard", None, rnd.round_id, card_no)
-                self._alert(ts, "UNREADABLE_CARD", "Card not read - round void", None, rnd.round_id)
-                self._void(ts, "UNREADABLE_CARD")
-            elif foreign:
-                self._card_event(ts, "discard", card, rnd.round_id, card_no)
-                self._foreign(ts, card, rnd.round_id)
-                self._void(ts, "FOREIGN_CARD")
-            else:
-                self._deal(ts, rnd, card, card_no)
+        # The card and its own alert come first; the cut card it reaches, the round it ends and
+        # the shoe follow below, in the documented order (card, alert, round, shoe).
+        ends: str | None = None  # "complete" or the void reason, when this card ends the round
+        shoe_changed = False
+        if rnd is not None and rnd.phase == "dealing":
+            ends = self._into_round(ts, rnd, card, card_no, foreign)
         elif shoe is not None and shoe.burning:
-            self._burn(ts, shoe, card, card_no)
+            shoe_changed = self._burn(ts, shoe, card, card_no)
             if foreign:
                 self._foreign(ts, card, None)
         elif foreign:
-            self._card_event(ts, "discard", card, rnd.round_id if rnd else None, card_no)
-            self._foreign(ts, card, None)
+            # It keeps its place: a burn when the shoe marked it one (a burn belongs to no round),
+            # else a discard naming the round being bet on, if any, as any other card would.
+            round_id = None
+            if not device_burn and rnd is not None and rnd.phase == "betting":
+                round_id = rnd.round_id
+            self._card_event(ts, "burn" if device_burn else "discard", card, round_id, card_no)
+            self._foreign(ts, card, round_id)
         elif device_burn:
             self._card_event(ts, "burn", card, None, card_no)
         elif rnd is not None and rnd.phase == "betting":
@@ -225,12 +240,7 @@ class Validator:
             )
         elif self.rules.round_control == "auto":
             rnd = self._open_round(ts, None, "dealing")
-            if card is None:
-                self._card_event(ts, "discard", None, rnd.round_id, card_no)
-                self._alert(ts, "UNREADABLE_CARD", "Card not read - round void", None, rnd.round_id)
-                self._void(ts, "UNREADABLE_CARD")
-            else:
-                self._deal(ts, rnd, card, card_no)
+            ends = self._into_round(ts, rnd, card, card_no, foreign)
         elif self.clearing:
             self._card_event(ts, "discard", card, None, card_no)
         else:
@@ -245,18 +255,45 @@ class Validator:
             and self.rules.cut_card_remaining is not None
             and self._remaining(shoe) <= self.rules.cut_card_remaining
         ):
-            self._cut_card(ts)
+            # A round this card ended is already over here: the cut card lies behind its last card.
+            shoe_changed = self._cut_card(ts) or shoe_changed
+        if ends is not None:
+            assert rnd is not None
+            self._end_round(ts, rnd, ends)
+            shoe_changed = shoe is not None  # the shoe is published after every round
+        if shoe_changed:
+            self._shoe_event(ts)
 
-    def _deal(self, ts: float, rnd: RoundState, card: str, card_no: int | None) -> None:
+    def _into_round(
+        self, ts: float, rnd: RoundState, card: str | None, card_no: int | None, foreign: bool
+    ) -> str | None:
+        """A card drawn into a dealing round: how it ends the round ("complete", a void reason) or None.
+
+        The round's phase is changed here and its event left to the caller, so that a cut card this
+        card reaches finds the round over and its alert still goes before the round's event.
+        """
+        if card is None:
+            self._card_event(ts, "discard", None, rnd.round_id, card_no)
+            self._alert(ts, "UNREADABLE_CARD", "Card not read - round void", None, rnd.round_id)
+            rnd.phase = "void"
+            return "UNREADABLE_CARD"
+        if foreign:
+            self._card_event(ts, "discard", card, rnd.round_id, card_no)
+            self._foreign(ts, card, rnd.round_id)
+            rnd.phase = "void"
+            return "FOREIGN_CARD"
         position = next_position(rnd.player, rnd.banker)
         assert position is not None  # a dealing round always has a card due
         (rnd.player if position[0] == "p" else rnd.banker).append(card)
         rnd.last_activity = ts
         self._card_event(ts, position, card, rnd.round_id, card_no)
-        if next_position(rnd.player, rnd.banker) is None:
-            self._finish(ts, rnd)
+        if next_position(rnd.player, rnd.banker) is not None:
+            return None
+        rnd.phase = "complete"
+        return "complete"
 
-    def _burn(self, ts: float, shoe: ShoeState, card: str | None, card_no: int | None) -> None:
+    def _burn(self, ts: float, shoe: ShoeState, card: str | None, card_no: int | None) -> bool:
+        """A burn card; True when it finished the burn (the caller publishes the shoe, last)."""
         self._card_event(ts, "burn", card, None, card_no)
         if shoe.burn_done == 0 and shoe.burn_required is None and card is not None:
             shoe.burn_required = 1 + BURN_COUNT[card[0]]
@@ -264,7 +301,8 @@ class Validator:
         # An unreadable turned card leaves the count unknown: the burn then runs until betting closes.
         if shoe.burn_required is not None and shoe.burn_done >= shoe.burn_required:
             shoe.burning = False
-            self._shoe_event(ts)
+            return True
+        return False
 
     def _foreign(self, ts: float, card: str, round_id: str | None) -> None:
         self._alert(
@@ -297,37 +335,38 @@ class Validator:
         self._round_event(ts, rnd)
         return rnd
 
-    def _finish(self, ts: float, rnd: RoundState) -> None:
-        rnd.phase = "complete"
-        result = self._round_event(ts, rnd)
-        self.results.append(
-            result.winner[0].upper()  # type: ignore[index]
-            + "n" * bool(result.natural)
-            + "p" * bool(result.player_pair)
-            + "b" * bool(result.banker_pair)
-        )
-        if self.shoe is None:
-            # No new_shoe ever resets them (auto mode without a game server), and the state is
-            # written with every card: keep the latest hands only.
-            del self.results[:-RESULTS_KEPT_WITHOUT_SHOE]
-        self._round_over(ts, rnd)
+    def _end_round(self, ts: float, rnd: RoundState, how: str, detail: str | None = None) -> None:
+        """Publish the end of a round whose phase is already ``complete`` or ``void``.
+
+        ``how`` is "complete" or the void reason. The shoe's event is the caller's: it goes last.
+        """
+        if how != "complete":
+            self._round_event(ts, rnd, how, detail)
+            # In auto mode no betting_open ends the clearing, so cards go straight to the next round.
+            self.clearing = self.rules.round_control == "server"
+        else:
+            result = self._round_event(ts, rnd)
+            self.results.append(
+                result.winner[0].upper()  # type: ignore[index]
+                + "n" * bool(result.natural)
+                + "p" * bool(result.player_pair)
+                + "b" * bool(result.banker_pair)
+            )
+            if self.shoe is None:
+                # No new_shoe ever resets them (auto mode without a game server), and the state is
+                # written with every card: keep the latest hands only.
+                del self.results[:-RESULTS_KEPT_WITHOUT_SHOE]
+        if rnd.last_hand and self.shoe is not None:
+            self.shoe.closed = True
 
     def _void(self, ts: float, reason: str, detail: str | None = None) -> None:
+        """Void the open round now: its event, then the shoe's."""
         rnd = self.round
         assert rnd is not None
         rnd.phase = "void"
-        self._round_event(ts, rnd, reason, detail)
-        # In auto mode no betting_open ends the clearing, so cards go straight to the next round.
-        self.clearing = self.rules.round_control == "server"
-        self._round_over(ts, rnd)
-
-    def _round_over(self, ts: float, rnd: RoundState) -> None:
-        shoe = self.shoe
-        if shoe is None:
-            return
-        if rnd.last_hand:
-            shoe.closed = True
-        self._shoe_event(ts)
+        self._end_round(ts, rnd, reason, detail)
+        if self.shoe is not None:
+            self._shoe_event(ts)
 
     # ------------------------------------------------------------------ betting time (auto rounds)
 
@@ -388,13 +427,14 @@ class Validator:
 
     # ------------------------------------------------------------------ shoe and device
 
-    def _cut_card(self, ts: float) -> None:
+    def _cut_card(self, ts: float) -> bool:
+        """The cut card came out; True when that changed the shoe (the caller publishes it)."""
         shoe, rnd = self.shoe, self.round
         if shoe is None:
             self._alert(ts, "CUT_CARD", "Cut card out", None)
-            return
+            return False
         if shoe.cut_card_seen or shoe.closed:
-            return
+            return False
         shoe.cut_card_seen = True
         in_hand = rnd is not None and rnd.phase in ("betting", "dealing")
         this_hand = rnd.hand_no if in_hand and rnd is not None else shoe.hands_started + 1
@@ -409,7 +449,7 @@ class Validator:
         else:
             text = "Cut card out: two more hands, then the shoe ends"
         self._alert(ts, "CUT_CARD", text, None, rnd.round_id if in_hand and rnd else None)
-        self._shoe_event(ts)
+        return True
 
     def _link(self, inp: LinkChanged) -> None:
         if inp.up == self.link_up:
@@ -427,6 +467,34 @@ class Validator:
         else:
             self._alert(
                 inp.ts, "DEVICE_DISCONNECTED", "Shoe disconnected - do not deal", None, None, "warning"
+            )
+
+    def _restarted(self, inp: Restarted) -> None:
+        """A round open across a restart was not watched whole: it is void, whatever its phase.
+
+        Dealing, cards may have gone unread; betting, a ``betting_close`` may
+        have been queued for the daemon and cards dealt after it. A burn in
+        progress only may have lost cards, so it is flagged, not ended.
+        """
+        rnd, shoe = self.round, self.shoe
+        if rnd is not None and rnd.phase in ("betting", "dealing"):
+            self._alert(
+                inp.ts,
+                "DAEMON_RESTARTED",
+                "Table PC restarted during the hand - round void",
+                None,
+                rnd.round_id,
+                "misdeal",
+            )
+            self._void(inp.ts, "DAEMON_RESTARTED", inp.detail or None)
+        elif shoe is not None and shoe.burning:
+            self._alert(
+                inp.ts,
+                "DAEMON_RESTARTED",
+                "Table PC restarted during the burn - check the burn cards",
+                None,
+                None,
+                "warning",
             )
 
     # ------------------------------------------------------------------ commands
@@ -480,7 +548,9 @@ class Validator:
     def _close_betting(self, ts: float) -> None:
         rnd, shoe = self.round, self.shoe
         assert rnd is not None
-        if shoe is not None and shoe.burning:
+        abandon_burn = shoe is not None and shoe.burning
+        if abandon_burn:
+            assert shoe is not None
             required = "?" if shoe.burn_required is None else str(shoe.burn_required)
             self._alert(
                 ts,
@@ -490,10 +560,11 @@ class Validator:
                 rnd.round_id,
             )
             shoe.burning = False
-            self._shoe_event(ts)
         rnd.phase = "dealing"
         rnd.last_activity = ts
         self._round_event(ts, rnd)
+        if abandon_burn:
+            self._shoe_event(ts)
 
     def _void_round(self, ts: float, args: dict[str, Any]) -> None:
         rnd = self.round

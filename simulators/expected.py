@@ -151,13 +151,15 @@ class ExpectedTable:
         return expect
 
     def _place(self, card: str | None, foreign: bool) -> Expect:
-        # Once the shoe is closed nothing else about a card matters; before that a
-        # foreign card is the one thing to say: it replaces the early or extra alert.
-        if self.closed:
-            return Expect(alerts=("CARD_AFTER_SHOE_END",), position="discard")
+        # A foreign card is the one thing to say, even once the shoe is closed: it replaces
+        # the early, extra or after-the-end alert.
         also = ("FOREIGN_CARD",) if foreign else ()
+        if self.closed:
+            return Expect(alerts=also or ("CARD_AFTER_SHOE_END",), position="discard")
         rnd = self.round
-        if self.rules.round_control == "auto" and (rnd is None or rnd.phase in ("complete", "void")):
+        # In auto mode a card with a place of its own (a burn, a foreign card) opens no round.
+        opens = rnd is None or rnd.phase in ("complete", "void")
+        if self.rules.round_control == "auto" and opens and not self.burning and not foreign:
             self.hand_no += 1
             rnd = self.round = _Round(self.hand_no, "dealing")
         if rnd is not None and rnd.phase == "dealing":

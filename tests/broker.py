@@ -304,13 +304,17 @@ def event_seqs(messages: list[mqtt.MQTTMessage]) -> list[int]:
     return [json.loads(m.payload)["seq"] for m in messages if m.topic.endswith(kinds)]
 
 
-def assert_complete_in_order(arrived: list[int], last: int) -> None:
-    """What a consumer that drops ``seq <= highest seen`` gets: every event once, in order, no gap."""
-    highest = 0
+def assert_complete_in_order(arrived: list[int], last: int, first: int | None = None) -> None:
+    """What a consumer that drops ``seq <= highest seen`` gets: every event once, in order, no gap.
+
+    ``first`` defaults to the first seq that arrived: a new table starts from its clock floor.
+    """
+    first = arrived[0] if first is None and arrived else first or 1
+    highest = first - 1
     kept = []
     for seq in arrived:
         assert seq <= highest + 1, f"seq {seq} arrived before {highest + 1}"
         if seq > highest:
             kept.append(seq)
             highest = seq
-    assert kept == list(range(1, last + 1))
+    assert kept == list(range(first, last + 1))

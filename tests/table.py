@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scannerd.events import CardDrawn, Command, CutCardSeen, Event, LinkChanged, Tick
+from scannerd.events import CardDrawn, ClockStepped, Command, CutCardSeen, Event, LinkChanged, Restarted, Tick
 from scannerd.house import HouseRules
 from scannerd.validator import Validator
 
@@ -38,6 +38,14 @@ class Table:
 
     def link(self, up: bool) -> list[Event]:
         return self._feed(LinkChanged(self.step(), up))
+
+    def clock_step(self, seconds: float) -> list[Event]:
+        """The wall clock jumps: later inputs carry times ``seconds`` off, as the daemon stamps them."""
+        self.ts += seconds
+        return self._feed(ClockStepped(self.ts, seconds))
+
+    def restarted(self) -> list[Event]:
+        return self._feed(Restarted(self.step(), "stopped"))
 
     def tick(self, after: float) -> list[Event]:
         return self._feed(Tick(self.step(after)))

@@ -20,6 +20,10 @@ def test_normalise_accepts_device_spellings():
     assert normalise("4", "Z") is None
 
 
+def test_normalise_reads_no_rank_one_a_ten_that_lost_its_zero_is_not_an_ace():
+    assert normalise("1", "S") is None
+
+
 def test_hand_total_is_modulo_ten():
     assert hand_total(["9H", "8C"]) == 7
     assert hand_total(["KH", "TC", "QS"]) == 0

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from drivers.codecs.beetek import BeetekCodec, parse_card
 from drivers.events import DeviceCard, DeviceFault
+from scannerd.cards import ALL_CARDS
 from tests.serial_support import feed_in_pieces
 
 FRAMES = [
@@ -46,7 +47,8 @@ def test_frames(wire: bytes, event) -> None:
         ("C10", "TC"),
         ("AH", "AH"),
         ("HA", "AH"),
-        ("1S", "AS"),
+        ("1S", None),  # a 10S that lost its 0: not an ace
+        ("S1", None),
         ("", None),
         ("XX", None),
         ("4", None),
@@ -60,6 +62,28 @@ def test_garbled_card_code_is_reported_as_an_unreadable_card() -> None:
     codec = BeetekCodec()
     assert codec.feed(b" [Game]<Card:4X> ") == [DeviceCard(None)]
     assert codec.bad_frames == 1
+
+
+def test_a_ten_that_lost_its_zero_on_the_wire_is_an_unreadable_card_not_an_ace() -> None:
+    codec = BeetekCodec()
+    assert codec.feed(b" [Game]<Card:1S> [Game]<Card:H1> ") == [DeviceCard(None), DeviceCard(None)]
+    assert codec.bad_frames == 2
+
+
+def _spellings(card: str) -> list[str]:
+    """Every way the shoe writes ``card``: rank first or suit first, a ten as ``T`` or ``10``."""
+    ranks = ["T", "10"] if card[0] == "T" else [card[0]]
+    return [text for rank in ranks for text in (rank + card[1], card[1] + rank)]
+
+
+@pytest.mark.parametrize("card", ALL_CARDS)
+def test_a_card_code_that_lost_a_character_is_never_read_as_another_card(card: str) -> None:
+    """A byte lost inside ``<Card:..>`` must leave the card unreadable (a misdeal), never another card."""
+    for text in _spellings(card):
+        for i in range(len(text)):
+            short = text[:i] + text[i + 1 :]
+            read = BeetekCodec().feed(f" [Game]<Card:{short}> ".encode())
+            assert read in ([DeviceCard(card)], [DeviceCard(None)]), f"{text} less character {i + 1}: {read}"
 
 
 def test_unknown_frame_is_counted_not_reported() -> None:

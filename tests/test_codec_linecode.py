@@ -85,6 +85,23 @@ def _letter_code(card: str) -> str:
     return "AHCD"["SHCD".index(card[1])] + f"{RANKS.index(card[0]) + 1:02d}"
 
 
+def _digit_code(card: str, letter: str = "") -> str:
+    return letter + str("SHCD".index(card[1]) + 1) + f"{RANKS.index(card[0]) + 1:02d}" + "0"
+
+
+@pytest.mark.parametrize("card", ALL_CARDS)
+def test_a_code_that_lost_a_character_is_never_read_as_another_card(card: str) -> None:
+    """As for the Bee-Tek shoe: a byte lost on the wire leaves the card unreadable, never another card.
+
+    The wedge scanners type the same codes, so this holds for them too.
+    """
+    for code in (_letter_code(card), _digit_code(card), _digit_code(card, "B")):
+        for i in range(len(code)):
+            short = code[:i] + code[i + 1 :]
+            read = LinecodeCodec().feed(short.encode() + b"\r\n")
+            assert read in ([DeviceCard(card)], [DeviceCard(None)]), f"{code} less character {i + 1}: {read}"
+
+
 def _decode(data: bytes, cuts: list[int]) -> tuple[list, int, int]:
     return feed_in_pieces(LinecodeCodec(), data, cuts)
 

@@ -16,6 +16,7 @@ from scannerd.house import HouseRules
 from scannerd.validator import CommandRejected, Validator
 from simulators.actions import CutCard, Draw, Pause, ServerCommand, Unplug, Unreadable
 from simulators.dealer import MISTAKES, Dealer
+from simulators.expected import ExpectedTable
 from simulators.loopback import mismatches
 from simulators.scenario import load
 
@@ -93,3 +94,16 @@ def test_sample_scenarios_agree_with_the_validator(sample, reports_cut):
     dealer = sc.dealer(device_reports_cut=reports_cut, pace=0)
     problems = run(dealer, sc.steps(dealer), reports_cut)
     assert problems == [], problems[:5]
+
+
+def test_the_dealers_reading_of_auto_mode_opens_no_round_for_a_burn_or_a_foreign_card():
+    """docs/validator.md, Rounds: the same answer the validator gives (auto-round-control-edges)."""
+    expected = ExpectedTable(HouseRules(round_control="auto", decks=1, burn=1))
+    expected.apply(ServerCommand("new_shoe"))
+    assert expected.apply(Draw("KS")).position == "burn"
+    assert expected.apply(Draw("3H")).position == "player1"
+    for card in ("4D", "3S", "3C"):
+        expected.apply(Draw(card))
+    foreign = expected.apply(Draw("3H"))
+    assert (foreign.alerts, foreign.position) == (("FOREIGN_CARD",), "discard")
+    assert expected.apply(Draw("9H")).position == "player1"

@@ -2,6 +2,8 @@
 
 import pytest
 
+from scannerd.cards import ALL_CARDS
+from scannerd.events import CutCardSeen, Fault, LinkChanged
 from scannerd.validator import CommandRejected, Validator
 from tests.table import Table
 
@@ -125,6 +127,60 @@ def test_eight_copies_are_fine_the_ninth_is_foreign_even_between_rounds():
     assert t.alerts(t.card("AS")) == ["FOREIGN_CARD"]
 
 
+@pytest.mark.parametrize("betting", [False, True])
+def test_a_foreign_card_the_shoe_marks_as_a_burn_after_the_burn_stays_a_burn(betting):
+    t = Table(burn=1, decks=1)
+    t.cmd("new_shoe")
+    t.card("KH", burn=True)  # the shoe's own burn
+    t.round(*NATURAL_ROUND)
+    if betting:
+        t.cmd("betting_open")
+    out = t.card("9H", burn=True)  # a second 9H, drawn with the shoe in burn mode
+    assert t.positions(out) == ["burn"] and t.alerts(out) == ["FOREIGN_CARD"]
+    assert [e.round_id for e in out] == [None, None]  # a burn belongs to no round
+
+
+def test_a_foreign_card_is_reported_as_foreign_whatever_else_is_wrong_with_it():
+    """One alert per card, and FOREIGN_CARD outranks the code its moment would give."""
+    t = Table(burn="none", decks=1)
+    t.cmd("new_shoe")
+    t.round(*NATURAL_ROUND)
+    assert t.alerts(t.card("9H")) == ["FOREIGN_CARD"]  # not EXTRA_CARD
+    t.cmd("betting_open")
+    assert t.alerts(t.card("2S")) == ["FOREIGN_CARD"]  # not CARD_BEFORE_BETS_CLOSED
+    t.cmd("void_round")
+    assert t.alerts(t.card("9C")) == ["FOREIGN_CARD"]  # even while the layout is cleared
+    t.cmd("betting_open")
+    t.cut()
+    t.cmd("betting_close")
+    t.cards("AS", "AH", "KS", "KH", "KD", "QD")  # the last hand
+    assert t.v.state()["shoe"]["status"] == "closed"
+    out = t.card("3D")
+    assert t.alerts(out) == ["FOREIGN_CARD"] and t.positions(out) == ["discard"]  # not CARD_AFTER_SHOE_END
+    assert t.alerts(t.card("4D")) == ["CARD_AFTER_SHOE_END"]
+
+
+def ids(events) -> list[str | None]:
+    return [e.round_id for e in events]
+
+
+def test_a_card_names_the_round_open_when_it_is_drawn_and_no_other():
+    """A card and its alert carry the round_id of the round in betting or dealing, burns and cards
+    drawn with no round open carry none, whatever the card's code."""
+    t = Table(burn="none", decks=1)
+    t.cmd("new_shoe")
+    t.round(*NATURAL_ROUND, round_id="R1")
+    assert ids(t.card("9H")) == [None, None]  # foreign, R1 complete
+    assert ids(t.card("5H")) == [None, None]  # extra
+    t.cmd("betting_open", round_id="R2")
+    assert ids(t.card("2S")) == ["R2", "R2"]  # foreign, R2 in betting
+    assert ids(t.card("6H")) == ["R2", "R2"]  # before bets closed
+    assert ids(t.card("9C", burn=True)) == [None, None]  # foreign, marked a burn
+    t.cmd("void_round")
+    assert ids(t.card("3D")) == [None, None]  # foreign, R2 void
+    assert ids(t.card("7H")) == [None]  # clearing
+
+
 def test_foreign_card_is_not_judged_before_a_shoe_is_known():
     t = Table(burn="none", decks=1)
     for _ in range(3):
@@ -147,6 +203,42 @@ def test_disconnect_between_rounds_is_a_warning_and_repeats_are_ignored():
     out = t.link(False)
     assert [(e.code, e.severity) for e in out] == [("DEVICE_DISCONNECTED", "warning")]
     assert t.link(False) == []
+
+
+@pytest.mark.parametrize("dealt", [(), ("9H", "2S")], ids=["betting", "dealing"])
+def test_a_restart_voids_the_round_it_finds_open(dealt):
+    """Dealing, cards may have been missed; betting, a queued betting_close and cards after it."""
+    t = Table(burn="none")
+    t.cmd("betting_open", round_id="R1")
+    if dealt:
+        t.cmd("betting_close")
+        t.cards(*dealt)
+    out = t.restarted()
+    assert [(e.kind, getattr(e, "code", None) or getattr(e, "phase", None)) for e in out] == [
+        ("alert", "DAEMON_RESTARTED"),
+        ("round", "void"),
+    ]
+    assert out[0].severity == "misdeal" and out[0].round_id == "R1"
+    assert (t.last_round().reason, t.last_round().detail) == ("DAEMON_RESTARTED", "stopped")
+
+
+def test_a_restart_during_the_burn_warns_and_between_rounds_says_nothing():
+    t = Table(burn="first-card-value")
+    t.cmd("new_shoe")
+    t.card("5H")  # the turned card: four more to burn
+    assert [(e.code, e.severity) for e in t.restarted()] == [("DAEMON_RESTARTED", "warning")]
+    t2 = Table(burn="none")
+    t2.round("9H", "2S", "9C", "3D")
+    assert t2.restarted() == []
+
+
+@pytest.mark.parametrize("seconds", [120.0, -120.0])
+def test_a_clock_step_changes_event_times_not_the_time_a_round_has_waited(seconds):
+    t = Table(burn="none", stall_timeout_s=30)
+    t.round("9H", "2S")
+    assert t.clock_step(seconds) == []
+    assert t.alerts(t.tick(after=20)) == []  # 21 s since the last card, whatever the clock says
+    assert t.alerts(t.tick(after=10)) == ["ROUND_STALLED"]
 
 
 def test_card_after_shoe_end():
@@ -183,10 +275,76 @@ def test_round_stalled_once_judged_on_event_time():
     assert t.tick(after=60) == []
 
 
+@pytest.mark.parametrize(
+    ("make", "then"),
+    [
+        (lambda ts: Fault(ts, "DEVICE_FAULT", "Shoe alarm E3: Card Not Read"), ["DEVICE_FAULT"]),
+        (lambda ts: LinkChanged(ts, False), ["DEVICE_DISCONNECTED", "round", "shoe"]),
+        (CutCardSeen, ["CUT_CARD", "shoe"]),
+    ],
+    ids=["fault", "link-down", "cut-card"],
+)
+def test_any_device_input_that_finds_the_round_overdue_raises_the_stall_first(make, then):
+    t = Table(burn="none", stall_timeout_s=30)
+    t.cmd("new_shoe")
+    t.round("9H", "2S")
+    out = t.v.handle(make(t.step(31)))
+    assert kinds(out) == ["ROUND_STALLED", *then]
+    assert out[0].ts == out[1].ts
+
+
 def test_no_stall_when_no_card_is_due():
     t = Table(burn="none", stall_timeout_s=30)
     t.round(*NATURAL_ROUND)
     assert t.tick(after=300) == []
+
+
+# ----------------------------------------------------------------- order within one input
+
+
+def kinds(events) -> list[str]:
+    return [e.code if e.kind == "alert" else e.kind for e in events]
+
+
+def test_betting_close_mid_burn_publishes_alert_round_shoe():
+    t = Table(burn=3)
+    t.cmd("new_shoe")
+    t.card("AS")
+    t.cmd("betting_open")
+    out = t.cmd("betting_close")
+    assert kinds(out) == ["BURN_MISMATCH", "round", "shoe"]
+    assert out[-1].status == "dealing"
+
+
+def test_a_last_burn_card_that_is_foreign_publishes_card_alert_shoe():
+    t = Table(decks=1)  # first-card-value: a 2 burns two more
+    t.cmd("new_shoe")
+    t.cards("2H", "5C")
+    out = t.card("2H")  # the second 2H of a one-deck shoe, and the last burn card
+    assert kinds(out) == ["card", "FOREIGN_CARD", "shoe"]
+    card, alert, shoe = out
+    assert card.position == "burn" and alert.alert_id == alert.seq and shoe.status == "dealing"
+
+
+def test_the_card_that_ends_a_hand_and_reaches_the_virtual_cut_card_gives_one_shoe_event_last():
+    t = Table(burn="none", decks=1, cut_card_remaining=48)
+    t.cmd("new_shoe")
+    t.round(*NATURAL_ROUND[:3])
+    out = t.card(NATURAL_ROUND[3])  # ends the hand and leaves 48 cards: the cut card lies behind it
+    assert kinds(out) == ["card", "CUT_CARD", "round", "shoe"]
+    assert "next hand is the last" in out[1].message and out[1].round_id is None
+    assert not out[2].last_hand and out[3].status == "last_hand"
+    t.round(*NATURAL_ROUND)
+    assert t.last_round().last_hand and t.v.state()["shoe"]["status"] == "closed"
+
+
+def test_a_card_that_voids_the_round_and_reaches_the_virtual_cut_card():
+    t = Table(burn="none", decks=1, cut_card_remaining=50)
+    t.cmd("new_shoe")
+    t.round("9H")
+    out = t.card(None)  # 50 left: the cut card comes out behind the unreadable card
+    assert kinds(out) == ["card", "UNREADABLE_CARD", "CUT_CARD", "round", "shoe"]
+    assert "next hand is the last" in out[2].message
 
 
 # ----------------------------------------------------------------- burn policy
@@ -293,6 +451,17 @@ def test_virtual_cut_card_counts_from_the_back():
     assert t.v.state()["shoe"]["status"] == "closed"
 
 
+def test_one_more_after_a_virtual_cut_card_behind_a_hand_deals_two_more_hands():
+    t = Table(burn="none", decks=1, cut_card_remaining=48, last_hand="one-more")
+    t.cmd("new_shoe")
+    out = t.round(*NATURAL_ROUND)  # its last card leaves 48: the cut card lies behind this hand
+    assert "two more hands" in next(e for e in out if e.kind == "alert").message
+    t.round(*NATURAL_ROUND)
+    assert t.v.state()["shoe"]["status"] == "last_hand"
+    t.round(*NATURAL_ROUND)
+    assert t.v.state()["shoe"]["status"] == "closed"
+
+
 def test_voiding_the_last_hand_also_ends_the_shoe():
     t = Table(burn="none")
     t.cmd("new_shoe")
@@ -327,6 +496,44 @@ def test_auto_mode_after_a_void_the_next_card_starts_a_round():
     t.cards("9H", "2S", None)
     out = t.cards(*NATURAL_ROUND)
     assert t.positions(out) == ["player1", "banker1", "player2", "banker2"]
+
+
+def test_auto_mode_the_round_a_card_opens_comes_before_that_card():
+    t = Table(burn="none", round_control="auto")
+    out = t.card("9H")
+    assert kinds(out) == ["round", "card"]
+    assert out[0].phase == "dealing" and out[1].round_id == out[0].round_id
+
+
+def test_auto_mode_a_foreign_card_with_no_round_dealing_opens_no_round():
+    t = Table(burn="none", round_control="auto", decks=1)
+    t.cmd("new_shoe")
+    t.cards(*NATURAL_ROUND)
+    out = t.card("9H")
+    assert kinds(out) == ["card", "FOREIGN_CARD"] and out[0].round_id is None
+    assert t.positions(t.cards(*SIX_CARD_ROUND))[0] == "player1"  # the next card opens the round
+
+
+def test_auto_mode_cards_of_the_shoes_burn_open_no_round():
+    t = Table(burn=2, round_control="auto")
+    t.cmd("new_shoe")
+    assert t.positions(t.cards("5H", "6H")) == ["burn", "burn"] and t.rounds() == []
+
+
+def test_auto_mode_takes_the_game_servers_commands_as_server_mode_does():
+    t = Table(burn="none", round_control="auto")
+    t.cmd("betting_open", round_id="R1")
+    assert t.alerts(t.card("4C")) == ["CARD_BEFORE_BETS_CLOSED"]  # no round opened by the card
+    t.cmd("betting_close")
+    t.cards(*NATURAL_ROUND)
+    assert [(r.round_id, r.phase) for r in t.rounds()] == [
+        ("R1", "betting"),
+        ("R1", "dealing"),
+        ("R1", "complete"),
+    ]
+    t.cards("9H", "2S")  # a round opened by its first card
+    out = t.cmd("betting_open", round_id="R3")
+    assert kinds(out) == ["SHORT_DEAL", "round", "round"]
 
 
 # ----------------------------------------------------------------- commands
@@ -385,7 +592,41 @@ def test_generated_ids_are_stable_functions_of_the_input():
     t.cmd("betting_open")
     shoe_id = t.v.state()["shoe"]["shoe_id"]
     assert shoe_id.startswith("S2023")
-    assert t.v.state()["round"]["round_id"] == f"{shoe_id}-001"
+    assert t.v.state()["round"]["round_id"] == f"{shoe_id}-001"  # the hand number, zero-padded
+
+
+def test_round_ids_with_no_shoe_known_count_the_tables_rounds():
+    t = Table(burn="none")
+    t.round(*NATURAL_ROUND)
+    t.cmd("betting_open")
+    assert list(dict.fromkeys(r.round_id for r in t.rounds())) == ["T1-R1", "T1-R2"]
+
+
+def test_an_alerts_id_is_the_seq_it_is_first_published_with():
+    t = Table(burn="none")
+    alert = t.card("AS")[-1]
+    assert alert.alert_id == alert.seq
+    again = t.cmd("ack_alert", alert_id=alert.alert_id)[0]
+    assert (again.alert_id, again.seq) == (alert.seq, alert.seq + 1)
+
+
+def test_cards_remaining_stops_at_zero_when_more_cards_come_than_the_shoe_holds():
+    t = Table(burn="none", decks=1)
+    t.cmd("new_shoe")
+    for card in ALL_CARDS:
+        t.card(card, burn=True)
+    out = t.card("AS", burn=True)
+    assert t.alerts(out) == ["FOREIGN_CARD"]
+    shoe = t.v.state()["shoe"]
+    assert (shoe["cards_dealt"], shoe["cards_remaining"]) == (53, 0)
+
+
+def test_results_kept_before_any_new_shoe_are_in_the_state():
+    t = Table(burn="none", round_control="auto")
+    t.cards(*NATURAL_ROUND)
+    assert [r["winner"] for r in t.v.state()["results"]] == ["player"]
+    t.cmd("new_shoe")
+    assert t.v.state()["results"] == []
 
 
 # ----------------------------------------------------------------- snapshot
@@ -420,8 +661,6 @@ def test_a_rejected_command_never_swallows_a_due_stall_alert():
 
 
 def test_a_fault_raises_its_alert_against_the_current_round():
-    from scannerd.events import Fault
-
     t = Table(burn="none")
     t.round("9H", round_id="R1")
     out = t.v.handle(Fault(t.step(), "DEVICE_FAULT", "Shoe alarm E3: Card Not Read"))

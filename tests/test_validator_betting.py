@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from scannerd.events import CardDrawn, Command, Event, LinkChanged, Tick, ValidatorInput
+from scannerd.events import CardDrawn, ClockStepped, Command, Event, LinkChanged, Tick, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.requests import RequestError, parse_request
 from scannerd.topics import encode
@@ -126,3 +126,12 @@ def test_bad_betting_times_and_dealer_ids_are_refused_in_one_line(command, paylo
     with pytest.raises(RequestError) as exc:
         parse_request(command, payload)
     assert error in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_a_clock_step_moves_the_end_of_betting_with_it():
+    """NTP stepping the clock while bets are placed must neither cut the betting short nor stretch it."""
+    v = Validator("T1", AUTO)
+    run(v, [LinkChanged(T0, up=True)])
+    v.handle(ClockStepped(T0 + 3605, step=3600.0))  # five seconds in, the clock jumps an hour ahead
+    assert rounds(run(v, [Tick(T0 + 3614)])) == []
+    assert rounds(run(v, [Tick(T0 + 3615.2)])) == [("dealing", T0 + 3615)]

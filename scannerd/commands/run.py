@@ -47,12 +47,18 @@ def run(args: argparse.Namespace) -> int:
         driver=config.device.driver,
         port=config.device.port,
     )
+    for key, problem in config.warnings():
+        log.warning("config warning", key=key, problem=problem)
 
     from scannerd.daemon import Daemon  # the heavy imports (drivers, MQTT, web) only once config is good
+    from scannerd.instance_lock import AlreadyRunning
 
     notifier = Notifier()
     try:
         daemon = Daemon(config)
+    except AlreadyRunning as exc:
+        log.error(str(exc))
+        return EXIT_FAILURE
     except OSError as exc:  # a file it needs: the outbox's directory, the password, a TLS file
         log.error(
             "daemon could not be built", error=f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from scannerd.cards import ALL_CARDS
 from scannerd.commands.record import record_simulation
 from simulators.faults import FaultRates
 from simulators.scenario import Scenario, load, parse
@@ -185,6 +186,45 @@ def misdeal_foreign_card() -> Script:
 
 
 @case
+def foreign_card_marked_as_a_burn() -> Script:
+    """After the burn, the dealer burns a card with the framed shoe in burn mode, and it is a second
+    9H of a one-deck shoe: FOREIGN_CARD, and the card stays a burn."""
+    shoe = FramedShoe()
+    s = Script("foreign-card-marked-as-a-burn", "framed", rules={"burn": 1, "decks": 1})
+    s.link(True)
+    s.device(shoe.boot())
+    s.cmd("new_shoe", shoe_id="F1")
+    s.device(shoe.cards("KH", burn=True))
+    round_(s, "R1", shoe.cards(*NATURAL), pieces=2)
+    s.device(shoe.cards("9H", burn=True), after=2.0)
+    round_(s, "R2", shoe.cards(*STAND), pieces=2)
+    return s
+
+
+@case
+def misdeal_foreign_card_out_of_turn() -> Script:
+    """Copies too many of a one-deck shoe, each drawn when no card is due: between rounds, before bets
+    close, while a void round is cleared, after the shoe's end. Each gives FOREIGN_CARD, and only that."""
+    s = Script(
+        "misdeal-foreign-card-out-of-turn",
+        "beetek",
+        rules={"burn": "none", "decks": 1, "cut_card_remaining": 44},
+    )
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    round_(s, "R1", beetek(*NATURAL), pieces=2)
+    s.device(beetek("9H"), after=1.0)  # not EXTRA_CARD
+    s.cmd("betting_open", round_id="R2")
+    s.device(beetek("2S"), after=1.0)  # not CARD_BEFORE_BETS_CLOSED
+    s.cmd("void_round", reason="foreign card on the layout")
+    s.device(beetek("9C"), after=1.0)  # not a silent discard
+    round_(s, "R3", beetek(*STAND), pieces=2)  # its first card leaves 44: the virtual cut card, last hand
+    s.device(beetek("3D"), after=1.0)  # not CARD_AFTER_SHOE_END
+    s.device(beetek("4H"), after=1.0)  # a card of this shoe: CARD_AFTER_SHOE_END
+    return s
+
+
+@case
 def misdeal_card_after_shoe_end() -> Script:
     """A virtual cut card (the shoe cannot see it) ends a one-deck shoe; a card after the end."""
     s = Script(
@@ -196,6 +236,18 @@ def misdeal_card_after_shoe_end() -> Script:
     round_(s, "R2", beetek(*TIE), pieces=2)  # the 6th card leaves 46: cut card, this hand is the last
     s.cmd("betting_open", round_id="R3", after=2.0)  # refused: the shoe is finished
     s.device(beetek("AS"), after=1.0)
+    return s
+
+
+@case
+def misdeal_ten_lost_its_zero() -> Script:
+    """A Bee-Tek ``10S`` loses its ``0`` on the wire: ``1S`` is no card (not an ace), the round is void."""
+    s = Script("misdeal-ten-lost-its-zero", "beetek", rules={"burn": "none"})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    round_(s, "R1", beetek("3H", "4D") + b" [Game]<Card:1S> \r\n", pieces=2)
+    s.device(beetek("3C"), after=1.0)  # the dealer clears the voided round's cards
+    round_(s, "R2", beetek("10S", "2D", "S10", "5C", "3H"), pieces=3)  # tens read whole: banker 7 v 3
     return s
 
 
@@ -225,6 +277,18 @@ def burn_mismatch() -> Script:
 
 
 @case
+def burn_last_card_foreign() -> Script:
+    """A one-deck shoe's last burn card is a second 2H: card, alert, then the shoe (burn finished)."""
+    s = Script("burn-last-card-foreign", "beetek", rules={"decks": 1})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="S1")
+    s.device(beetek("2H", "5C", burn=True), pieces=2)  # a 2 says burn two more
+    s.device(beetek("2H", burn=True), after=1.0)
+    round_(s, "R1", beetek(*STAND), pieces=2)
+    return s
+
+
+@case
 def burn_fixed_without_tags() -> Script:
     """A fixed burn of two, from a shoe that does not tag burn cards."""
     s = Script("burn-fixed-without-tags", "beetek", rules={"burn": 2})
@@ -248,6 +312,23 @@ def cut_card_finish() -> Script:
     s.device(shoe.cards(*STAND[2:]), after=1.0)
     s.cmd("betting_open", round_id="R2", after=2.0)  # refused: the shoe is finished
     s.cmd("new_shoe", shoe_id="F2", after=5.0)
+    return s
+
+
+@case
+def cut_card_virtual_behind_a_hand() -> Script:
+    """A virtual cut card reached by the card that finishes a hand lies behind it: the next hand is
+    the last. The cut card's alert comes before that round's result, and the shoe last."""
+    s = Script(
+        "cut-card-virtual-behind-a-hand",
+        "linecode",
+        rules={"burn": "none", "decks": 1, "cut_card_remaining": 48},
+    )
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="L1")
+    round_(s, "R1", linecode("H09", "A02", "C09", "D03"), pieces=2)  # NATURAL: its 4th card leaves 48
+    round_(s, "R2", linecode("H03", "D04", "A03", "C03"), pieces=2)  # STAND: the last hand
+    s.cmd("betting_open", round_id="R3", after=2.0)  # refused: the shoe is finished
     return s
 
 
@@ -364,6 +445,29 @@ def round_stalled() -> Script:
 
 
 @case
+def round_stalled_by_device_input() -> Script:
+    """A round overdue when the next thing from the shoe is not a card: the shoe's alarm, the cable
+    coming out, the cut card. Each arrives between two ticks, so it is that input that finds the round
+    stalled: ROUND_STALLED comes first, then what the input itself gives."""
+    shoe = FramedShoe()
+    s = Script("round-stalled-by-device-input", "framed", rules={"burn": "none"})
+    s.link(True)
+    s.device(shoe.boot())
+    s.cmd("new_shoe", shoe_id="F1")
+    round_(s, "R1", shoe.cards(*STAND[:2]), pieces=1)
+    s.device(shoe.fault("E3", "Card Not Read"), after=29.998)  # 30.002 s after the last card
+    s.device(shoe.cards(*STAND[2:]), after=1.0)
+    round_(s, "R2", shoe.cards(*TIE[:2]), pieces=1)
+    s.link(False, after=29.998, detail="/dev/shoe-1: [Errno 5] Input/output error")  # round void
+    s.link(True, after=3.0)
+    s.device(shoe.hello_reply())
+    round_(s, "R3", shoe.cards(*NATURAL[:2]), pieces=1)
+    s.device(shoe.cut(), after=29.998)  # this hand is the last
+    s.device(shoe.cards(*NATURAL[2:]), after=1.0)
+    return s
+
+
+@case
 def operator_commands() -> Script:
     """Operator void, alert acknowledgement, refused and malformed requests, a generated shoe id."""
     s = Script("operator-commands", "beetek", rules={"burn": "none"})
@@ -393,6 +497,57 @@ def auto_round_control() -> Script:
     s.device(linecode("H07", "A07", "C12", "D13"), after=8.0, pieces=2)  # TIE
     s.device(linecode("NOREAD"), after=8.0)
     s.device(linecode("H10", "D01", "C07", "A03", "D05"), after=1.0, pieces=4)  # BANKER_ONLY
+    return s
+
+
+@case
+def auto_round_control_edges() -> Script:
+    """Auto mode with a shoe: burn cards open no round, a round opened by a card comes before the card,
+    a foreign card opens none, and the game server's betting_open and betting_close still work."""
+    s = Script("auto-round-control-edges", "linecode", rules={"burn": 1, "round_control": "auto", "decks": 1})
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="L1")
+    s.device(linecode("A13"), after=1.0)  # KS: the burn
+    s.device(linecode("H03", "D04", "A03", "C03"), after=2.0, pieces=2)  # STAND, opening its round
+    s.device(linecode("H03"), after=2.0)  # a second 3H: FOREIGN_CARD, no round
+    s.cmd("betting_open", round_id="R2", after=2.0)
+    s.device(linecode("H05"), after=1.0)  # CARD_BEFORE_BETS_CLOSED
+    s.cmd("betting_close", after=2.0)
+    s.device(linecode("H09", "A02", "C09", "D03"), after=1.5, pieces=2)  # NATURAL
+    s.device(linecode("H07", "A07", "C12", "D13"), after=8.0, pieces=2)  # TIE, opening its round
+    return s
+
+
+@case
+def ids_and_counts() -> Script:
+    """The ids the table makes up and its counts at the edges: a shoe id from the time, zero-padded
+    round ids, an alert's id (its first seq) kept when it is acknowledged, and cards_remaining
+    stopping at 0 when a one-deck shoe gives up more than 52 cards."""
+    s = Script("ids-and-counts", "beetek", rules={"burn": "none", "decks": 1})
+    s.link(True)
+    s.cmd("new_shoe")
+    s.cmd("betting_open").cmd("betting_close", after=5.0)  # round <shoe_id>-001
+    s.device(beetek(*NATURAL), after=1.5, pieces=2)
+    s.device(beetek("5H"), after=1.0)  # EXTRA_CARD: alert 11, the seq it is first published with
+    s.cmd("ack_alert", alert_id=11)  # published again, with a new seq and the same alert_id
+    rest = [c for c in ALL_CARDS if c not in (*NATURAL, "5H")]
+    s.device(beetek(*rest, burn=True), after=2.0, pieces=6)  # the other 47, burned by the shoe: 0 left
+    s.device(beetek("5H", burn=True), after=1.0)  # card 53 of 52: foreign, and still 0 left
+    s.cmd("get_state")
+    return s
+
+
+@case
+def results_before_a_shoe() -> Script:
+    """No game server and no new_shoe yet: round ids come from the table, and get_state carries the
+    results of the hands kept so far; a new_shoe clears them."""
+    s = Script("results-before-a-shoe", "linecode", rules={"burn": "none", "round_control": "auto"})
+    s.link(True)
+    s.device(linecode("H09", "A02", "C09", "D03"), after=1.0, pieces=2)  # NATURAL, round T1-R1
+    s.device(linecode("H07", "A07", "C12", "D13"), after=8.0, pieces=2)  # TIE, round T1-R2
+    s.cmd("get_state", after=2.0)
+    s.cmd("new_shoe", shoe_id="L1")
+    s.cmd("get_state")
     return s
 
 

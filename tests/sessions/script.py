@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from drivers.codecs.framed import encode_event
-from drivers.events import DeviceCard, DeviceCutCard, DeviceHello
+from drivers.events import DeviceCard, DeviceCutCard, DeviceFault, DeviceHello
 from scannerd.house import HouseRules
 from scannerd.recording import Header, RecordingWriter
 
@@ -127,6 +127,10 @@ class FramedShoe:
 
     def cut(self) -> bytes:
         return encode_event(DeviceCutCard(), self._next())
+
+    def fault(self, code: str, text: str) -> bytes:
+        """An alarm of the shoe's own (fire-and-forget: sequence 0)."""
+        return encode_event(DeviceFault(code, text))
 
     def repeat_last(self, card: str | None) -> bytes:
         """The last card again with its own number: a retransmission whose ack was lost."""

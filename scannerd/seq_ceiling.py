@@ -1,0 +1,73 @@
+"""A number above every ``seq`` the table has published, kept apart from the outbox.
+
+Consumers drop every event whose ``seq`` they have seen (``docs/mqtt.md``), so
+a table whose ``seq`` went back would be silently ignored until it passed its
+old high-water mark. The outbox holds the next ``seq`` with the state, but an
+outbox can be lost: deleted because it was corrupt, truncated, or on a disk
+that was replaced. Two guards keep ``seq`` rising whatever happened to it:
+
+- this file, next to the outbox, holds a ceiling that no published ``seq``
+  has reached. It is moved up ``RESERVE`` at a time *before* a ``seq`` past
+  it is used, so it is written about once per ``RESERVE`` events. When the
+  outbox has no state but this file exists, the state was lost, and the
+  daemon says so loudly;
+- with no state at all, ``seq`` starts from the wall clock in milliseconds
+  (``clock_floor``), which is above anything a table publishing fewer than
+  a thousand events a second on average can have reached before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+RESERVE = 100_000
+"""Seqs covered by one write: a busy table publishes that many in about a day."""
+
+
+def ceiling_path(outbox: Path) -> Path:
+    return outbox.with_name(outbox.stem + ".seq")
+
+
+def clock_floor(ts: float) -> int:
+    """The first ``seq`` of a table that knows nothing of its past: the wall clock in milliseconds."""
+    return max(1, int(ts * 1000))
+
+
+class SeqCeiling:
+    def __init__(self, outbox: Path) -> None:
+        self.path = ceiling_path(outbox)
+        self.value: int | None = self._read()
+
+    def _read(self) -> int | None:
+        try:
+            value = json.loads(self.path.read_text())["ceiling"]
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # unreadable: as if absent, the clock floor still holds
+        return value if isinstance(value, int) and value > 0 else None
+
+    def covers(self, seq: int) -> bool:
+        return self.value is not None and seq < self.value
+
+    def reserve(self, seq: int) -> None:
+        """Make the ceiling exceed ``seq`` (and the next ``RESERVE``), durably, before ``seq`` is used."""
+        if self.covers(seq):
+            return
+        value = seq + RESERVE
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        with open(tmp, "w") as f:
+            f.write(json.dumps({"ceiling": value}) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+        with contextlib.suppress(OSError):
+            dir_fd = os.open(self.path.parent, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        self.value = value

@@ -1,0 +1,152 @@
+"""Fault: the wall clock steps forward in the middle of a round (NTP correcting a PC that booted wrong).
+
+``scannerd run`` is a real process whose wall clock really jumps: libfaketime
+(preloaded, reading its offset from a file the test rewrites) moves
+``CLOCK_REALTIME`` for that process alone and leaves the monotonic clock as it
+is, which is what a step does to a machine. Silence and stalls are judged on
+elapsed time, so neither a framed shoe's heartbeats nor a Bee-Tek round may
+look overdue; the published times follow the wall clock; and the recording
+replays to exactly what was published.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from drivers.events import DeviceCard
+from scannerd.replay import replay
+from simulators.serial_pty import FramedPtyDevice, PtyPort
+from tests.broker import Broker, GameServer
+from tests.config_support import write_config
+
+BASE = "casino/tables/T1"
+LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1")
+
+pytestmark = pytest.mark.skipif(not LIBFAKETIME.exists(), reason="libfaketime is not installed")
+
+
+def start(config: Path, log: Path, offset: Path) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCANNERD_", "NOTIFY_SOCKET"))}
+    env |= {
+        "LD_PRELOAD": str(LIBFAKETIME),
+        "FAKETIME_TIMESTAMP_FILE": str(offset),
+        "FAKETIME_NO_CACHE": "1",
+        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+    }
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
+            stdout=out,
+            stderr=out,
+            env=env,
+        )
+
+
+def step(offset: Path, seconds: int) -> None:
+    tmp = offset.with_suffix(".tmp")
+    tmp.write_text(f"{seconds:+d}\n")
+    tmp.replace(offset)  # whole: the process never reads half a line
+
+
+def wait_open(server: GameServer) -> None:
+    server.wait_for(lambda got: any(m.topic.endswith("/device") and b'"link":"up"' in m.payload for m in got))
+
+
+def beetek(card: str) -> bytes:
+    return f" [Game]<Card:{card}> ".encode()
+
+
+def alerts(server: GameServer) -> list[str]:
+    return [a["code"] for a in server.payloads("/alert")]
+
+
+@pytest.mark.timeout(90)
+def test_a_clock_step_mid_round_neither_stalls_a_beetek_round_nor_breaks_its_replay(
+    tmp_path, mosquitto: Broker
+) -> None:
+    offset = tmp_path / "faketime"
+    step(offset, 0)
+    port = PtyPort(tmp_path / "shoe")
+    record = tmp_path / "rec"
+    config = write_config(
+        tmp_path,
+        mosquitto,
+        "beetek",
+        port.path,
+        rules={"round_control": "auto", "burn": "none", "stall_timeout_s": 30},
+        record={"dir": str(record), "compress": False},
+    )
+    server = GameServer(mosquitto, [f"{BASE}/#"])
+    proc = start(config, tmp_path / "scannerd.log", offset)
+    try:
+        wait_open(server)
+        port.write(beetek("9H") + beetek("2S"))
+        server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
+        before = time.time()
+        step(offset, 120)
+        time.sleep(3)  # ticks pass with the clock two minutes on
+        port.write(beetek("9C") + beetek("3D"))
+        server.wait_for(lambda _: any(r["phase"] == "complete" for r in server.payloads("/round")))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+        server.close()
+        port.close()
+    log = (tmp_path / "scannerd.log").read_text()
+    assert "ROUND_STALLED" not in alerts(server), log[-3000:]
+    assert "the wall clock stepped" in log
+    cards = server.payloads("/card")
+    assert [c["card"] for c in cards] == ["9H", "2S", "9C", "3D"]
+    assert cards[2]["ts"] - before > 110  # the contract's times are the wall clock's
+
+    # Each file replays to what the table published while it was written: the step began a new one.
+    files = sorted(record.glob("*.jsonl"))
+    assert len(files) >= 2
+    replayed = [p.payload for f in files for p in replay(f) if p.topic.split("/")[-2] != "response"]
+    published = [
+        m.payload for m in server.messages() if m.topic.endswith(("/card", "/round", "/alert", "/shoe"))
+    ]
+    assert replayed == published
+
+
+@pytest.mark.timeout(90)
+def test_a_clock_step_does_not_make_a_framed_shoe_look_silent(tmp_path, mosquitto: Broker) -> None:
+    offset = tmp_path / "faketime"
+    step(offset, 0)
+    port = PtyPort(tmp_path / "shoe", baudrate=115200)
+    shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
+    config = write_config(
+        tmp_path, mosquitto, "framed", port.path, rules={"round_control": "auto", "burn": "none"}
+    )
+    server = GameServer(mosquitto, [f"{BASE}/#"])
+    proc = start(config, tmp_path / "scannerd.log", offset)
+    try:
+        wait_open(server)
+        shoe.heartbeat()
+        for card in ("9H", "2S"):
+            shoe.send(DeviceCard(card))
+        server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
+        step(offset, 60)
+        for _ in range(6):  # heartbeats go on as ever, a second apart
+            time.sleep(0.5)
+            shoe.heartbeat()
+        for card in ("9C", "3D"):
+            shoe.send(DeviceCard(card))
+        server.wait_for(lambda _: any(r["phase"] in ("complete", "void") for r in server.payloads("/round")))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+        shoe.stop()
+        server.close()
+        port.close()
+    log = (tmp_path / "scannerd.log").read_text()
+    assert "DEVICE_DISCONNECTED" not in alerts(server), log[-3000:]
+    (end,) = [r for r in server.payloads("/round") if r["phase"] in ("complete", "void")]
+    assert end["phase"] == "complete"

@@ -1,0 +1,146 @@
+"""Fault: ``scannerd run`` is stopped in the middle of a round and cards are dealt while it is down.
+
+A real process on a real pty, stopped the way systemd stops it (SIGTERM, as
+``systemctl restart`` and the daemon's own exit on a dead component do) or
+killed outright. Opening the port again discards what waited in the tty, so
+a Bee-Tek shoe's card dealt meanwhile is gone for good, and the round it
+belonged to can no longer be judged: the start that finds it open voids it,
+with its own reason and a misdeal alert. A framed shoe repeats what was not
+acknowledged, so its round carries on exactly.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from drivers.events import DeviceCard
+from simulators.serial_pty import FramedPtyDevice, PtyPort
+from tests.broker import Broker, GameServer
+from tests.config_support import write_config
+from tests.fault_support import deduplicated
+
+BASE = "casino/tables/T1"
+
+
+def start(config: Path, log: Path) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCANNERD_", "NOTIFY_SOCKET"))}
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
+            stdout=out,
+            stderr=out,
+            env=env,
+        )
+
+
+def kept(server: GameServer, kind: str) -> list[dict]:
+    """What a game server keeps of one kind of event: a kill may leave some to be sent again."""
+    events = deduplicated(
+        [m.payload for m in server.messages() if m.topic.endswith(("/card", "/round", "/alert", "/shoe"))]
+    )
+    return [e for e in events if e["kind"] == kind]
+
+
+def round_ends(server: GameServer) -> list[dict]:
+    return [r for r in kept(server, "round") if r["phase"] in ("complete", "void")]
+
+
+def wait_shoe_open(server: GameServer, opened: int) -> None:
+    """Until the daemon has the port open for the ``opened``-th time: bytes before that are discarded."""
+    server.wait_for(
+        lambda got: (
+            len([m for m in got if m.topic.endswith("/device") and b'"link":"up"' in m.payload]) >= opened
+        )
+    )
+
+
+def beetek(card: str) -> bytes:
+    return f" [Game]<Card:{card}> ".encode()
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
+    tmp_path, mosquitto: Broker, stop
+) -> None:
+    port = PtyPort(tmp_path / "shoe")
+    config = write_config(
+        tmp_path, mosquitto, "beetek", port.path, rules={"round_control": "auto", "burn": "none"}
+    )
+    log = tmp_path / "scannerd.log"
+    server = GameServer(mosquitto, [f"{BASE}/#"])
+    proc = start(config, log)
+    try:
+        wait_shoe_open(server, 1)
+        for card in ("9H", "2S"):
+            port.write(beetek(card))
+        server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
+        proc.send_signal(stop)
+        proc.wait(15)
+        port.write(beetek("9C"))  # dealt while nobody reads: waits in the tty, which the next open discards
+        time.sleep(0.2)
+        proc = start(config, log)
+        server.wait_for(lambda got: any(m.topic.endswith("/round") and b'"void"' in m.payload for m in got))
+        wait_shoe_open(server, 2)  # the dealer deals the next round
+        for card in ("8D", "3C", "KH", "5H"):
+            port.write(beetek(card))
+        server.wait_for(lambda got: len(round_ends(server)) == 2)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+        server.close()
+        port.close()
+
+    first, second = round_ends(server)
+    assert (first["phase"], first["reason"]) == ("void", "DAEMON_RESTARTED"), first
+    assert first["player"]["cards"] == ["9H"] and first["banker"]["cards"] == ["2S"]
+    alerts = [a for a in kept(server, "alert") if a["code"] == "DAEMON_RESTARTED"]
+    assert len(alerts) == 1 and alerts[0]["severity"] == "misdeal"
+    assert alerts[0]["round_id"] == first["round_id"]
+    # The round after it is judged from its own first card: two naturals, 8 each.
+    assert second["phase"] == "complete"
+    assert (second["player"]["cards"], second["banker"]["cards"]) == (["8D", "KH"], ["3C", "5H"])
+    assert [c["card"] for c in kept(server, "card")] == ["9H", "2S", "8D", "3C", "KH", "5H"]
+
+
+@pytest.mark.timeout(120)
+def test_a_framed_round_carries_on_across_a_restart(tmp_path, mosquitto: Broker) -> None:
+    port = PtyPort(tmp_path / "shoe", baudrate=115200)
+    shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
+    config = write_config(
+        tmp_path, mosquitto, "framed", port.path, rules={"round_control": "auto", "burn": "none"}
+    )
+    log = tmp_path / "scannerd.log"
+    server = GameServer(mosquitto, [f"{BASE}/#"])
+    proc = start(config, log)
+    try:
+        server.wait_online(BASE)
+        for card in ("9H", "2S"):
+            shoe.send(DeviceCard(card))
+        server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
+        assert shoe.wait_idle(10)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+        shoe.send(DeviceCard("9C"))  # kept by the shoe until a host acknowledges it
+        proc = start(config, log)
+        shoe.send(DeviceCard("3D"))
+        server.wait_for(lambda got: len(round_ends(server)) == 1)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+        shoe.stop()
+        server.close()
+        port.close()
+
+    (end,) = round_ends(server)
+    assert end["phase"] == "complete", end
+    assert (end["player"]["cards"], end["banker"]["cards"]) == (["9H", "9C"], ["2S", "3D"])
+    assert not [a for a in kept(server, "alert") if a["code"] == "DAEMON_RESTARTED"]
+    assert end["winner"] == "player"

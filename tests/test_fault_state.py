@@ -1,0 +1,187 @@
+"""Faults on the table's own files: the outbox lost, and a second daemon on the same config.
+
+``scannerd run`` as real processes on a real pty and a real Mosquitto. An
+operator deletes a corrupt outbox, or it is cut to nothing: ``seq`` must not
+start again below what the game server has seen, or a consumer following
+``docs/mqtt.md`` would drop every event until it passed the old mark, and the
+loss must be loud. A second daemon started by hand while the service runs
+must refuse, not split the shoe's bytes with the first.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from simulators.serial_pty import PtyPort
+from tests.broker import Broker, GameServer, wait_until
+from tests.config_support import write_config
+
+BASE = "casino/tables/T1"
+RULES = {"round_control": "auto", "burn": "none"}
+
+
+def start(config: Path, log: Path) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCANNERD_", "NOTIFY_SOCKET"))}
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
+            stdout=out,
+            stderr=out,
+            env=env,
+        )
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(15)
+
+
+def beetek(card: str) -> bytes:
+    return f" [Game]<Card:{card}> ".encode()
+
+
+def event_seqs(server: GameServer) -> list[int]:
+    return [
+        json.loads(m.payload)["seq"]
+        for m in server.messages()
+        if m.topic.endswith(("/card", "/round", "/alert"))
+    ]
+
+
+def deal_round(port: PtyPort, server: GameServer) -> None:
+    """Two naturals: a complete round in four cards."""
+    done = len([p for p in server.payloads("/round") if p["phase"] == "complete"])
+    port.write(b"".join(beetek(c) for c in ("8D", "3C", "KH", "5H")))
+    server.wait_for(lambda _: len([p for p in server.payloads("/round") if p["phase"] == "complete"]) > done)
+
+
+def wait_open(server: GameServer, times: int) -> None:
+    server.wait_for(
+        lambda got: (
+            len([m for m in got if m.topic.endswith("/device") and b'"link":"up"' in m.payload]) >= times
+        )
+    )
+
+
+def lose(outbox: Path, how: str) -> None:
+    if how == "deleted":
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{outbox}{suffix}").unlink(missing_ok=True)
+    else:
+        outbox.write_bytes(b"")
+        for suffix in ("-wal", "-shm"):
+            Path(f"{outbox}{suffix}").unlink(missing_ok=True)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("how", ["deleted", "truncated"])
+def test_seq_never_goes_back_when_the_outbox_is_lost_and_the_loss_is_loud(
+    tmp_path, mosquitto: Broker, how
+) -> None:
+    port = PtyPort(tmp_path / "shoe")
+    config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=RULES, log={"format": "json"})
+    log = tmp_path / "scannerd.log"
+    server = GameServer(mosquitto, [f"{BASE}/#"])
+    proc = start(config, log)
+    try:
+        wait_open(server, 1)
+        deal_round(port, server)
+        stop(proc)
+        before = max(event_seqs(server))
+        lose(tmp_path / "outbox.sqlite3", how)
+        proc = start(config, log)
+        wait_open(server, 2)
+        server.wait_for(lambda _: any(a["code"] == "STATE_LOST" for a in server.payloads("/alert")))
+        deal_round(port, server)
+    finally:
+        stop(proc)
+        server.close()
+        port.close()
+
+    seqs = event_seqs(server)
+    after = seqs[seqs.index(before) + 1 :]
+    assert after and min(after) > before, (before, after)
+    assert after == sorted(after)
+    lost = [json.loads(line) for line in log.read_text().splitlines() if "saved state lost" in line]
+    assert len(lost) == 1 and lost[0]["level"] == "error", log.read_text()[-2000:]
+    assert str(tmp_path / "outbox.sqlite3") in lost[0]["outbox"]
+
+
+@pytest.mark.timeout(60)
+def test_a_new_table_starts_seq_from_its_clock(tmp_path, mosquitto: Broker) -> None:
+    """No file at all (a replaced disk): seq still starts above what the old table published."""
+    port = PtyPort(tmp_path / "shoe")
+    config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=RULES)
+    server = GameServer(mosquitto, [f"{BASE}/#"])
+    began = time.time()
+    proc = start(config, tmp_path / "scannerd.log")
+    try:
+        wait_open(server, 1)
+        deal_round(port, server)
+    finally:
+        stop(proc)
+        server.close()
+        port.close()
+    seqs = event_seqs(server)
+    assert seqs[0] >= int(began * 1000) and seqs == list(range(seqs[0], seqs[0] + len(seqs)))
+    assert not [a for a in server.payloads("/alert") if a["code"] == "STATE_LOST"]
+
+
+@pytest.mark.timeout(60)
+def test_a_second_daemon_on_the_same_config_refuses_to_start(tmp_path, mosquitto: Broker) -> None:
+    port = PtyPort(tmp_path / "shoe")
+    config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=RULES)
+    server = GameServer(mosquitto, [f"{BASE}/#"])
+    first = start(config, tmp_path / "first.log")
+    try:
+        wait_open(server, 1)
+        second = start(config, tmp_path / "second.log")
+        assert second.wait(30) == 1
+        said = (tmp_path / "second.log").read_text()
+        assert "already running" in said and "Traceback" not in said, said
+        assert str(os.getpid()) not in said  # it names the running daemon, not itself
+        deal_round(port, server)  # the first still has the whole shoe
+    finally:
+        stop(first)
+        server.close()
+        port.close()
+    assert [c["card"] for c in server.payloads("/card")] == ["8D", "3C", "KH", "5H"]
+
+
+@pytest.mark.timeout(60)
+def test_a_second_daemon_with_its_own_outbox_cannot_take_the_shoe(tmp_path, mosquitto: Broker) -> None:
+    """Two configs naming one port: the port is opened exclusively, so no card goes to the wrong one."""
+    port = PtyPort(tmp_path / "shoe")
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    config1 = write_config(one, mosquitto, "beetek", port.path, rules=RULES)
+    config2 = write_config(two, mosquitto, "beetek", port.path, table_id="T2", rules=RULES)
+    server = GameServer(mosquitto, ["casino/tables/#"])
+    first = start(config1, one / "scannerd.log")
+    second = None
+    try:
+        wait_open(server, 1)
+        second = start(config2, two / "scannerd.log")
+        wait_until(
+            lambda: "cannot open" in (two / "scannerd.log").read_text(),
+            20,
+            "the second daemon refused the port",
+        )
+        deal_round(port, server)
+    finally:
+        stop(first)
+        if second is not None:
+            stop(second)
+        server.close()
+        port.close()
+    assert [c["card"] for c in server.payloads("/card")] == ["8D", "3C", "KH", "5H"]
+    assert all(m.topic.startswith("casino/tables/T1/") for m in server.messages("/card"))
