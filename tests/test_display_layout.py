@@ -150,3 +150,25 @@ def test_the_countdown_no_more_bets_last_hand_dealer_and_notice_fit_every_monito
 
 def action_tone(driver: Any) -> str:
     return driver.find_element("id", "action").get_attribute("data-tone")
+
+
+def test_the_list_of_older_alerts_keeps_each_whole_and_acknowledges_the_oldest(browser, shown):
+    table = shown("alerts-20", (1024, 768))  # more than the list has room for: it scrolls
+    wait_for(browser, lambda b: len(banners(b)) == 20, 10, "twenty alerts on the page")
+    browser.find_element("id", "alert-more").click()
+    wait_for(browser, lambda b: b.find_element("id", "alert-list").is_displayed(), 10, "the list")
+    boxes = browser.execute_script(
+        "return [...document.querySelectorAll('#alert-items .alert')].map((el) => {"
+        "  const r = el.getBoundingClientRect(), b = el.querySelector('button.ack').getBoundingClientRect();"
+        "  return [[r.left, r.top, r.right, r.bottom], [b.left, b.top, b.right, b.bottom]]; })"
+    )
+    assert len(boxes) == 19
+    for n, (alert, button) in enumerate(boxes):
+        assert _inside(button, alert), f"older alert {n}: its button runs out of it"
+        assert alert[3] - alert[1] >= button[3] - button[1], f"older alert {n} is squashed"
+        for other, _ in boxes[n + 1 :]:
+            assert not _overlap(alert, other), f"older alert {n} overlaps another"
+    oldest = min(a["alert_id"] for a in table.state()["alerts"])
+    banners(browser)[-1].find_element("css selector", "button.ack").click()  # scrolled to, as a finger would
+    wait_for(browser, lambda b: len(banners(b)) == 19, 10, "the oldest acknowledged from the list")
+    assert oldest not in [a["alert_id"] for a in table.state()["alerts"]]
