@@ -12,6 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scannerd.durations import seconds
 
+MAX_BETTING_TIME_S = 600.0
+"""The longest betting time a table takes: ten minutes is already no table's procedure."""
+
 BurnPolicy = Literal["first-card-value", "none"] | Annotated[int, Field(ge=0, le=60)]
 
 
@@ -45,6 +48,17 @@ class HouseRules(BaseModel):
     )
     stall_timeout_s: float = seconds(
         30.0, 1, 3600, "Seconds without a card, while cards are due, before ROUND_STALLED."
+    )
+    # Left out of a recording's header while unset, so files of tables without it stay as they were.
+    betting_time_s: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        gt=0,
+        le=MAX_BETTING_TIME_S,
+        allow_inf_nan=False,
+        description="Seconds betting stays open, counted down on the dealer's screen. With 'auto' "
+        "round control the daemon opens betting after each hand and closes it when the time runs "
+        "out; with a game server, the time for a betting_open that gives none. None: no timer.",
     )
 
     def burn_fixed(self) -> int | None:

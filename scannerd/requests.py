@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from scannerd.events import Command, Event
+from scannerd.house import MAX_BETTING_TIME_S
 from scannerd.idents import TOO_MANY_DIGITS, Ident, PlainText
 from scannerd.validator import CommandRejected, Validator
 
@@ -63,6 +64,11 @@ class BettingOpenRequest(RequestBase):
     """Open betting for the next round."""
 
     round_id: Ident | None = Field(None, description="Round id; generated when absent.")
+    betting_time_s: Annotated[float, Field(gt=0, le=MAX_BETTING_TIME_S)] | None = Field(
+        None,
+        description="Seconds betting stays open: the dealer's screen counts down to NO MORE BETS. "
+        "Absent: the house's betting_time_s, if any. The game server still closes betting.",
+    )
 
 
 class BettingCloseRequest(RequestBase):
@@ -83,6 +89,16 @@ class AckAlertRequest(RequestBase):
     alert_id: int = Field(description="The alert_id of the AlertEvent to acknowledge.")
 
 
+class DealerSignInRequest(RequestBase):
+    """A dealer takes the table: the rounds opened from now on carry this dealer id."""
+
+    dealer_id: Ident = Field(description="The casino's id for the dealer (a badge or staff number).")
+
+
+class DealerSignOutRequest(RequestBase):
+    """The dealer leaves the table: the rounds opened from now on carry no dealer id."""
+
+
 class GetStateRequest(RequestBase):
     """Ask for the current shoe, round and open alerts."""
 
@@ -93,6 +109,8 @@ REQUEST_MODELS: dict[str, type[RequestBase]] = {
     "betting_close": BettingCloseRequest,
     "void_round": VoidRoundRequest,
     "ack_alert": AckAlertRequest,
+    "dealer_sign_in": DealerSignInRequest,
+    "dealer_sign_out": DealerSignOutRequest,
     "get_state": GetStateRequest,
 }
 
@@ -111,8 +129,8 @@ class Response(BaseModel):
     data: dict[str, Any] | None = Field(
         None,
         description="On 'ok': the table state after the command, as get_state returns it: "
-        "table_id, seq, link_up, shoe, round, alerts, and results (the shoe's completed hands) "
-        "in get_state's answer only.",
+        "table_id, seq, link_up, shoe, round, alerts, dealer_id while a dealer is signed in, and "
+        "results (the shoe's completed hands) in get_state's answer only.",
     )
 
 

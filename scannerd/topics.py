@@ -13,8 +13,8 @@ from pydantic import BaseModel
 
 from scannerd.events import Event
 
-EVENT_KINDS = ("card", "round", "alert", "shoe")
-RETAINED_KINDS = frozenset({"shoe"})
+EVENT_KINDS = ("card", "round", "alert", "shoe", "dealer")
+RETAINED_KINDS = frozenset({"shoe", "dealer"})
 """Event kinds that describe a current state, so a late subscriber needs the last one."""
 
 STATE_TOPICS = ("status", "device", "health")

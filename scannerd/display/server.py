@@ -30,7 +30,7 @@ from scannerd.display.guard import ConnectionCap, LoopErrors
 from scannerd.display.view import TableView
 from scannerd.events import Event
 from scannerd.payloads import DevicePayload, DisplayHealth
-from scannerd.requests import Response
+from scannerd.requests import RequestError, Response, parse_request
 
 log = structlog.get_logger(__name__)
 
@@ -247,6 +247,7 @@ class Display:
         app.router.add_get("/events", self._events)
         app.router.add_get("/api/state", self._state)
         app.router.add_post("/api/ack", self._ack)
+        app.router.add_post("/api/dealer/{action:sign_in|sign_out}", self._dealer)
         app.router.add_static("/static", STATIC_DIR)
         return app
 
@@ -298,6 +299,26 @@ class Display:
         # The daemon runs the command under its lock: never on the loop, which must keep streaming.
         response = await loop.run_in_executor(None, self._request, "ack_alert", {"alert_id": alert_id})
         log.info("alert acknowledged at the display", alert_id=alert_id, status=response.status)
+        return web.json_response(
+            response.model_dump(mode="json"), status=200 if response.status == "ok" else 409
+        )
+
+    async def _dealer(self, request: web.Request) -> web.Response:
+        """The sign-in control: ``sign_in`` with ``{"dealer_id": "D-117"}``, or ``sign_out`` with ``{}``.
+
+        The body is judged by the same parser as the game server's request, and run as one.
+        """
+        command = f"dealer_{request.match_info['action']}"
+        if request.content_type != "application/json":  # as for /api/ack: no cross-site form posts
+            refused = {"command": command, "status": "error", "error": "send the dealer as application/json"}
+            return web.json_response(refused, status=415)
+        try:
+            parsed = parse_request(command, await request.read())
+        except RequestError as exc:
+            return web.json_response(exc.response().model_dump(mode="json"), status=400)
+        loop = asyncio.get_running_loop()
+        response = await loop.run_in_executor(None, self._request, command, parsed.args)
+        log.info("dealer sign-in at the display", command=command, status=response.status, **parsed.args)
         return web.json_response(
             response.model_dump(mode="json"), status=200 if response.status == "ok" else 409
         )
