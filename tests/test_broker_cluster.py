@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -89,12 +90,7 @@ def test_the_table_fails_over_when_its_node_dies_and_loses_nothing(tmp_path: Pat
         server.wait_for(lambda got: len(kept_cards(got)) >= len(dealt), 60)
 
         # A newcomer on another node reads the table's retained topics as the table left them.
-        newcomer = GameServer(second, [f"{BASE}/status", f"{BASE}/device"])
-        try:
-            newcomer.wait_for(lambda got: len({m.topic for m in got}) == 2, 20)
-            retained = {m.topic.rsplit("/", 1)[1]: json.loads(m.payload) for m in newcomer.received}
-        finally:
-            newcomer.close()
+        retained = read_retained(second, [f"{BASE}/status", f"{BASE}/device"])
     finally:
         stop_dealing.set()
         if proc is not None:
@@ -112,6 +108,23 @@ def test_the_table_fails_over_when_its_node_dies_and_loses_nothing(tmp_path: Pat
     assert retained["device"]["link"] == "up"
     ports = connected_ports(log)
     assert ports[0] == first.mqtt_port and first.mqtt_port not in ports[1:], ports
+
+
+def read_retained(node, topics: list[str]) -> dict[str, dict]:
+    """What a newcomer on ``node`` is given for ``topics`` (the cluster may take a moment to settle)."""
+    deadline = time.monotonic() + 40
+    while True:
+        newcomer = GameServer(node, topics)
+        try:
+            try:
+                newcomer.wait_for(lambda got: {m.topic for m in got if m.retain} >= set(topics), 5)
+            except AssertionError:
+                if time.monotonic() > deadline:
+                    raise
+                continue
+            return {m.topic.rsplit("/", 1)[1]: json.loads(m.payload) for m in newcomer.received if m.retain}
+        finally:
+            newcomer.close()
 
 
 def connected_ports(log: Path) -> list[int]:
