@@ -90,6 +90,7 @@ class Publisher:
         self._idle = threading.Condition()
         self._pump_thread: threading.Thread | None = None
         self._connected = False
+        self._stopping = False  # the disconnect to come is ours: no trouble to report
         self._counts_lock = threading.Lock()
         self._counts = dict.fromkeys(
             ("published", "reconnects", "refused", "requests", "rejected_requests", "errors"), 0
@@ -168,6 +169,7 @@ class Publisher:
                 info.wait_for_publish(timeout)
             except (RuntimeError, ValueError) as exc:
                 log.warning("could not publish offline status", error=str(exc))
+        self._stopping = True
         self._inbox.put(("stop",))
         if self._pump_thread is not None:
             self._pump_thread.join(timeout)
@@ -290,7 +292,8 @@ class Publisher:
         with self._send_lock:
             self._live_gen = self._send_gen = 0
         if self._connected:
-            log.warning("mqtt disconnected", reason=str(rc))
+            # Only a link lost is the table's trouble; the disconnect a stop asks for is not.
+            (log.info if self._stopping else log.warning)("mqtt disconnected", reason=str(rc))
         self._connected = False
         self._inbox.put(("down",))  # only wakes the pump: it sees _send_gen is 0 and stops sending
 
