@@ -12,6 +12,7 @@ session can be replayed afterwards with ``scannerd replay``.
 from __future__ import annotations
 
 import argparse
+import errno
 import random
 import shutil
 import sys
@@ -103,7 +104,13 @@ def run(args: argparse.Namespace) -> int:
     )
     watch = TableWatch(broker.host, broker.port, table_id=TABLE_ID)
     try:
-        daemon.start()
+        try:
+            daemon.start()
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            print(_address_taken(args.listen, exc), file=sys.stderr)
+            return 1
         game.start()
         watch.start()
         dealer.start()
@@ -124,6 +131,14 @@ def run(args: argparse.Namespace) -> int:
     if args.dir is None and not any((workdir / "recordings").glob("*")):
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
+
+
+def _address_taken(listen: str, exc: OSError) -> str:
+    host = listen.rpartition(":")[0]
+    return (
+        f"demo: the dealer display cannot listen on {listen} ({exc.strerror}): another program has it; "
+        f"pick another address with --listen, e.g. --listen {host}:0 for any free port (the demo prints it)"
+    )
 
 
 def _where(
