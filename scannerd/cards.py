@@ -21,6 +21,14 @@ BURN_COUNT: dict[str, int] = {r: (i + 1 if i < 9 else 10) for i, r in enumerate(
 
 CARD_POINTS: dict[str, int] = {c: POINTS[c[0]] for c in ALL_CARDS}
 
+SUIT_SYMBOLS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
+
+
+def card_name(code: str) -> str:
+    """A card as the dealer reads it (``TS`` -> ``10\u2660``): codes are for machines, not the table."""
+    rank = "10" if code[0] == "T" else code[0]
+    return rank + SUIT_SYMBOLS.get(code[1:], code[1:])
+
 
 def is_card(code: object) -> bool:
     """True for a well-formed card code such as ``"AS"`` or ``"TD"``."""

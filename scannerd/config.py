@@ -6,21 +6,34 @@ errors: a typo in a casino's config must not silently fall back to a default.
 
 Precedence, highest first: ``SCANNERD_*`` environment variables (``__`` between
 nesting levels, e.g. ``SCANNERD_MQTT__HOST``), then the TOML file, then defaults.
+
+The file's values are taken strictly as typed (``decks = "8"`` is an error, not
+8): a quoted number or ``enabled = "yes"`` is a mistake worth a word. The
+environment is text by nature, so its values are read as their key's type.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import re
 import sys
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -33,9 +46,11 @@ from pydantic_settings import (
 from drivers.base import DriverInitError
 from drivers.registry import create_driver, driver_names
 from drivers.serial_transport import UsbPortMatch
+from scannerd.config_errors import describe, section_type
+from scannerd.durations import seconds
 from scannerd.house import HouseRules
-from scannerd.mqtt_settings import MqttSettings, OutboxSettings
-from scannerd.topics import TABLE_ID_PATTERN
+from scannerd.idents import TOO_MANY_DIGITS, TableId
+from scannerd.mqtt_settings import FilePath, MqttSettings, OutboxSettings
 
 DEFAULT_PATH = Path("/etc/scannerd/scannerd.toml")
 ENV_PREFIX = "SCANNERD_"
@@ -46,7 +61,7 @@ _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class DeviceSettings(_Section):
@@ -57,14 +72,17 @@ class DeviceSettings(_Section):
         description="A device path (/dev/shoe-1), a pyserial URL (socket://host:port, rfc2217://...) "
         "or a USB selector usb:VID:PID[:SERIAL] (hex ids)."
     )
-    baudrate: int | None = Field(None, gt=0, description="Serial speed; None for the driver's default.")
+    baudrate: int | None = Field(
+        None, gt=0, le=10_000_000, description="Serial speed; None for the driver's default."
+    )
     options: dict[str, str | int | float | bool] = Field(
         default_factory=dict, description="Driver-specific settings, passed to the driver as given."
     )
-    stale_after_s: float = Field(
+    stale_after_s: float = seconds(
         5.0,
-        gt=0,
-        description="A device that sends heartbeats and goes this long without a word counts as "
+        0.5,
+        3600,
+        "A device that sends heartbeats and goes this long without a word counts as "
         "disconnected (a cable pulled at the shoe end of an adapter that stays plugged in).",
     )
 
@@ -111,7 +129,7 @@ class DeviceSettings(_Section):
 class RecordSettings(_Section):
     """Recording of raw device traffic for replay (docs/recording.md)."""
 
-    dir: Path | None = Field(None, description="Directory for recordings; None to record nothing.")
+    dir: FilePath | None = Field(None, description="Directory for recordings; None to record nothing.")
     rotate: Literal["shoe", "day"] = Field("shoe", description="Start a new file per shoe or per day.")
     compress: bool = Field(True, description="Gzip finished recordings.")
 
@@ -121,12 +139,35 @@ class DisplaySettings(_Section):
 
     enabled: bool = True
     listen: str = Field("127.0.0.1:8080", description="HOST:PORT, or [IPv6]:PORT; port 0 picks a free one.")
+    max_connections: int = Field(
+        8,
+        ge=1,
+        le=256,
+        description="Browser connections served at once (a kiosk page needs two); more are answered "
+        "503, so the display can never use the descriptors the shoe and the broker need.",
+    )
+    allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names the page is opened under, besides IP addresses and localhost; "
+        "a request naming any other host is refused (DNS rebinding).",
+    )
+    token_file: Path | None = Field(
+        None,
+        description="File holding a token (first line) that acknowledging needs, for a display "
+        "on another machine. A relative path is taken inside $CREDENTIALS_DIRECTORY. Unset: "
+        "$CREDENTIALS_DIRECTORY/display-token if it exists, else no token.",
+    )
 
     @field_validator("listen")
     @classmethod
     def _listen_shape(cls, listen: str) -> str:
         _split_listen(listen)
         return listen
+
+    @field_validator("token_file", mode="before")
+    @classmethod
+    def _path_from_text(cls, value: object) -> object:
+        return Path(value) if isinstance(value, str) else value  # TOML has no path type
 
     @property
     def host(self) -> str:
@@ -157,7 +198,9 @@ class LogSettings(_Section):
     format: Literal["auto", "console", "json"] = Field(
         "auto", description="'auto': readable on a terminal, JSON lines otherwise (journald, files)."
     )
-    file: Path | None = Field(None, description="Append to this file instead of stderr; SIGHUP reopens it.")
+    file: FilePath | None = Field(
+        None, description="Append to this file instead of stderr; SIGHUP reopens it."
+    )
 
     @field_validator("level", mode="before")
     @classmethod
@@ -173,9 +216,10 @@ class Config(BaseSettings):
         env_nested_delimiter="__",
         extra="forbid",
         frozen=True,
+        strict=True,
     )
 
-    table_id: str = Field(pattern=TABLE_ID_PATTERN, description="This table's id: topic level, log field.")
+    table_id: TableId = Field(description="This table's id: topic level, log field.")
     device: DeviceSettings
     rules: HouseRules = Field(default_factory=HouseRules)
     mqtt: MqttSettings = Field(default_factory=MqttSettings)
@@ -183,6 +227,10 @@ class Config(BaseSettings):
     record: RecordSettings = Field(default_factory=RecordSettings)
     display: DisplaySettings = Field(default_factory=DisplaySettings)
     log: LogSettings = Field(default_factory=LogSettings)
+
+    def warnings(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+        """Allowed but unsafe settings as (key, problem); the daemon runs with them, and says so."""
+        return [("mqtt", text) for text in self.mqtt.warnings(environ)]
 
     @classmethod
     def settings_customise_sources(
@@ -204,7 +252,7 @@ class ConfigError(Exception):
 def load_config(path: Path | str = DEFAULT_PATH) -> Config:
     """Read ``path`` and apply the process's ``SCANNERD_*`` environment overrides.
 
-    Raises :class:`ConfigError` with a single line naming the key and the problem.
+    Raises :class:`ConfigError` with a single line naming the file, the key and the problem.
     """
     path = Path(path)
     try:
@@ -214,24 +262,60 @@ def load_config(path: Path | str = DEFAULT_PATH) -> Config:
         raise ConfigError(f"config error: {path}: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(_one_line(f"config error: {path}: {exc}")) from None
+    except ValueError:  # not the parser's own error: an integer too long to convert
+        raise ConfigError(f"config error: {path}: {TOO_MANY_DIGITS}") from None
+    except RecursionError:
+        raise ConfigError(f"config error: {path}: arrays or tables nested too deeply") from None
     overrides = _env_overrides()
     for name, key in overrides.items():
         if key.split(".")[0] not in Config.model_fields:
             raise ConfigError(f"config error: {name}: unknown key {key!r} in the environment")
     try:
-        sources = (EnvSettingsSource(Config), TomlConfigSettingsSource(Config, toml_file=path))
+        sources = (_TypedEnvSource(Config), TomlConfigSettingsSource(Config, toml_file=path))
         return Config(_build_sources=(sources, {}))
     except ValidationError as exc:
-        raise ConfigError(_one_line("config error: " + describe(exc, overrides))) from None
+        raise ConfigError(_one_line(f"config error: {path}: " + describe(exc, Config, overrides))) from None
+    except RecursionError:  # a section given as JSON: name the variables that hold JSON
+        names = (
+            ", ".join(n for n in overrides if os.environ[n].lstrip()[:1] in ("[", "{")) or ENV_PREFIX + "*"
+        )
+        raise ConfigError(f"config error: {names}: nested too deeply") from None
     except SettingsError as exc:
-        # Raised when a whole section set from the environment is not JSON.
+        # Raised when a whole section set from the environment is not JSON, or holds (or is) a number
+        # too long to convert: the settings source tries every value of a section as JSON.
         field = re.search(r'field "(\w+)"', str(exc))
+        cause = exc.__cause__
+        if field and isinstance(cause, ValueError) and not isinstance(cause, json.JSONDecodeError):
+            raise ConfigError(f"config error: {ENV_PREFIX}{field[1].upper()}...: {TOO_MANY_DIGITS}") from None
         if field:
             raise ConfigError(
                 f"config error: {ENV_PREFIX}{field[1].upper()}: a section set from the environment must be "
                 f"a JSON object (or set its keys one by one: {ENV_PREFIX}{field[1].upper()}__KEY)"
             ) from None
         raise ConfigError(_one_line(f"config error: {exc}")) from None
+
+
+class _TypedEnvSource(EnvSettingsSource):
+    """The environment, each value read as its key's type: "6" is 6 for ``decks``, as it cannot be typed."""
+
+    def __call__(self) -> dict[str, Any]:
+        return _as_typed(super().__call__(), Config)
+
+
+def _as_typed(data: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    typed = dict(data)
+    for name, value in data.items():
+        field = model.model_fields.get(name)
+        if field is None:
+            continue  # an unknown key: validation names it
+        section = section_type(field.annotation)
+        if isinstance(value, dict) and isinstance(section, type) and issubclass(section, BaseModel):
+            typed[name] = _as_typed(value, section)
+        elif isinstance(value, str) and section is None:
+            # Text that is not of the key's type stays text: the strict validation then names the problem.
+            with contextlib.suppress(ValidationError):
+                typed[name] = TypeAdapter(field.annotation).validate_python(value, strict=False)
+    return typed
 
 
 def load_config_or_report(path: Path | str) -> Config | None:
@@ -252,73 +336,8 @@ def _env_overrides() -> dict[str, str]:
     }
 
 
-def describe(exc: ValidationError, overrides: Mapping[str, str] | None = None) -> str:
-    """All problems of a validation error on one line, each as ``dotted.key: message``.
-
-    A key set from the environment says so, since the file then looks innocent.
-    """
-    origin = {key: name for name, key in (overrides or {}).items()}
-    problems: dict[str, list[str]] = {}
-    for error in exc.errors(include_url=False, include_input=False):
-        key = _key_path(error["loc"])
-        message = _MESSAGES.get(error["type"], error["msg"]).removeprefix("Value error, ")
-        messages = problems.setdefault(key, [])
-        if message not in messages:
-            messages.append(message)
-    return "; ".join(
-        f"{key}: {' or '.join(messages)}{_from_env(key, origin)}" if key else " or ".join(messages)
-        for key, messages in problems.items()
-    )
-
-
-def _from_env(key: str, origin: Mapping[str, str]) -> str:
-    """`` (from SCANNERD_X)`` when ``key`` or a section above it came from the environment."""
-    parts = key.split(".")
-    for depth in range(len(parts), 0, -1):
-        name = origin.get(".".join(parts[:depth]))
-        if name:
-            return f" (from {name})"
-    return ""
-
-
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-_MESSAGES = {"extra_forbidden": "unknown key", "missing": "required key is missing"}
-
-
-def _key_path(loc: tuple[int | str, ...]) -> str:
-    """The config key a pydantic error location points at, without union-member tags.
-
-    For ``burn = "x"`` pydantic reports ``rules.burn.literal['first-card-value','none']``
-    and ``rules.burn.int``; the operator's key is ``rules.burn``.
-    """
-    node: Any = Config
-    parts: list[str] = []
-    for part in loc:
-        if node is dict:
-            parts.append(str(part))
-            break
-        fields = getattr(node, "model_fields", None)
-        if fields is None:
-            break  # below a plain field: what follows names union members, not keys
-        parts.append(str(part))
-        if part not in fields:
-            break  # an unknown key
-        node = _section_type(fields[part].annotation)
-    return ".".join(parts)
-
-
-def _section_type(annotation: Any) -> Any:
-    """The model (or ``dict``) a field holds, looking through ``X | None``; None for plain values."""
-    candidates = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
-    for candidate in candidates:
-        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-            return candidate
-        if candidate is dict or get_origin(candidate) is dict:
-            return dict
-    return None
 
 
 MASK = "**********"

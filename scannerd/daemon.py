@@ -120,7 +120,13 @@ class Daemon:
         if isinstance(self.driver, FramedHostDriver) and saved.get("device"):
             self.driver.restore_dedup(DedupState.from_dict(saved["device"]))
         self.device_view = DeviceView(config.device.driver, config.device.port)
-        self.publisher = Publisher(config.mqtt, self.table_id, self.outbox, on_request=self._on_request)
+        self.publisher = Publisher(
+            config.mqtt,
+            self.table_id,
+            self.outbox,
+            on_request=self._on_request,
+            display=lambda: self.display.health if self.display is not None else None,
+        )
         self.reader = DeviceReader(
             self.driver,
             on_event=self._on_device_event,
@@ -150,6 +156,7 @@ class Daemon:
                 lambda: self.request("get_state", {}).data or {},
                 self.request,
                 round_control=config.rules.round_control,
+                on_health=self.publisher.health_changed,
             )
             self.listeners.append(self.display.on_events)
 
@@ -460,7 +467,7 @@ class Daemon:
         """Called from inside a store: the alert is raised by the next tick, not re-entrantly."""
         # Back to ok is good news; only a filling outbox is the table's trouble in the journal.
         say = log.info if level == "ok" else log.warning
-        say("outbox level", fill=level, pending=health.pending, bytes=health.bytes)
+        say("outbox level", outbox_level=level, pending=health.pending, bytes=health.bytes)
         if level != "ok":
             self._faults.append(_OUTBOX_FAULTS[level](self.clock(), health))
 

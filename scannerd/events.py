@@ -87,7 +87,15 @@ class ClockStepped:
     step: float
 
 
-CommandName = Literal["new_shoe", "betting_open", "betting_close", "void_round", "ack_alert"]
+CommandName = Literal[
+    "new_shoe",
+    "betting_open",
+    "betting_close",
+    "void_round",
+    "ack_alert",
+    "dealer_sign_in",
+    "dealer_sign_out",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +171,15 @@ class Hand(BaseModel):
     total: int = 0
 
 
+def _absent(value: Any) -> bool:
+    return value is None
+
+
+# Fields added to the contract after its first tables went live: left out of the payload while
+# unset, so a table that uses neither publishes exactly what it did before.
+_OPTIONAL = {"default": None, "exclude_if": _absent}
+
+
 class RoundEvent(EventBase):
     """A round changed phase. Results are set once ``phase`` is ``complete``."""
 
@@ -179,6 +196,15 @@ class RoundEvent(EventBase):
     banker_pair: bool | None = None
     reason: str | None = Field(None, description="For void rounds: the alert code or OPERATOR_VOID.")
     detail: str | None = Field(None, description="Free text given with an operator void.")
+    betting_time_s: float | None = Field(
+        **_OPTIONAL, description="Seconds betting stays open, from betting_open or the house setting."
+    )
+    betting_ends_ts: float | None = Field(
+        **_OPTIONAL,
+        description="Unix seconds (UTC) when betting time runs out (betting opened + betting_time_s): "
+        "what the dealer's countdown counts to.",
+    )
+    dealer_id: str | None = Field(**_OPTIONAL, description="The dealer signed in when the round opened.")
 
 
 class AlertEvent(EventBase):
@@ -209,4 +235,11 @@ class ShoeEvent(EventBase):
     last_hand_no: int | None = None
 
 
-Event = CardEvent | RoundEvent | AlertEvent | ShoeEvent
+class DealerEvent(EventBase):
+    """A dealer signed in at the table, or out (``dealer_id`` null): who deals the rounds from now on."""
+
+    kind: Literal["dealer"] = "dealer"
+    dealer_id: str | None = Field(description="The dealer now at the table; null once signed out.")
+
+
+Event = CardEvent | RoundEvent | AlertEvent | ShoeEvent | DealerEvent

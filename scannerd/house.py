@@ -10,13 +10,18 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scannerd.durations import seconds
+
+MAX_BETTING_TIME_S = 600.0
+"""The longest betting time a table takes: ten minutes is already no table's procedure."""
+
 BurnPolicy = Literal["first-card-value", "none"] | Annotated[int, Field(ge=0, le=60)]
 
 
 class HouseRules(BaseModel):
     """The house settings that change how a deal is judged."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     decks: int = Field(8, ge=1, le=12, description="Decks in a full shoe.")
     round_control: Literal["server", "auto"] = Field(
@@ -41,8 +46,19 @@ class HouseRules(BaseModel):
         description="'finish': the hand in which the cut card appears is the last "
         "(if it appears between hands, the next hand is); 'one-more': deal one more.",
     )
-    stall_timeout_s: float = Field(
-        30.0, gt=0, description="Seconds without a card, while cards are due, before ROUND_STALLED."
+    stall_timeout_s: float = seconds(
+        30.0, 1, 3600, "Seconds without a card, while cards are due, before ROUND_STALLED."
+    )
+    # Left out of a recording's header while unset, so files of tables without it stay as they were.
+    betting_time_s: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        gt=0,
+        le=MAX_BETTING_TIME_S,
+        allow_inf_nan=False,
+        description="Seconds betting stays open, counted down on the dealer's screen. With 'auto' "
+        "round control the daemon opens betting after each hand and closes it when the time runs "
+        "out; with a game server, the time for a betting_open that gives none. None: no timer.",
     )
 
     def burn_fixed(self) -> int | None:

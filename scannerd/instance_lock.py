@@ -38,8 +38,9 @@ class InstanceLock:
                 f"another scannerd (pid {holder}) is already running for this table: "
                 f"{self.path} is locked; stop it first"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with contextlib.suppress(OSError):  # the pid is for people; a full disk must not cost the lock
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         self._fd: int | None = fd
 
     def release(self) -> None:

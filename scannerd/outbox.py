@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from scannerd.mqtt_settings import OutboxSettings
+from scannerd.outbox_errors import open_error
 from scannerd.topics import Message
 
 Level = Literal["ok", "warn", "full"]
@@ -212,7 +213,11 @@ class Outbox:
     def from_settings(
         cls, settings: OutboxSettings, on_level: Callable[[Level, OutboxHealth], None] | None = None
     ) -> Outbox:
-        return cls(settings.path, settings.max_bytes, settings.warn_fraction, on_level)
+        """The daemon's outbox; a file it cannot use is an OSError naming it (``outbox_errors``)."""
+        try:
+            return cls(settings.path, settings.max_bytes, settings.warn_fraction, on_level)
+        except sqlite3.Error as exc:
+            raise open_error(settings.path, exc) from None
 
     # ------------------------------------------------------------------ writing
 

@@ -41,6 +41,18 @@ class DevicePayload(BaseModel):
     sensor_dirty: bool | None = None
 
 
+class DisplayHealth(BaseModel):
+    """The dealer display's web server: the table deals on without it, so its state is reported here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    state: Literal["listening", "retrying"] = Field(
+        description="'retrying': it could not listen (port taken, host unknown) and tries again."
+    )
+    listen: str = Field(description="The [display] listen address.")
+    error: str | None = Field(None, description="Why the last attempt to listen failed (while retrying).")
+
+
 class HealthPayload(BaseModel):
     """Counters of the link to the game server, published retained at an interval and on connect."""
 
@@ -61,4 +73,6 @@ class HealthPayload(BaseModel):
     refused: int = Field(description="Publications the broker refused (MQTT 5 reason code >= 0x80).")
     requests: int
     rejected_requests: int = Field(description="Requests answered with status 'error'.")
+    busy_requests: int = Field(0, description="Requests not run, answered 'busy': too many were waiting.")
     errors: int = Field(description="Internal errors of the sending thread (logged; sending resumes).")
+    display: DisplayHealth | None = Field(None, description="The dealer display; null when it is disabled.")

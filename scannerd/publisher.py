@@ -14,13 +14,16 @@ submits events sends them itself when the pump has nothing older to send
 (the common case on a live table): a card then goes from the commit straight
 to paho, without waking another thread or reading it back from disk. The
 in-flight window and the send cursor are shared by the two under
-``_send_lock``.
+``_send_lock``. Requests are run, and answered, by a thread of their own
+(``scannerd.request_path``), never on paho's network thread, which must
+keep writing events.
 """
 
 from __future__ import annotations
 
 import queue
 import ssl
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -32,20 +35,24 @@ from paho.mqtt.enums import CallbackAPIVersion
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
+from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from scannerd import __version__
 from scannerd.events import Event
+from scannerd.mqtt_link import LinkReport, failure_reason
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox, Stored, Written
-from scannerd.payloads import DevicePayload, HealthPayload, StatusPayload
-from scannerd.requests import Request, RequestError, Response, parse_request
+from scannerd.payloads import DevicePayload, DisplayHealth, HealthPayload, StatusPayload
+from scannerd.request_path import WINDOW as ANSWER_WINDOW
+from scannerd.request_path import RequestPath
+from scannerd.requests import Request, Response
 from scannerd.topics import Topics, encode
 
 log = structlog.get_logger(__name__)
 
 RequestHandler = Callable[[Request], Response | None]
-"""Called on paho's network thread, so it must not block. Return a Response to answer at once,
-or None and call ``Publisher.respond`` later (e.g. after the daemon's loop ran the command)."""
+"""Called on the request thread, one request at a time (``scannerd.request_path``). Return a
+Response to answer, or None and call ``Publisher.respond`` later."""
 
 _STOP_TIMEOUT_S = 5.0
 _RESERVED_SLOTS = 8
@@ -64,8 +71,10 @@ class Publisher:
         version: str = __version__,
         clock: Callable[[], float] = time.time,
         environ: dict[str, str] | None = None,
+        display: Callable[[], DisplayHealth | None] = lambda: None,
     ) -> None:
         self.settings = settings
+        self._display = display
         self.topics = Topics(settings.prefix, table_id)
         self.outbox = outbox
         self._on_request = on_request
@@ -90,12 +99,33 @@ class Publisher:
         self._idle = threading.Condition()
         self._pump_thread: threading.Thread | None = None
         self._connected = False
-        self._stopping = False  # the disconnect to come is ours: no trouble to report
         self._counts_lock = threading.Lock()
         self._counts = dict.fromkeys(
-            ("published", "reconnects", "refused", "requests", "rejected_requests", "errors"), 0
+            (
+                "published",
+                "reconnects",
+                "refused",
+                "requests",
+                "rejected_requests",
+                "busy_requests",
+                "errors",
+            ),
+            0,
         )
+        self._stopping = False
+        self._brokers = settings.endpoints()
+        self._broker = 0  # which of them paho connects to now (paho's network thread moves it on)
+        self._link = LinkReport(*self._brokers[0], settings.tls)
         self._client = self._make_client(environ)
+        self._requests = RequestPath(
+            on_request,
+            lambda response: self._publish_model(
+                self.topics.response(response.command), response, retain=False
+            ),
+            lambda response: self._client.publish(self.topics.response(response.command), encode(response)),
+            lambda: self._live_gen,
+            self._count,
+        )
 
     def _make_client(self, environ: dict[str, str] | None) -> mqtt.Client:
         s = self.settings
@@ -124,9 +154,11 @@ class Publisher:
         offline = StatusPayload(state="offline", **self._status)
         client.will_set(self.topics.status, encode(offline), qos=1, retain=True)
         client.reconnect_delay_set(s.reconnect_min_s, s.reconnect_max_s)
-        # Room above our window for status, health and responses, so they never queue behind events.
-        client.max_inflight_messages_set(s.max_inflight + 32)
+        # Room above our window for status, health and the answers' own window, so none of them
+        # queues behind events, and events never queue behind them.
+        client.max_inflight_messages_set(s.max_inflight + ANSWER_WINDOW + 16)
         client.on_connect = self._guarded(self._on_connect)
+        client.on_connect_fail = self._guarded(self._on_connect_fail)
         client.on_disconnect = self._guarded(self._on_disconnect)
         client.on_publish = self._guarded(self._on_publish)
         client.on_message = self._guarded(self._on_message)
@@ -149,17 +181,23 @@ class Publisher:
     def start(self) -> None:
         """Connect in the background; an absent broker is retried with capped backoff."""
         s = self.settings
-        props = None
+        host, port = self._brokers[0]
+        self._connect_to(host, port)
+        self._pump_thread = threading.Thread(target=self._pump, name="mqtt-pump", daemon=True)
+        self._pump_thread.start()
+        self._requests.start()
+        self._client.loop_start()
+        log.info("mqtt starting", host=host, port=port, protocol=s.protocol, base=self.topics.base)
+
+    def _connect_to(self, host: str, port: int) -> None:
+        """Where paho connects next: now, or at its next retry when called from its own callbacks."""
+        s = self.settings
         if s.protocol == "5":
             props = Properties(PacketTypes.CONNECT)
             props.SessionExpiryInterval = s.session_expiry_s
-            self._client.connect_async(s.host, s.port, s.keepalive, clean_start=False, properties=props)
+            self._client.connect_async(host, port, s.keepalive, clean_start=False, properties=props)
         else:
-            self._client.connect_async(s.host, s.port, s.keepalive)
-        self._pump_thread = threading.Thread(target=self._pump, name="mqtt-pump", daemon=True)
-        self._pump_thread.start()
-        self._client.loop_start()
-        log.info("mqtt starting", host=s.host, port=s.port, protocol=s.protocol, base=self.topics.base)
+            self._client.connect_async(host, port, s.keepalive)
 
     def stop(self, timeout: float = _STOP_TIMEOUT_S) -> None:
         """Say ``offline`` (the will covers only deaths), then disconnect; waiting events stay queued."""
@@ -169,10 +207,11 @@ class Publisher:
                 info.wait_for_publish(timeout)
             except (RuntimeError, ValueError) as exc:
                 log.warning("could not publish offline status", error=str(exc))
-        self._stopping = True
+        self._stopping = True  # a disconnection from now on is ours: no other broker to try
         self._inbox.put(("stop",))
         if self._pump_thread is not None:
             self._pump_thread.join(timeout)
+        self._requests.stop(timeout)
         self._client.disconnect()
         self._client.loop_stop()
 
@@ -224,10 +263,9 @@ class Publisher:
         self._inbox.put(("new",))
 
     def respond(self, response: Response) -> None:
-        """Answer a request. Responses are not durable: a caller that misses one asks get_state."""
-        if response.status == "error":
-            self._count("rejected_requests")
-        self._publish_model(self.topics.response(response.command), response, retain=False)
+        """Answer a request, in turn with the others. Responses are not durable: a caller that misses
+        one asks get_state."""
+        self._requests.answer(response)
 
     def set_device(self, device: DevicePayload) -> None:
         """Republish the retained device topic when it changed."""
@@ -243,12 +281,21 @@ class Publisher:
         return self._connected
 
     @property
+    def failed_attempts(self) -> int:
+        """Connection attempts that failed since the last one that succeeded."""
+        return self._link.failed_attempts
+
+    @property
     def alive(self) -> bool:
         """False once the sending thread has ended (after stop, or by a bug): the daemon should restart."""
         return self._pump_thread is not None and self._pump_thread.is_alive()
 
     def health(self) -> dict[str, Any]:
         return self._health().model_dump(mode="json")
+
+    def health_changed(self) -> None:
+        """Publish health now rather than at the next interval (the display came up or went down)."""
+        self._inbox.put(("health",))
 
     def flush(self, timeout: float) -> bool:
         """Wait until the outbox is empty (every event acknowledged); False on timeout."""
@@ -261,7 +308,7 @@ class Publisher:
         self, client: mqtt.Client, _ud: Any, flags: mqtt.ConnectFlags, rc: ReasonCode, props: Any
     ) -> None:
         if rc.is_failure:
-            log.error("mqtt connection refused", reason=str(rc))
+            self._link.refused(str(rc))
             return
         with self._send_lock:
             # Whatever paho kept from the last connection is also in the outbox; resending it from
@@ -272,8 +319,15 @@ class Publisher:
         if self._gen > 1:
             self._count("reconnects")
         self._connected = True  # before "online" goes out, so a stop from now on says "offline" after it
-        log.info("mqtt connected", session_present=flags.session_present, connection=self._gen)
-        client.subscribe(self.topics.requests, qos=1)
+        log.info(
+            "mqtt connected",
+            host=self._link.host,
+            port=self._link.port,
+            session_present=flags.session_present,
+            connection=self._gen,
+            failed_attempts=self._link.up(),
+        )
+        client.subscribe(self.topics.requests, **self._request_subscription())
         self._publish_model(self.topics.status, StatusPayload(state="online", **self._status))
         with self._device_lock:  # read and restated together: a change made meanwhile goes out after
             if self._device is not None:
@@ -286,6 +340,24 @@ class Publisher:
             window = max(1, min(window, receive_max - _RESERVED_SLOTS))
         self._inbox.put(("up", self._gen, window))
 
+    def _request_subscription(self) -> dict[str, Any]:
+        """MQTT 5 keeps a retained request recognisable, however it is delivered.
+
+        A broker clears the retain flag when it passes a message on live, so a
+        request published retained while we are connected would look like any
+        other and be run (and then again at every reconnect). Retain-as-published
+        keeps the flag; retain handling "only for a new subscription" means the
+        refusal is sent once, not at every reconnect of the persistent session.
+        MQTT 3.1.1 has neither: only retained requests found at subscribe are refused.
+        """
+        if self.settings.protocol != "5":
+            return {"qos": 1}
+        return {
+            "options": SubscribeOptions(
+                qos=1, retainAsPublished=True, retainHandling=SubscribeOptions.RETAIN_SEND_IF_NEW_SUB
+            )
+        }
+
     def _on_disconnect(
         self, _client: mqtt.Client, _ud: Any, _flags: Any, rc: ReasonCode, _props: Any
     ) -> None:
@@ -294,8 +366,33 @@ class Publisher:
         if self._connected:
             # Only a link lost is the table's trouble; the disconnect a stop asks for is not.
             (log.info if self._stopping else log.warning)("mqtt disconnected", reason=str(rc))
+            self._link.lost()
+        elif rc.is_failure:
+            self._link.closed(str(rc))
         self._connected = False
         self._inbox.put(("down",))  # only wakes the pump: it sees _send_gen is 0 and stops sending
+        self._next_broker()
+
+    def _on_connect_fail(self, _client: mqtt.Client, _ud: Any) -> None:
+        # paho calls this inside its ``except OSError`` and does not pass the exception on.
+        self._link.failed(failure_reason(sys.exc_info()[1]))
+        self._next_broker()
+
+    def _next_broker(self) -> None:
+        """After a failure, the next broker of the cluster in order; paho's next attempt goes there.
+
+        The session (subscriptions, queued requests) lives in the cluster, not in
+        one node, and the outbox resends from the oldest unacknowledged event, so
+        a move loses nothing and keeps the order. The table stays on the broker
+        that works rather than returning to the first.
+        """
+        if len(self._brokers) < 2 or self._stopping:
+            return
+        self._broker = (self._broker + 1) % len(self._brokers)
+        host, port = self._brokers[self._broker]
+        self._connect_to(host, port)
+        self._link.host, self._link.port = host, port
+        log.info("mqtt trying the next broker", host=host, port=port)
 
     def _on_publish(self, _client: mqtt.Client, _ud: Any, mid: int, rc: ReasonCode, _props: Any) -> None:
         self._inbox.put(("ack", mid, rc))
@@ -305,35 +402,7 @@ class Publisher:
         if command is None:
             return
         self._count("requests")
-        try:
-            request = parse_request(command, msg.payload)
-            if msg.retain:
-                # A retained request would run again at every reconnect.
-                text = "retained requests are ignored: publish without the retain flag"
-                raise RequestError(command, text, request.transaction)
-        except RequestError as exc:
-            log.warning("request rejected", command=command, error=str(exc))
-            self.respond(exc.response())
-            return
-        if self._on_request is None:
-            self.respond(
-                Response(command=command, status="error", transaction=request.transaction, error="no handler")
-            )
-            return
-        try:
-            answer = self._on_request(request)
-        except Exception as exc:
-            log.exception("request handler failed", command=command)
-            answer = Response(
-                command=command,
-                status="error",
-                transaction=request.transaction,
-                error=f"internal error: {exc}",
-            )
-        if answer is not None:
-            if answer.status == "error":
-                log.warning("request rejected", command=command, error=answer.error)
-            self.respond(answer)
+        self._requests.offer(command, msg.payload, msg.retain)  # run on its own thread, never here
 
     # ------------------------------------------------------------------ the pump
 
@@ -369,6 +438,8 @@ class Publisher:
                             if item[1] == self._live_gen:
                                 self._send_gen, self._window = item[1], item[2]
                                 self._rewind(0.0)
+                            next_health = 0.0
+                        elif kind == "health":
                             next_health = 0.0
                     sending = bool(self._send_gen)
                 if acked:
@@ -454,5 +525,7 @@ class Publisher:
             refused=c["refused"],
             requests=c["requests"],
             rejected_requests=c["rejected_requests"],
+            busy_requests=c["busy_requests"],
             errors=c["errors"],
+            display=self._display(),
         )

@@ -26,7 +26,7 @@ from typing import IO, Annotated, Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from scannerd.house import HouseRules
-from scannerd.topics import TABLE_ID_PATTERN
+from scannerd.idents import TABLE_ID_PATTERN
 
 FORMAT = "scannerd-recording"
 VERSION = 1

@@ -161,7 +161,7 @@ class Replayer:
         # anything, so the others are stepped over (the grid is still stepped exactly as live).
         out: list[Published] = []
         while self._next_tick <= ts:
-            if self.validator.stalls_at(self._next_tick):
+            if self.validator.acts_at(self._next_tick):
                 out += self._apply(Tick(self._next_tick))
             self._next_tick += TICK_S
         return out

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -23,20 +22,13 @@ from pydantic import (
 )
 
 from scannerd.events import Command, Event
+from scannerd.house import MAX_BETTING_TIME_S
+from scannerd.idents import TOO_MANY_DIGITS, Ident, PlainText
 from scannerd.validator import CommandRejected, Validator
 
 MAX_REQUEST_BYTES = 16 * 1024
 
 Transaction = str | int
-
-
-def _not_blank(value: str) -> str:
-    if not value.strip():
-        raise ValueError("must not be blank")
-    return value
-
-
-Ident = Annotated[str, StringConstraints(min_length=1, max_length=64), AfterValidator(_not_blank)]
 
 
 class RequestBase(BaseModel):
@@ -72,6 +64,11 @@ class BettingOpenRequest(RequestBase):
     """Open betting for the next round."""
 
     round_id: Ident | None = Field(None, description="Round id; generated when absent.")
+    betting_time_s: Annotated[float, Field(gt=0, le=MAX_BETTING_TIME_S)] | None = Field(
+        None,
+        description="Seconds betting stays open: the dealer's screen counts down to NO MORE BETS. "
+        "Absent: the house's betting_time_s, if any. The game server still closes betting.",
+    )
 
 
 class BettingCloseRequest(RequestBase):
@@ -81,7 +78,7 @@ class BettingCloseRequest(RequestBase):
 class VoidRoundRequest(RequestBase):
     """Void the open round."""
 
-    reason: Annotated[str, StringConstraints(max_length=200)] | None = Field(
+    reason: Annotated[PlainText, StringConstraints(max_length=200)] | None = Field(
         None, description="Free text stored with the void."
     )
 
@@ -90,6 +87,16 @@ class AckAlertRequest(RequestBase):
     """Acknowledge an open misdeal or warning alert."""
 
     alert_id: int = Field(description="The alert_id of the AlertEvent to acknowledge.")
+
+
+class DealerSignInRequest(RequestBase):
+    """A dealer takes the table: the rounds opened from now on carry this dealer id."""
+
+    dealer_id: Ident = Field(description="The casino's id for the dealer (a badge or staff number).")
+
+
+class DealerSignOutRequest(RequestBase):
+    """The dealer leaves the table: the rounds opened from now on carry no dealer id."""
 
 
 class GetStateRequest(RequestBase):
@@ -102,6 +109,8 @@ REQUEST_MODELS: dict[str, type[RequestBase]] = {
     "betting_close": BettingCloseRequest,
     "void_round": VoidRoundRequest,
     "ack_alert": AckAlertRequest,
+    "dealer_sign_in": DealerSignInRequest,
+    "dealer_sign_out": DealerSignOutRequest,
     "get_state": GetStateRequest,
 }
 
@@ -112,14 +121,16 @@ class Response(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     command: str
-    status: Literal["ok", "error"]
+    status: Literal["ok", "error", "busy"] = Field(
+        description="'busy': not run, the table has too many requests waiting; ask again later."
+    )
     transaction: Transaction | None = Field(None, description="The request's transaction, echoed.")
-    error: str | None = Field(None, description="Why the request was refused (status 'error').")
+    error: str | None = Field(None, description="Why the request was refused (status 'error' or 'busy').")
     data: dict[str, Any] | None = Field(
         None,
         description="On 'ok': the table state after the command, as get_state returns it: "
-        "table_id, seq, link_up, shoe, round, alerts, and results (the shoe's completed hands) "
-        "in get_state's answer only.",
+        "table_id, seq, link_up, shoe, round, alerts, dealer_id while a dealer is signed in, and "
+        "results (the shoe's completed hands) in get_state's answer only.",
     )
 
 
@@ -152,9 +163,12 @@ def parse_request(command: str, payload: bytes, max_bytes: int = MAX_REQUEST_BYT
         raw: Any = json.loads(payload.decode("utf-8")) if payload.strip() else {}
     except UnicodeDecodeError:
         raise RequestError(command, "payload is not UTF-8 text") from None
-    except (ValueError, RecursionError) as exc:
-        # ValueError: JSONDecodeError, and integers too long to convert; RecursionError: deep nesting.
+    except json.JSONDecodeError as exc:
         raise RequestError(command, f"malformed JSON: {exc}") from None
+    except ValueError:  # an integer with more digits than Python converts
+        raise RequestError(command, f"malformed JSON: {TOO_MANY_DIGITS}") from None
+    except RecursionError:
+        raise RequestError(command, "malformed JSON: nested too deeply") from None
     if not isinstance(raw, dict):
         raise RequestError(command, f"request must be a JSON object, not {type(raw).__name__}")
     transaction = raw.get("transaction")

@@ -13,17 +13,11 @@ from pydantic import BaseModel
 
 from scannerd.events import Event
 
-EVENT_KINDS = ("card", "round", "alert", "shoe")
-RETAINED_KINDS = frozenset({"shoe"})
+EVENT_KINDS = ("card", "round", "alert", "shoe", "dealer")
+RETAINED_KINDS = frozenset({"shoe", "dealer"})
 """Event kinds that describe a current state, so a late subscriber needs the last one."""
 
 STATE_TOPICS = ("status", "device", "health")
-
-TABLE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
-"""What a table id may be: it becomes a topic level, a file name and a log field, so keep it plain.
-
-The config, recording headers and every command's ``--table-id`` hold ids to it.
-"""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from scannerd.events import (
     ClockStepped,
     Command,
     CutCardSeen,
+    DealerEvent,
     Event,
     Fault,
     LinkChanged,
@@ -78,6 +79,9 @@ class RoundState:
     stalled: bool = False
     player: list[str] = field(default_factory=list)
     banker: list[str] = field(default_factory=list)
+    betting_time: float | None = None  # seconds betting stays open, when a time was given
+    betting_ends: float | None = None  # when that time runs out (event time)
+    dealer_id: str | None = None  # the dealer signed in when the round opened
 
 
 # Severity is part of each code's meaning, so it is fixed here rather than per call.
@@ -127,6 +131,7 @@ class Validator:
         self.link_up = True
         self.rounds_started = 0  # hand numbers while the shoe is unknown
         self.open_alerts: dict[int, AlertEvent] = {}
+        self.dealer_id: str | None = None  # who is dealing, once signed in
         # One code per hand completed in this shoe, for the scoreboard roads after a restart:
         # the winner's initial (B, P, T), then n for a natural, p / b for a player / banker pair.
         self.results: list[str] = []
@@ -141,12 +146,19 @@ class Validator:
             # No stall check here: a rejected command must leave the state untouched,
             # and no command leaves a round overdue (the next card or tick judges that).
             self._command(inp)
+            self._open_betting_by_itself(inp.ts)
             return out
         if isinstance(inp, ClockStepped):
-            # Before any stall check: the time since the round's last card is what it was.
+            # Before any stall check: the time since the round's last card is what it was,
+            # and so is the betting time left.
             if self.round is not None:
                 self.round.last_activity += inp.step
+                if self.round.betting_ends is not None:
+                    self.round.betting_ends += inp.step
             return out
+        betting_ended = self._betting_ended(inp.ts)
+        if betting_ended is not None:
+            self._close_betting(betting_ended)
         self._check_stall(inp.ts)
         if isinstance(inp, CardDrawn):
             self._card(inp.ts, inp.card, inp.device_burn)
@@ -164,6 +176,8 @@ class Validator:
             self._alert(inp.ts, inp.code, inp.message, None, rnd.round_id if rnd else None)
         elif not isinstance(inp, Tick):
             raise TypeError(f"not a validator input: {inp!r}")
+        if not isinstance(inp, Tick):
+            self._open_betting_by_itself(inp.ts)
         return out
 
     def _command(self, cmd: Command) -> None:
@@ -301,7 +315,9 @@ class Validator:
 
     # ------------------------------------------------------------------ rounds
 
-    def _open_round(self, ts: float, round_id: str | None, phase: str) -> RoundState:
+    def _open_round(
+        self, ts: float, round_id: str | None, phase: str, betting_time: float | None = None
+    ) -> RoundState:
         shoe = self.shoe
         if shoe is not None:
             shoe.hands_started += 1
@@ -312,7 +328,9 @@ class Validator:
             hand_no = self.rounds_started
             round_id = round_id or f"{self.table_id}-R{hand_no}"
         last = shoe is not None and shoe.last_hand_no == hand_no
-        self.round = rnd = RoundState(round_id, hand_no, phase, ts, last_hand=last)
+        self.round = rnd = RoundState(round_id, hand_no, phase, ts, last_hand=last, dealer_id=self.dealer_id)
+        if betting_time is not None:
+            rnd.betting_time, rnd.betting_ends = betting_time, ts + betting_time
         self.clearing = False
         self._round_event(ts, rnd)
         return rnd
@@ -350,8 +368,44 @@ class Validator:
         if self.shoe is not None:
             self._shoe_event(ts)
 
+    # ------------------------------------------------------------------ betting time (auto rounds)
+
+    def _open_betting_by_itself(self, ts: float) -> None:
+        """With no game server and a house betting time, the table runs its own betting.
+
+        Betting opens once the input that ended a hand (or the shoe's first link report) is
+        judged, and closes when the time runs out, as the table's timer would. Only inputs
+        a recording keeps open it, never a tick, so a replay opens it at the same time.
+        """
+        rnd, shoe = self.round, self.shoe
+        if (
+            self.rules.round_control == "auto"
+            and self.rules.betting_time_s is not None
+            and self.link_up
+            and (rnd is None or rnd.phase in ("complete", "void"))
+            and not (shoe is not None and shoe.closed)
+        ):
+            self._open_round(ts, None, "betting", self.rules.betting_time_s)
+
+    def _betting_ended(self, ts: float) -> float | None:
+        """When the betting time ran out, if it has by ``ts`` and the table closes betting itself."""
+        rnd = self.round
+        if self.rules.round_control != "auto" or rnd is None or rnd.phase != "betting":
+            return None
+        ends = rnd.betting_ends
+        return ends if ends is not None and ts >= ends else None
+
+    def acts_at(self, ts: float) -> bool:
+        """Whether a ``Tick`` at ``ts`` would change anything: a stall, or the betting time over.
+
+        A replay asks it to skip the ticks of a quiet table without judging them itself. Betting
+        closes at the moment its time ran out, whichever input finds it over, so a live tick
+        and a replayed one, a fraction of a second apart, close it with the same event.
+        """
+        return self.stalls_at(ts) or self._betting_ended(ts) is not None
+
     def stalls_at(self, ts: float) -> bool:
-        """Whether an input at ``ts`` finds the round stalled: the only thing a ``Tick`` can change.
+        """Whether an input at ``ts`` finds the round stalled: what a ``Tick`` can change, with ``acts_at``.
 
         A replay asks it to skip the ticks of a quiet table without judging the stall itself.
         """
@@ -469,6 +523,11 @@ class Validator:
                 f"round {rnd.round_id} is the last hand of the shoe and still has cards due: "
                 "void it, then start a new shoe"
             )
+        betting_time = args.get("betting_time_s", self.rules.betting_time_s)
+        if betting_time is not None and (
+            not isinstance(betting_time, int | float) or isinstance(betting_time, bool) or betting_time <= 0
+        ):
+            raise CommandRejected("betting_time_s must be a positive number of seconds")
         if rnd is not None and rnd.phase == "dealing":
             self._alert(
                 ts,
@@ -478,12 +537,17 @@ class Validator:
                 rnd.round_id,
             )
             self._void(ts, "SHORT_DEAL")
-        self._open_round(ts, round_id, "betting")
+        self._open_round(ts, round_id, "betting", betting_time)
 
     def _betting_close(self, ts: float, args: dict[str, Any]) -> None:
-        rnd, shoe = self.round, self.shoe
+        rnd = self.round
         if rnd is None or rnd.phase != "betting":
             raise CommandRejected("betting is not open")
+        self._close_betting(ts)
+
+    def _close_betting(self, ts: float) -> None:
+        rnd, shoe = self.round, self.shoe
+        assert rnd is not None
         abandon_burn = shoe is not None and shoe.burning
         if abandon_burn:
             assert shoe is not None
@@ -519,6 +583,33 @@ class Validator:
         if alert is None:
             raise CommandRejected(f"no open alert {alert_id}")
         self._emit(alert.model_copy(update={"seq": self.next_seq, "ts": ts, "acknowledged": True}))
+
+    def _dealer_sign_in(self, ts: float, args: dict[str, Any]) -> None:
+        dealer_id = _optional_id(args, "dealer_id")
+        if dealer_id is None:
+            raise CommandRejected("dealer_id is required")
+        self._dealer(ts, dealer_id)
+
+    def _dealer_sign_out(self, ts: float, args: dict[str, Any]) -> None:
+        if self.dealer_id is None:
+            raise CommandRejected("no dealer is signed in")
+        self._dealer(ts, None)
+
+    def _dealer(self, ts: float, dealer_id: str | None) -> None:
+        """A round keeps the dealer it opened with: a change of dealer mid-round is the next round's."""
+        self.dealer_id = dealer_id
+        shoe = self.shoe
+        self._emit(
+            DealerEvent.model_validate(
+                {
+                    "seq": self.next_seq,
+                    "ts": ts,
+                    "table_id": self.table_id,
+                    "shoe_id": shoe.shoe_id if shoe else None,
+                    "dealer_id": dealer_id,
+                }
+            )
+        )
 
     # ------------------------------------------------------------------ events
 
@@ -593,6 +684,11 @@ class Validator:
             "reason": reason,
             "detail": detail,
         }
+        if rnd.betting_time is not None:
+            fields["betting_time_s"] = rnd.betting_time
+            fields["betting_ends_ts"] = rnd.betting_ends
+        if rnd.dealer_id is not None:
+            fields["dealer_id"] = rnd.dealer_id
         # An empty hand is left to the model's default: cheaper than validating one.
         if p:
             fields["player"] = {"cards": p, "total": hand_total(p)}
@@ -665,6 +761,11 @@ class Validator:
                 "banker": {"cards": list(rnd.banker), "total": hand_total(rnd.banker)},
                 "next_position": due,
             }
+            if rnd.betting_ends is not None:  # as in the round's events: only when a time was given
+                round_view["betting_time_s"] = rnd.betting_time
+                round_view["betting_ends_ts"] = rnd.betting_ends
+            if rnd.dealer_id is not None:
+                round_view["dealer_id"] = rnd.dealer_id
         state = {
             "table_id": self.table_id,
             "seq": self.next_seq - 1,
@@ -673,6 +774,8 @@ class Validator:
             "round": round_view,
             "alerts": [a.model_dump(mode="json") for a in self.open_alerts.values()],
         }
+        if self.dealer_id is not None:  # present only while a dealer is signed in
+            state["dealer_id"] = self.dealer_id
         if results:
             state["results"] = [_result(code) for code in self.results]
         return state
@@ -689,6 +792,7 @@ class Validator:
             "rounds_started": self.rounds_started,
             "results": list(self.results),
             "open_alerts": [a.model_dump(mode="json") for a in self.open_alerts.values()],
+            "dealer_id": self.dealer_id,
         }
 
     @classmethod
@@ -703,6 +807,7 @@ class Validator:
         v.link_up = bool(snap["link_up"])
         v.rounds_started = int(snap["rounds_started"])
         v.results = list(snap.get("results", []))
+        v.dealer_id = snap.get("dealer_id")
         for raw in snap["open_alerts"]:
             alert = AlertEvent.model_validate(raw)
             v.open_alerts[alert.alert_id] = alert
@@ -734,4 +839,6 @@ _COMMANDS = {
     "betting_close": Validator._betting_close,
     "void_round": Validator._void_round,
     "ack_alert": Validator._ack_alert,
+    "dealer_sign_in": Validator._dealer_sign_in,
+    "dealer_sign_out": Validator._dealer_sign_out,
 }

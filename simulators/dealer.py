@@ -80,6 +80,7 @@ class Dealer:
         self.shoe: Shoe | None = None
         self.shoes_started = 0
         self.rounds_dealt = 0
+        self.shoe_rounds = 0  # rounds of the current shoe: round ids count from 1 in each shoe
         # Rounds still to deal from this shoe after the current one; None until the cut card.
         self._rounds_after: int | None = None
         self._in_round = False
@@ -124,6 +125,7 @@ class Dealer:
         """Load a freshly shuffled shoe, tell the game server, and burn (unless skipping it)."""
         self.shoe = Shoe(self.rng, self.rules.decks, self.cut, self.rules.burn)
         self.shoes_started += 1
+        self.shoe_rounds = 0
         self._rounds_after = None
         if not self.server:
             return  # without a game server nobody knows a shoe began: no burn to judge
@@ -147,11 +149,12 @@ class Dealer:
         if self.shoe_finished:
             yield from self.start_shoe()
         self.rounds_dealt += 1
+        self.shoe_rounds += 1
         # Which card of the round the mistake hits (unreadable, foreign, unplug, short deal).
         at = self.rng.randrange(1, 4)
         if self.server:
             yield self._command(
-                3 * self.pace, "betting_open", round_id=f"S{self.shoes_started}-R{self.rounds_dealt}"
+                3 * self.pace, "betting_open", round_id=f"S{self.shoes_started}-R{self.shoe_rounds}"
             )
             if mistake == "early-card":
                 yield from self._draw()

@@ -20,6 +20,7 @@ import paho.mqtt.client as mqtt
 import structlog
 from paho.mqtt.enums import CallbackAPIVersion
 
+from scannerd.house import MAX_BETTING_TIME_S
 from scannerd.topics import Topics
 from simulators.actions import ServerCommand
 
@@ -100,7 +101,11 @@ class GameServer:
             left = self._opened_at + self.betting_time - time.monotonic()
             if left > 0:
                 time.sleep(left)
-        response = self.request(command.name, **command.args)
+        args = dict(command.args)
+        if command.name == "betting_open" and self.betting_time > 0:
+            # The dealer's screen counts it down; a longer pause than any table's is no betting time.
+            args.setdefault("betting_time_s", min(self.betting_time, MAX_BETTING_TIME_S))
+        response = self.request(command.name, **args)
         if command.name == "betting_open":
             self._open_round = command.args.get("round_id")
             self._opened_at = time.monotonic()

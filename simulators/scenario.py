@@ -178,7 +178,7 @@ def _setting(scenario: Scenario, verb: str, args: tuple[str, ...], line: int) ->
             values: dict[str, Any] = _pairs(args, line)
             if values.get("cut_card_remaining") == "none":
                 values["cut_card_remaining"] = None
-            return replace(scenario, house=HouseRules.model_validate(values))
+            return replace(scenario, house=HouseRules.model_validate(values, strict=False))  # text, as typed
         if verb == "cut":
             return replace(scenario, cut=_cut(args[0], line))
         if verb == "pace":

@@ -24,6 +24,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from scannerd.events import AlertEvent, CardEvent, Event, RoundEvent, ShoeEvent
+from scannerd.topics import EVENT_KINDS
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 START_TIMEOUT_S = 10.0
@@ -299,7 +300,7 @@ def sample_events(first: int, n: int, table_id: str = "T1") -> list[Event]:
 
 def event_seqs(messages: list[mqtt.MQTTMessage]) -> list[int]:
     """The seq of every event message, in arrival order."""
-    kinds = ("/card", "/round", "/alert", "/shoe")
+    kinds = tuple(f"/{kind}" for kind in EVENT_KINDS)
     return [json.loads(m.payload)["seq"] for m in messages if m.topic.endswith(kinds)]
 
 

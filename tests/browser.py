@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -45,14 +46,9 @@ def _missing() -> str | None:
     return None
 
 
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A fresh headless Chromium (fresh profile) with a 1920x1080 viewport, shared by a module's tests."""
-    missing = _missing()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(missing)
-        pytest.skip(missing)
+@contextmanager
+def start_chromium(profile: Path) -> Iterator[Any]:
+    """A fresh headless Chromium (profile in ``profile``) with a 1920x1080 viewport; quit on exit."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -60,17 +56,33 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     options.binary_location = CHROMIUM
     for flag in FLAGS:
         options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
+    options.add_argument(f"--user-data-dir={profile}")
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     try:
-        width, height = VIEWPORT
-        driver.execute_cdp_cmd(
-            "Emulation.setDeviceMetricsOverride",
-            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
-        )
+        resize(driver, *VIEWPORT)
         yield driver
     finally:
         driver.quit()
+
+
+def resize(driver: Any, width: int, height: int) -> None:
+    """Make the page's viewport exactly ``width`` x ``height`` CSS pixels, as a monitor of that size."""
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    )
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A fresh headless Chromium shared by a module's tests."""
+    missing = _missing()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(missing)
+        pytest.skip(missing)
+    with start_chromium(tmp_path_factory.mktemp("chromium-profile")) as driver:
+        yield driver
 
 
 def wait_for(driver: Any, predicate: Callable[[Any], Any], timeout: float, what: str) -> Any:
@@ -106,8 +118,17 @@ def slot(driver: Any, position: str) -> str | None:
 
 
 def banners(driver: Any) -> list[Any]:
-    """The alert banners, in the order shown."""
-    return driver.find_elements("css selector", "#alerts .alert")
+    """The open alerts, in the order shown: the newest (the large banner), then the list of older ones.
+
+    The older ones are in the list a tap on the ``+N MORE`` line opens; read their text with
+    ``alert_text``, which does not depend on the list being open.
+    """
+    return driver.find_elements("css selector", "#alert-main .alert, #alert-items .alert")
+
+
+def alert_text(element: Any) -> str:
+    """An alert's words, whether or not it is on show."""
+    return " ".join(element.get_attribute("textContent").split())
 
 
 def js(driver: Any, expr: str) -> Any:

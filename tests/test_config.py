@@ -133,20 +133,33 @@ def test_environment_override_seen_by_check_config_subprocess(tmp_path: Path) ->
 # ---------------------------------------------------------------- bad configs: exit 2, one line
 
 BAD = [
-    ("rules.decks: Input should be greater than or equal to 1", MINIMAL + "[rules]\ndecks = 0\n", {}),
+    ("rules.decks: must be from 1 to 12", MINIMAL + "[rules]\ndecks = 0\n", {}),
     ("device.porty: unknown key", MINIMAL + 'porty = "x"\n', {}),
     ("mqtts: unknown key", MINIMAL + "[mqtts]\nhost = 'x'\n", {}),
     ("table_id: required key is missing", '[device]\ndriver = "beetek"\nport = "/dev/x"\n', {}),
-    ("table_id: String should match pattern", MINIMAL.replace('"T-1"', '"T/1"'), {}),
+    (
+        "table_id: use letters, digits, '_', '.' and '-', starting with a letter or digit (1-64 characters)",
+        MINIMAL.replace('"T-1"', '"T/1"'),
+        {},
+    ),
     ("device.driver: unknown driver 'beeteck'", MINIMAL.replace('"beetek"', '"beeteck"'), {}),
     ("device.port: expected a device path", MINIMAL.replace('"/dev/shoe-1"', '"COM3"'), {}),
     ("device.port: bad USB match", MINIMAL.replace('"/dev/shoe-1"', '"usb:zz:1"'), {}),
-    ("rules.burn: Input should be 'first-card-value' or 'none'", MINIMAL + '[rules]\nburn = "x"\n', {}),
-    ("mqtt.port: Input should be less than or equal to 65535", MINIMAL + "[mqtt]\nport = 70000\n", {}),
+    (
+        "rules.burn: expected 'first-card-value' or 'none', or a whole number",
+        MINIMAL + '[rules]\nburn = "x"\n',
+        {},
+    ),
+    (
+        "rules.burn: expected 'first-card-value' or 'none', or a number from 0 to 60",
+        MINIMAL + "[rules]\nburn = 99\n",
+        {},
+    ),
+    ("mqtt.port: must be from 1 to 65535", MINIMAL + "[mqtt]\nport = 70000\n", {}),
     ("mqtt: tls_cert and tls_key go together", MINIMAL + "[mqtt]\ntls = true\ntls_cert = '/c'\n", {}),
     ("display.listen: expected HOST:PORT", MINIMAL + "[display]\nlisten = '8080'\n", {}),
-    ("log.format: Input should be 'auto', 'console' or 'json'", MINIMAL + "[log]\nformat = 'xml'\n", {}),
-    ("record.rotate: Input should be 'shoe' or 'day'", MINIMAL + "[record]\nrotate = 'hour'\n", {}),
+    ("log.format: expected 'auto', 'console' or 'json'", MINIMAL + "[log]\nformat = 'xml'\n", {}),
+    ("record.rotate: expected 'shoe' or 'day'", MINIMAL + "[record]\nrotate = 'hour'\n", {}),
     # The driver itself judges its port and options, so check-config catches what `run` would fail on.
     ("device: usb-hid needs a channel usb:VID:PID", MINIMAL.replace('"beetek"', '"usb-hid"'), {}),
     (
@@ -156,8 +169,7 @@ BAD = [
     ),
     ("Expected '=' after a key", MINIMAL + "[rules]\ndecks 8\n", {}),
     (
-        "rules.decks: Input should be a valid integer, unable to parse string as an integer "
-        "(from SCANNERD_RULES__DECKS)",
+        "rules.decks: expected a whole number (from SCANNERD_RULES__DECKS)",
         MINIMAL,
         {"SCANNERD_RULES__DECKS": "eight"},
     ),
@@ -209,6 +221,216 @@ def test_several_problems_stay_on_one_line(tmp_path: Path) -> None:
     message = str(caught.value)
     assert "\n" not in message
     assert "rules.decks:" in message and "rules.last_hand:" in message
+
+
+# ---------------------------------------------------------------- durations, types, ids, numbers
+
+DURATIONS = {
+    "device.stale_after_s": ("0.5 to 3600", "[device]", 5.0),
+    "rules.stall_timeout_s": ("1 to 3600", "[rules]", 30.0),
+    "mqtt.health_interval_s": ("0.1 to 3600", "[mqtt]", 30.0),
+}
+
+
+def _with_key(key: str, value: str) -> str:
+    """MINIMAL with ``section.name = value`` added (``[device]`` is MINIMAL's last section)."""
+    section, name = key.split(".")
+    header = "" if section == "device" else f"[{section}]\n"
+    return MINIMAL + f"{header}{name} = {value}\n"
+
+
+def test_every_duration_in_the_config_has_a_finite_range() -> None:
+    found = set()
+    for section, fields in Config.model_fields.items():
+        model = fields.annotation
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            found |= {f"{section}.{name}" for name, f in model.model_fields.items() if f.annotation is float}
+    # Every float key is either one of these durations or a documented fraction.
+    assert found == {*DURATIONS, "outbox.warn_fraction"}
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e400", "0.0", "1e9"])
+@pytest.mark.parametrize("key", DURATIONS)
+def test_a_duration_outside_its_range_is_refused_naming_the_range(
+    tmp_path: Path, key: str, value: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, _with_key(key, value)))
+    assert f"{key}: must be from {DURATIONS[key][0]} seconds" in str(caught.value)
+
+
+@pytest.mark.parametrize("key", DURATIONS)
+def test_infinity_from_the_environment_is_refused_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str
+) -> None:
+    name = "SCANNERD_" + key.upper().replace(".", "__")
+    monkeypatch.setenv(name, "inf")
+    with pytest.raises(
+        ConfigError, match=f"{key}: must be from .* seconds, not inf or nan \\(from {name}\\)"
+    ):
+        load_config(write(tmp_path, MINIMAL))
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("mqtt.session_expiry_s", "4294967296", "must be from 0 to 4294967295 seconds"),
+        ("mqtt.reconnect_max_s", "100000", "must be from 1 to 3600 seconds"),
+        ("mqtt.reconnect_min_s", "100000", "must be from 1 to 3600 seconds"),
+        ("outbox.warn_fraction", "nan", "must be more than 0, less than 1, not inf or nan"),
+        ("outbox.max_bytes", "1e400", "expected a whole number"),
+    ],
+)
+def test_other_numbers_have_finite_ranges_too(tmp_path: Path, key: str, value: str, expected: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, _with_key(key, value)))
+    assert f"{key}: {expected}" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "expected"),
+    [
+        ("rules.decks", '"8"', "rules.decks: expected a whole number, without quotes"),
+        ("rules.decks", "8.0", "rules.decks: expected a whole number"),
+        ("display.enabled", '"yes"', "display.enabled: expected true or false, without quotes"),
+        ("record.compress", "1", "record.compress: expected true or false"),
+        ("mqtt.port", '"1883"', "mqtt.port: expected a whole number, without quotes"),
+        ("mqtt.health_interval_s", '"30"', "mqtt.health_interval_s: expected a number, without quotes"),
+        ("mqtt.host", "10", "mqtt.host: expected text in quotes"),
+        ("device.stale_after_s", "true", "device.stale_after_s: expected a number"),
+        ("record.dir", "5", "record.dir: expected a path in quotes"),
+        ("mqtt.client_id", '""', "mqtt.client_id: must not be empty"),
+        ("mqtt.client_id", '"' + "x" * 129 + '"', "mqtt.client_id: must be at most 128 characters"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_refused_not_converted(
+    tmp_path: Path, key: str, value: str, expected: str
+) -> None:
+    result = scannerd("check-config", "--config", str(write(tmp_path, _with_key(key, value))))
+    assert_config_error(result, expected)
+    assert str(tmp_path / "scannerd.toml") in result.stderr
+
+
+def test_the_environment_is_text_and_read_as_each_keys_type(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in {
+        "SCANNERD_DISPLAY__ENABLED": "false",
+        "SCANNERD_MQTT__HEALTH_INTERVAL_S": "2.5",
+        "SCANNERD_RULES__BURN": "3",
+        "SCANNERD_LOG__FILE": "/var/log/scannerd/t.log",
+    }.items():
+        monkeypatch.setenv(name, value)
+    config = load_config(write(tmp_path, MINIMAL))
+    assert config.display.enabled is False and config.mqtt.health_interval_s == 2.5
+    assert config.rules.burn == 3 and config.log.file == Path("/var/log/scannerd/t.log")
+
+
+def test_an_error_text_never_shows_a_regular_expression_or_pydantic_phrasing(tmp_path: Path) -> None:
+    texts = []
+    for _, text, env in BAD:
+        with pytest.MonkeyPatch.context() as mp:
+            for name, value in env.items():
+                mp.setenv(name, value)
+            with pytest.raises(ConfigError) as caught:
+                load_config(write(tmp_path, text))
+        texts.append(str(caught.value))
+    for text in texts:
+        assert not re.search(r"\^|\[A-Z|Input should|String should|valid integer|type=", text), text
+
+
+@pytest.mark.parametrize(
+    "table_id",
+    ["T\\u0000-1", "T-1\\n", "T-\\u202e1", "B\\u0410C-01"],
+    ids=["NUL", "final newline", "bidi override", "Cyrillic A"],
+)
+def test_a_table_id_with_a_hidden_or_foreign_character_is_refused(tmp_path: Path, table_id: str) -> None:
+    with pytest.raises(ConfigError, match="table_id: use letters, digits"):
+        load_config(write(tmp_path, MINIMAL.replace('"T-1"', f'"{table_id}"')))
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "char"),
+    [
+        ("mqtt.prefix", '"casino/\\u202etables"', "U+202E (right-to-left override)"),
+        ("mqtt.client_id", '"scannerd-\\u0000"', "U+0000"),
+        ("mqtt.username", '"T\\u200b1"', "U+200B (zero width space)"),
+        ("mqtt.host", '"broker\\u001b[2J"', "U+001B"),
+    ],
+)
+def test_names_sent_to_the_broker_may_not_hide_characters(
+    tmp_path: Path, key: str, value: str, char: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, _with_key(key, value)))
+    assert f"{key}: must not contain {char}" in str(caught.value)
+
+
+def test_a_number_too_long_to_convert_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, _with_key("mqtt.port", "1" + "0" * 5000))
+    result = scannerd("check-config", "--config", str(path))
+    assert_config_error(result, f"config error: {path}: a number has more than 4300 digits")
+
+
+@pytest.mark.parametrize("name", ["SCANNERD_MQTT__PORT", "SCANNERD_MQTT"])
+def test_a_number_too_long_in_the_environment_is_one_line_naming_the_variable(
+    tmp_path: Path, name: str
+) -> None:
+    digits = "1" + "0" * 5000
+    value = digits if name.endswith("PORT") else f'{{"port": {digits}}}'
+    result = scannerd("check-config", "--config", str(write(tmp_path, MINIMAL)), env={name: value})
+    assert_config_error(result, "config error: SCANNERD_MQTT...: a number has more than 4300 digits")
+
+
+def test_a_section_nested_too_deeply_in_the_environment_is_one_line(tmp_path: Path) -> None:
+    result = scannerd(
+        "check-config", "--config", str(write(tmp_path, MINIMAL)), env={"SCANNERD_DEVICE": "[" * 5000}
+    )
+    assert_config_error(result, "config error: SCANNERD_DEVICE: nested too deeply")
+
+
+def test_deeply_nested_toml_is_exit_2_naming_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL + "[rules]\nx = " + "[" * 5000 + "]" * 5000 + "\n")
+    for command in ("check-config", "run"):
+        result = scannerd(command, "--config", str(path))
+        assert_config_error(result, f"config error: {path}: arrays or tables nested too deeply")
+
+
+def test_a_directory_as_config_is_one_line(tmp_path: Path) -> None:
+    result = scannerd("check-config", "--config", str(tmp_path))
+    assert_config_error(result, f"config error: {tmp_path}: Is a directory")
+
+
+# ---------------------------------------------------------------- a password in the clear
+
+
+def test_a_password_without_tls_is_a_warning_naming_the_key(tmp_path: Path) -> None:
+    secret = tmp_path / "pw"
+    secret.write_text("hunter2\n")
+    text = MINIMAL + f'[mqtt]\nhost = "broker.casino"\npassword_file = "{secret}"\n'
+    result = scannerd("check-config", "--config", str(write(tmp_path, text)))
+    assert result.returncode == 0
+    assert result.stderr == (
+        f"config warning: {tmp_path / 'scannerd.toml'}: mqtt: tls is false, so the broker password goes to "
+        "broker.casino unencrypted; set tls = true\n"
+    )
+    result = scannerd("check-config", "--config", str(write(tmp_path, text + "tls = true\n")))
+    assert (result.returncode, result.stderr) == (0, "")
+
+
+def test_a_systemd_credential_without_tls_is_warned_about_too(tmp_path: Path) -> None:
+    creds = tmp_path / "creds"
+    creds.mkdir()
+    (creds / "mqtt-password").write_text("hunter2\n")
+    result = scannerd(
+        "check-config", "--config", str(write(tmp_path, MINIMAL)), env={"CREDENTIALS_DIRECTORY": str(creds)}
+    )
+    assert (
+        result.returncode == 0
+        and "config warning:" in result.stderr
+        and "mqtt: tls is false" in result.stderr
+    )
+    assert scannerd("check-config", "--config", str(write(tmp_path, MINIMAL))).stderr == ""
 
 
 # ---------------------------------------------------------------- the annotated example

@@ -2,71 +2,17 @@
 
 from __future__ import annotations
 
-import json
-import os
-import random
-import shutil
-import threading
+import time
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-from scannerd.cards import ALL_CARDS
 from scannerd.config import DisplaySettings
-from scannerd.display import Display
-from scannerd.events import CardDrawn, ValidatorInput
-from scannerd.house import HouseRules
-from scannerd.requests import Response, execute, parse_request
-from scannerd.validator import Validator
-from tests.browser import action, banners, js, live, open_page, screenshot, slot, text, wait_for
+from scannerd.events import CutCardSeen, Fault
+from tests.browser import action, alert_text, banners, js, live, open_page, slot, text, wait_for
+from tests.display_support import NATURAL_ROUND, SIX_CARD_ROUND, Table
 
-# Player 2+3=5 draws; Banker K+4=4 draws on a player third of 2.
-SIX_CARD_ROUND = ("2H", "KS", "3C", "4D", "2C", "5S")
-NATURAL_ROUND = ("9H", "2S", "9C", "3D")
 PUSH_S = 1.0  # a misdeal must be on the dealer's screen within a second
-
-
-class Table:
-    """A validator and the display, wired as the daemon wires them: one lock, events to the display."""
-
-    def __init__(self, rules: HouseRules | None = None) -> None:
-        self.validator = Validator("BAC-07", rules or HouseRules(burn="none"))
-        self.lock = threading.Lock()
-        self.ts = 1_700_000_000.0
-        self.display = Display(
-            DisplaySettings(listen="127.0.0.1:0"), "BAC-07", self.state, self.request, round_control="server"
-        )
-
-    def state(self) -> dict[str, Any]:
-        with self.lock:
-            return self.validator.state()
-
-    def feed(self, inp: ValidatorInput) -> None:
-        with self.lock:
-            self.display.on_events(self.validator.handle(inp))
-
-    def command(self, name: str, **args: Any) -> Response:
-        return self.request(name, args)
-
-    def request(self, command: str, args: dict[str, Any]) -> Response:
-        with self.lock:
-            self.ts += 1
-            parsed = parse_request(command, json.dumps(args).encode())
-            response, events = execute(parsed, self.validator, self.ts)
-            self.display.on_events(events)
-            return response
-
-    def card(self, *cards: str) -> None:
-        for card in cards:
-            self.ts += 1
-            self.feed(CardDrawn(self.ts, card))
-
-    def round(self, round_id: str, *cards: str) -> None:
-        self.command("betting_open", round_id=round_id)
-        self.command("betting_close")
-        self.card(*cards)
 
 
 @pytest.fixture
@@ -111,7 +57,7 @@ def test_a_misdeal_appears_within_a_second_and_the_button_clears_it(browser, tab
     wait_for(browser, lambda b: banners(b), PUSH_S, "the misdeal banner")
     banner = banners(browser)[0]
     assert "misdeal" in banner.get_attribute("class").split()
-    assert "Extra card 7H" in banner.text and "ACKNOWLEDGE" in banner.text
+    assert "Extra card 7\u2665" in banner.text and "ACKNOWLEDGE" in banner.text
     assert js(browser, "document.body.dataset.alarm") == "misdeal"
     assert js(browser, "window.scannerdDisplay.sound") == "running"
     assert js(browser, "window.scannerdDisplay.tones") >= 1
@@ -120,6 +66,28 @@ def test_a_misdeal_appears_within_a_second_and_the_button_clears_it(browser, tab
     wait_for(browser, lambda b: not banners(b), 10, "the banner to clear")
     assert table.state()["alerts"] == []
     assert js(browser, "document.body.dataset.alarm") == ""
+
+
+def test_with_a_token_the_kiosk_that_opened_the_page_with_it_acknowledges(browser, tmp_path):
+    """A display on another machine: the page's own request carries the token as the cookie it got."""
+    (tmp_path / "token").write_text("kiosk-token-1\n")
+    table = Table(settings=DisplaySettings(listen="127.0.0.1:0", token_file=tmp_path / "token"))
+    table.display.start()
+    try:
+        open_page(browser, table.display.url)  # without the token: it shows, but cannot acknowledge
+        table.card("7H")
+        wait_for(browser, lambda b: banners(b), 10, "the misdeal banner")
+        banners(browser)[0].find_element("css selector", "button.ack").click()
+        wait_for(browser, lambda b: "needs its token" in banners(b)[0].text, 10, "the refusal on the banner")
+        assert len(table.state()["alerts"]) == 1
+
+        open_page(browser, table.display.url + "?token=kiosk-token-1")
+        assert browser.current_url == table.display.url  # the token left the address bar
+        banners(browser)[0].find_element("css selector", "button.ack").click()
+        wait_for(browser, lambda b: not banners(b), 10, "the banner to clear")
+        assert table.state()["alerts"] == []
+    finally:
+        table.display.stop()
 
 
 def test_the_game_servers_acknowledgement_clears_it_too(browser, table):
@@ -132,17 +100,29 @@ def test_the_game_servers_acknowledgement_clears_it_too(browser, table):
     wait_for(browser, lambda b: not banners(b), 10, "the banner to clear")
 
 
-def test_warnings_are_amber_and_queue_behind_misdeals(browser, table):
+def test_the_newest_alert_is_on_top_and_the_older_ones_wait_in_a_list_that_acknowledges_too(browser, table):
     open_page(browser, table.display.url)
-    table.command("betting_open", round_id="R1")
-    table.command("betting_close")
-    table.card("AS")
-    table.feed(CardDrawn(table.ts + 60, "2S"))  # a minute without a card: the round stalled
-    table.command("betting_open", round_id="R2")  # and then cut short
-    wait_for(browser, lambda b: len(banners(b)) == 2, 10, "two alerts")
-    first, second = banners(browser)
-    assert "misdeal" in first.get_attribute("class") and "SHORT DEAL" in first.text
-    assert "warning" in second.get_attribute("class") and "ROUND STALLED" in second.text
+    table.round("R1", *NATURAL_ROUND)
+    table.card("7H", "TS")  # two cards with none due: two misdeals after hand 1
+    table.feed(Fault(table.ts + 1, "DEVICE_FAULT", "Shoe reports a jammed card"))  # the newest, a warning
+    wait_for(browser, lambda b: len(banners(b)) == 3, 10, "three alerts")
+    top, *older = banners(browser)
+    assert "warning" in top.get_attribute("class").split() and "DEVICE FAULT" in top.text
+    assert all(alert_text(a).startswith("MISDEAL \u00b7 EXTRA CARD \u00b7 AFTER HAND 1") for a in older)
+    assert "Extra card 10\u2660" in alert_text(older[0]) and "Extra card 7\u2665" in alert_text(older[1])
+    assert js(browser, "document.body.dataset.alarm") == "misdeal"  # a misdeal is open, though not on top
+    more = browser.find_element("id", "alert-more")
+    assert more.text.startswith("+2 MORE") and not older[0].is_displayed()
+
+    more.click()
+    wait_for(browser, lambda b: older[1].is_displayed(), 10, "the list of older alerts")
+    older[1].find_element("css selector", "button.ack").click()
+    wait_for(browser, lambda b: len(banners(b)) == 2, 10, "the oldest misdeal acknowledged from the list")
+    assert [a["card"] for a in table.state()["alerts"] if a["severity"] == "misdeal"] == ["TS"]
+    browser.find_element("id", "alert-list-close").click()
+    banners(browser)[0].find_element("css selector", "button.ack").click()
+    wait_for(browser, lambda b: len(banners(b)) == 1, 10, "the top alert acknowledged")
+    assert not browser.find_element("id", "alert-more").is_displayed()
 
 
 def test_the_page_says_disconnected_and_recovers_after_a_restart(browser, table):
@@ -159,22 +139,55 @@ def test_the_page_says_disconnected_and_recovers_after_a_restart(browser, table)
     assert not browser.find_element("id", "disconnected").is_displayed()
 
 
-def test_screenshot_of_a_misdeal(browser, table, tmp_path):
-    """The picture in docs/display.md; set DISPLAY_SCREENSHOT=docs/display-alert.png to refresh it."""
-    cards = [c for _ in range(8) for c in ALL_CARDS]
-    random.Random(7).shuffle(cards)
-    for n in range(30):  # a shoe well under way, for the roads
-        table.command("betting_open", round_id=f"R{n + 1}")
-        table.command("betting_close")
-        while table.state()["round"]["phase"] == "dealing":
-            table.card(cards.pop())
-    table.round("R31", *SIX_CARD_ROUND)
-    table.card("7H")  # one card too many
+def test_the_betting_time_counts_down_then_sounds_and_flashes_no_more_bets(browser, table):
     open_page(browser, table.display.url)
-    wait_for(browser, lambda b: banners(b), 10, "the misdeal banner")
-    path = tmp_path / "display-alert.png"
-    screenshot(browser, path)
-    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    target = os.environ.get("DISPLAY_SCREENSHOT")
-    if target:
-        shutil.copyfile(path, Path(target))
+    table.ts = time.time()  # the countdown runs on the page's clock, the table PC's
+    table.command("betting_open", round_id="R1", betting_time_s=2.5)
+    wait_for(browser, lambda b: text(b, "countdown") in ("2", "3"), 10, "the countdown")
+    assert action(browser) == "BETS OPEN - DO NOT DRAW"
+    wait_for(browser, lambda b: text(b, "countdown") == "1", 10, "the countdown to go on")
+    wait_for(browser, lambda b: action(b) == "NO MORE BETS", 10, "NO MORE BETS at zero")
+    assert browser.find_element("id", "action").get_attribute("data-tone") == "nomorebets"
+    assert js(browser, "window.scannerdDisplay.timerTones") == 1
+    assert not browser.find_element("id", "countdown").is_displayed()
+    table.command("betting_close")  # the game server closes betting: NO MORE BETS until the first card
+    assert action(browser) == "NO MORE BETS"
+    table.card("9H")
+    wait_for(browser, lambda b: action(b) == "NEXT: BANKER FIRST CARD", 10, "the deal")
+    assert js(browser, "window.scannerdDisplay.timerTones") == 1
+
+
+def test_the_last_hand_is_announced_when_it_begins(browser, table):
+    open_page(browser, table.display.url)
+    table.round("R1", *NATURAL_ROUND)
+    table.feed(CutCardSeen(table.ts + 1))  # between hands: the next one is the last
+    wait_for(browser, lambda b: text(b, "notice").startswith("Cut card out"), 10, "the cut card notice")
+    assert not browser.find_element("id", "announce").is_displayed()
+    table.command("betting_open", round_id="R2")
+    wait_for(browser, lambda b: b.find_element("id", "announce").is_displayed(), 10, "the announcement")
+    assert text(browser, "announce") == "LAST HAND BEFORE SHUFFLE"
+    table.command("betting_close")
+    table.card(*NATURAL_ROUND)
+    wait_for(browser, lambda b: action(b) == "SHOE FINISHED - DO NOT DRAW", 10, "the end of the shoe")
+    assert not browser.find_element("id", "announce").is_displayed()
+
+
+def test_a_dealer_signs_in_and_out_at_the_display(browser, table):
+    open_page(browser, table.display.url)
+    pill = browser.find_element("id", "dealer")
+    assert pill.text == "DEALER: SIGN IN"
+    pill.click()
+    field = browser.find_element("id", "dealer-input")
+    wait_for(browser, lambda b: field.is_displayed(), 10, "the sign-in control")
+    field.send_keys("D-117\n")  # as a badge reader types it
+    wait_for(browser, lambda b: pill.text == "DEALER D-117", 10, "the dealer on the screen")
+    assert not field.is_displayed()
+    assert table.state()["dealer_id"] == "D-117"
+    table.command("betting_open", round_id="R1")
+    assert table.state()["round"]["dealer_id"] == "D-117"
+
+    pill.click()
+    browser.find_element("id", "sign-in-ok").click()  # nothing typed: the form does not send
+    browser.find_element("id", "sign-out").click()
+    wait_for(browser, lambda b: pill.text == "DEALER: SIGN IN", 10, "the dealer signed out")
+    assert "dealer_id" not in table.state()

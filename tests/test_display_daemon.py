@@ -44,7 +44,7 @@ def test_the_dealt_round_the_misdeal_and_its_acknowledgement_reach_page_and_shoe
 
         shoe.send(DeviceCard("7H"))  # no card is due
         wait_for(browser, banners, 1.0, "the misdeal within a second")
-        assert "Extra card 7H" in banners(browser)[0].text
+        assert "Extra card 7\u2665" in banners(browser)[0].text
         wait_until(lambda: shoe.device.led and shoe.device.buzzer, 10, "the shoe's LED and buzzer")
 
         banners(browser)[0].find_element("css selector", "button.ack").click()
@@ -79,3 +79,30 @@ def test_the_page_recovers_after_the_daemon_restarts(browser, tmp_path, mosquitt
         assert (text(browser, "player-total"), text(browser, "banker-total")) == ("9", "2")
     finally:
         again.stop()
+
+
+def test_a_shoe_plugged_in_after_the_daemon_started_clears_the_offline_warning(
+    browser, tmp_path, mosquitto, shoe
+):
+    """The daemon starts before the shoe is there, as on a table PC booting with the shoe unplugged."""
+    shoe.port.unplug()
+    table = Daemon(make_config(tmp_path, mosquitto, shoe, "127.0.0.1:0"))
+    table.start()
+    try:
+        open_page(browser, table.display.url)
+        wait_for(browser, lambda b: action(b) == "SHOE OFFLINE - DO NOT DEAL", 10, "the shoe offline")
+        wait_for(browser, banners, 10, "the disconnection warning")
+        assert "Shoe disconnected - do not deal" in banners(browser)[0].text
+
+        shoe.port.plug()
+        wait_until(lambda: table.reader.link_up, 10, "the shoe to open")
+        wait_for(browser, lambda b: not banners(b), 10, "the warning to leave once the shoe is back")
+        wait_for(browser, lambda b: text(b, "link").endswith(" CONNECTED"), 10, "the shoe connected")
+        assert text(browser, "notice") == "Shoe reconnected"
+        assert action(browser) == "WAITING FOR BETS - DO NOT DRAW"
+
+        table.request("betting_open", {"round_id": "R1"})
+        wait_for(browser, lambda b: action(b) == "BETS OPEN - DO NOT DRAW", 10, "the next hand")
+        assert text(browser, "notice") == ""  # a passing notice: gone when the next hand begins
+    finally:
+        table.stop()

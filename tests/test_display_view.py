@@ -5,7 +5,7 @@ import random
 import pytest
 
 from scannerd.display.view import TableView
-from scannerd.events import CardDrawn, Command, CutCardSeen, LinkChanged
+from scannerd.events import CardDrawn, Command, CutCardSeen, LinkChanged, Tick, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.validator import RESULTS_KEPT_WITHOUT_SHOE, CommandRejected, Validator
 from simulators.actions import CutCard, Draw, ServerCommand, Unplug, Unreadable
@@ -17,6 +17,7 @@ CASES = {
     "fixed-burn": HouseRules(burn=5),
     "virtual-cut": HouseRules(cut_card_remaining=14),
     "auto": HouseRules(round_control="auto"),
+    "auto-betting": HouseRules(round_control="auto", betting_time_s=2),
 }
 
 # Parts of the screen that the validator's state does not carry (the latest card, the latest notice).
@@ -24,7 +25,10 @@ _EVENT_ONLY = ("last_card", "notice")
 
 
 def current(view: TableView) -> dict:
-    return {k: v for k, v in view.snapshot().items() if k not in _EVENT_ONLY}
+    """The snapshot without what only the events can tell: an alert's hand is judged when it arrives."""
+    snap = {k: v for k, v in view.snapshot().items() if k not in _EVENT_ONLY}
+    snap["alerts"] = [{k: v for k, v in a.items() if k != "hand"} for a in snap["alerts"]]
+    return snap
 
 
 def from_state(v: Validator, rules: HouseRules) -> TableView:
@@ -104,7 +108,11 @@ def test_old_and_repeated_events_are_ignored():
 
 def test_next_action_texts():
     view = TableView("T1")
+    assert view.next_action() == ("WAITING FOR THE TABLE", "wait")
+    assert view.link == "unknown"
+    view.load_state(Validator("T1").state())
     assert view.next_action() == ("WAITING FOR BETS - DO NOT DRAW", "wait")
+    assert view.link == "up"
     view.apply(_round_event(1, "betting", [], []))
     assert view.next_action() == ("BETS OPEN - DO NOT DRAW", "wait")
     view.apply(_round_event(2, "dealing", ["2H", "3C"], ["KS", "4D"]))
@@ -132,12 +140,82 @@ def test_acknowledged_alerts_leave_and_info_alerts_become_the_notice():
     misdeal = {**base, "alert_id": 1, "code": "EXTRA_CARD", "severity": "misdeal", "message": "Extra card"}
     view.apply({**misdeal, "seq": 1})
     view.apply(
-        {**base, "seq": 2, "alert_id": 2, "code": "ROUND_STALLED", "severity": "warning", "message": "x"}
+        {**base, "seq": 2, "alert_id": 2, "code": "DEVICE_FAULT", "severity": "warning", "message": "x"}
     )
     view.apply(
         {**base, "seq": 3, "alert_id": 3, "code": "CUT_CARD", "severity": "info", "message": "Cut card"}
     )
-    assert [a["alert_id"] for a in view.open_alerts()] == [1, 2]
+    assert [a["alert_id"] for a in view.open_alerts()] == [2, 1]
     assert view.notice == "Cut card"
     view.apply({**misdeal, "seq": 4, "acknowledged": True})
     assert [a["alert_id"] for a in view.open_alerts()] == [2]
+
+
+class Fed:
+    """A validator and a view fed its events, as the display is."""
+
+    def __init__(self, rules: HouseRules | None = None) -> None:
+        self.validator = Validator("T1", rules or HouseRules(burn="none"))
+        self.view = TableView("T1")
+        self.view.load_state(self.validator.state())
+        self.ts = 1_700_000_000.0
+
+    def __call__(self, *inputs: ValidatorInput | str) -> None:
+        for inp in inputs:
+            self.ts += 1
+            if isinstance(inp, str):
+                inp = CardDrawn(self.ts, inp)
+            for e in self.validator.handle(inp):
+                self.view.apply(e.model_dump(mode="json"))
+
+    def command(self, name: str, **args) -> None:
+        self(Command(self.ts + 1, name, args))
+
+    def round(self, round_id: str, *cards: str) -> None:
+        self.command("betting_open", round_id=round_id)
+        self.command("betting_close")
+        self(*cards)
+
+
+def test_the_newest_alert_comes_first_names_its_hand_and_its_card_as_the_dealer_reads_it():
+    table = Fed()
+    table.command("new_shoe", shoe_id="S1")
+    table.round("R1", "9H", "2S", "9C", "3D")
+    table("TS")  # an extra card after hand 1
+    table.command("betting_open", round_id="R2")
+    table("AC")  # drawn before bets closed, in hand 2
+    first, second = table.view.open_alerts()
+    assert (first["code"], first["hand"]) == ("CARD_BEFORE_BETS_CLOSED", "HAND 2")
+    assert first["text"].startswith("Card A\u2663 drawn before bets closed")
+    assert (second["code"], second["hand"]) == ("EXTRA_CARD", "AFTER HAND 1")
+    assert second["text"] == "Extra card 10\u2660: no card is due - set it aside"
+    assert second["message"] == "Extra card TS: no card is due - set it aside"  # the contract keeps codes
+
+
+def test_a_tie_is_nobodys_win_and_naturals_and_pairs_are_marked():
+    table = Fed()
+    table.round("R1", "2H", "KS", "3C", "4D", "2C", "3S")
+    rnd = table.view.round_view()
+    assert rnd["winner"] == "tie" and rnd["player"]["total"] == rnd["banker"]["total"] == 7
+    table.round("R2", "9H", "4S", "9C", "4D")
+    rnd = table.view.round_view()
+    assert rnd["player"] == {"cards": ["9H", "9C"], "total": 8, "natural": True, "pair": True}
+    assert rnd["banker"] == {"cards": ["4S", "4D"], "total": 8, "natural": True, "pair": True}
+
+
+def test_a_warning_leaves_the_screen_when_its_cause_ends_and_a_notice_at_the_next_hand():
+    table = Fed()
+    table(LinkChanged(table.ts + 1, up=False))  # between hands: a warning, not a void
+    assert [a["code"] for a in table.view.open_alerts()] == ["DEVICE_DISCONNECTED"]
+    assert table.view.next_action() == ("SHOE OFFLINE - DO NOT DEAL", "stop")
+    table(LinkChanged(table.ts + 1, up=True))
+    assert table.view.open_alerts() == []
+    assert len(table.validator.open_alerts) == 1  # still open for the pit to acknowledge
+    assert table.view.notice == "Shoe reconnected"
+
+    table.round("R1", "2H", "KS")
+    assert table.view.notice is None  # a passing notice goes when the next hand begins
+    table(Tick(table.ts + 60))
+    assert [a["code"] for a in table.view.open_alerts()] == ["ROUND_STALLED"]
+    table("3C", "4D", "2C", "5S")  # the dealer goes on, and the hand ends
+    assert [a["code"] for a in table.view.open_alerts()] == []

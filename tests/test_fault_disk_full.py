@@ -101,7 +101,7 @@ def test_a_full_outbox_holds_the_shoe_back_and_recovers_when_room_returns(
         assert daemon.check() == []
         assert daemon.publisher.health()["outbox_level"] == "full"
         wait_until(lambda: "OUTBOX_FULL" in open_alerts(daemon), 15, "the outbox-full alert for the dealer")
-        levels = [e["fill"] for e in logs if e["event"] == "outbox level"]
+        levels = [e["outbox_level"] for e in logs if e["event"] == "outbox level"]
         assert levels[-1] == "full"
         if limit == "budget":
             assert levels == ["warn", "full"]

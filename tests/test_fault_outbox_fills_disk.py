@@ -23,7 +23,7 @@ from scannerd.daemon import Daemon
 from simulators.serial_pty import PtyPort
 from tests.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
 from tests.fault_support import config, deduplicated
-from tests.test_fault_disk_full import small_disk
+from tests.test_fault_disk_full import open_alerts, small_disk
 
 
 def frames(cards: list[str]) -> bytes:
@@ -67,6 +67,7 @@ def test_an_outbox_that_filled_its_disk_drains_with_the_disk_still_full(
             time.sleep(0.05)
         wait_until(lambda: daemon.outbox.health().held >= 100, 30, "events held in memory")
         assert daemon.check() == []
+        wait_until(lambda: "OUTBOX_FULL" in open_alerts(daemon), 15, "the outbox-full alert for the dealer")
         if restart:
             daemon.stop()
             assert daemon.outbox.lost_at_close == 0

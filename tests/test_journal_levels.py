@@ -119,9 +119,9 @@ def test_misdeals_link_losses_and_outbox_warnings_are_at_warning(
             shoe.unplug()  # the shoe's cable pulled
             logged(log, lambda line: line["event"] == "device link down", "the shoe's link lost")
             broker.start()
-            logged(log, lambda line: line.get("fill") == "ok", "the outbox drained")
+            logged(log, lambda line: line.get("outbox_level") == "ok", "the outbox drained")
     entries = journal(log)
-    trouble = [(line["event"], line.get("code") or line.get("fill")) for line in shown(entries)]
+    trouble = [(line["event"], line.get("code") or line.get("outbox_level")) for line in shown(entries)]
     assert trouble == [
         ("alert", "UNREADABLE_CARD"),
         ("mqtt disconnected", None),
@@ -130,5 +130,5 @@ def test_misdeals_link_losses_and_outbox_warnings_are_at_warning(
         ("device link down", None),
         ("alert", "DEVICE_DISCONNECTED"),
     ], trouble
-    levels = {(line["event"], line.get("fill")): priority for priority, line in entries}
+    levels = {(line["event"], line.get("outbox_level")): priority for priority, line in entries}
     assert levels[("outbox level", "ok")] == 6, "the outbox drained again is good news, at info"

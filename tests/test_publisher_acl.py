@@ -1,6 +1,8 @@
-"""The example ACL (systemd/mosquitto-acl.example) in a real Mosquitto: tables keep to their own topics."""
+"""The shipped broker setup (systemd/mosquitto-scannerd.conf.example and mosquitto-acl.example) in a
+real Mosquitto with password authentication: tables keep to their own topics and their own sessions."""
 
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -13,14 +15,27 @@ from scannerd.requests import Request, Response
 from tests.broker import Broker, GameServer, event_seqs, sample_events, wait_until
 from tests.test_tls import passwords
 
-ACL = Path(__file__).resolve().parent.parent / "systemd" / "mosquitto-acl.example"
+SYSTEMD = Path(__file__).resolve().parent.parent / "systemd"
+ACL = SYSTEMD / "mosquitto-acl.example"
+CONF = SYSTEMD / "mosquitto-scannerd.conf.example"
 USERS = {"T1": "pw-t1", "T2": "pw-t2", "gameserver": "pw-gs"}
+
+
+def shipped_conf(pwfile: Path) -> str:
+    """The example broker settings with this test's files, on the test broker's own listener."""
+    text = CONF.read_text().replace("/etc/mosquitto/scannerd.passwd", str(pwfile))
+    text = text.replace("/etc/mosquitto/scannerd.acl", str(ACL))
+    # The test broker has its listener (a free port) and per_listener_settings already.
+    return "".join(
+        line + "\n"
+        for line in text.splitlines()
+        if not line.startswith(("listener ", "per_listener_settings "))
+    )
 
 
 @pytest.fixture
 def broker(make_broker: Callable[..., Broker], tmp_path: Path) -> Broker:
-    pwfile = passwords(tmp_path / "broker0", USERS)
-    return make_broker(extra=f"allow_anonymous false\npassword_file {pwfile}\nacl_file {ACL}\n")
+    return make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)))
 
 
 @pytest.fixture
@@ -98,4 +113,33 @@ def test_only_the_game_server_may_send_requests(broker: Broker, table: Callable[
     finally:
         other.disconnect()
         other.loop_stop()
+        gs.close()
+
+
+def test_a_table_cannot_take_another_tables_client_id(
+    broker: Broker, table: Callable[..., Publisher]
+) -> None:
+    """T2, with its own valid password, asks for T1's client id: with ids bound to user names it
+    gets a session of its own, and T1 is neither disconnected nor disturbed."""
+    gs = game_server(broker, ["casino/tables/T1/#"])
+    t1 = table("T1", "T1")
+    t1.submit(sample_events(1, 4))
+    assert t1.flush(30)
+    connected = threading.Event()
+    intruder = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="scannerd-T1", clean_session=False)
+    intruder.username_pw_set("T2", USERS["T2"])
+    intruder.on_connect = lambda *args: connected.set()
+    intruder.connect(broker.host, broker.port)
+    intruder.loop_start()
+    try:
+        assert connected.wait(10), "the intruder could not connect at all"
+        intruder.publish("casino/tables/T2/status", "{}", qos=1).wait_for_publish(10)  # fully in
+        t1.submit(sample_events(5, 8))
+        assert t1.flush(30)
+        assert t1.connected and t1.health()["reconnects"] == 0, "T1 was knocked off the broker"
+        gs.wait_for(lambda got: event_seqs(got)[-1:] == [12])
+        assert event_seqs(gs.messages()) == list(range(1, 13))
+    finally:
+        intruder.disconnect()
+        intruder.loop_stop()
         gs.close()

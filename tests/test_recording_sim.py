@@ -89,6 +89,7 @@ def test_bad_arguments_are_refused_clearly(tmp_path: Path, capsys) -> None:
         ("--shoes", "0", "must be at least 1"),  # 0 once meant "deal forever", writing without end
         ("--error-rate", "2", "from 0 to 1"),
         ("--table-id", "T/1", "not a table id"),  # a recording replay could not read
+        ("--table-id", "T1\n", "not a table id"),  # a final newline, which "$" in a pattern lets by
     ],
 )
 def test_bad_option_values_are_refused_before_anything_is_written(

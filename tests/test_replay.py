@@ -82,6 +82,32 @@ def test_a_file_begun_mid_shoe_resumes_from_the_state_in_its_header(tmp_path: Pa
     assert payloads(messages, "round")[-1]["winner"] == "banker"
 
 
+def test_a_restart_line_voids_the_round_the_header_left_open(tmp_path: Path) -> None:
+    """The daemon's start on saved state is an input: the file replays the void it published."""
+    v = Validator("T1", HouseRules(burn="none"))
+    for inp in (
+        Command(START_TS - 50, "betting_open", {"round_id": "R1"}),
+        Command(START_TS - 40, "betting_close", {}),
+        CardDrawn(START_TS - 5, "9H"),
+    ):
+        v.handle(inp)
+    header = Header(
+        table_id="T1",
+        driver="beetek",
+        started_at=STARTED_AT,
+        rules=HouseRules(burn="none"),
+        state={"validator": v.snapshot()},
+    )
+    with RecordingWriter.create(tmp_path / "restarted.jsonl", header) as w:
+        w.restart(START_TS + 0.5, "scannerd was not reading the shoe")
+    messages = list(replay(tmp_path / "restarted.jsonl"))
+    (alert,) = payloads(messages, "alert")
+    (round_,) = payloads(messages, "round")
+    assert (alert["code"], alert["severity"], alert["seq"]) == ("DAEMON_RESTARTED", "misdeal", v.next_seq)
+    assert (round_["round_id"], round_["phase"], round_["reason"]) == ("R1", "void", "DAEMON_RESTARTED")
+    assert round_["ts"] == START_TS + 0.5
+
+
 def test_framed_replay_keeps_the_shoe_protocol_and_sends_nothing(tmp_path: Path, caplog) -> None:
     """Acks the driver would send go nowhere (no warnings about a missing port); repeats are dropped;
     after a link-up, cards wait for the shoe's hello as they did live."""

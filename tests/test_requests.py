@@ -58,6 +58,32 @@ def test_bad_requests_get_a_clear_text(command: str, payload: bytes, text: str) 
     assert text in str(refused(command, payload))
 
 
+@pytest.mark.parametrize(
+    ("command", "payload", "text"),
+    [
+        ("new_shoe", b'{"shoe_id": "S\\u0000-1"}', "shoe_id: must not contain U+0000"),
+        ("new_shoe", b'{"shoe_id": "S-\\u202e21"}', "U+202E (right-to-left override)"),
+        ("betting_open", b'{"round_id": "R\\u200b1"}', "round_id: must not contain U+200B"),
+        ("betting_open", b'{"round_id": "R1\\n"}', "round_id: must not contain U+000A"),
+        ("void_round", b'{"reason": "dealer \\u001b[2Jerror"}', "reason: must not contain U+001B"),
+    ],
+)
+def test_ids_and_texts_with_hidden_characters_are_refused(command: str, payload: bytes, text: str) -> None:
+    assert text in str(refused(command, payload))
+
+
+def test_an_id_may_be_any_visible_text() -> None:
+    assert parse_request("new_shoe", '{"shoe_id": "Sabot 7 \u00e9t\u00e9"}'.encode()).args == {
+        "shoe_id": "Sabot 7 \u00e9t\u00e9"
+    }
+
+
+def test_a_number_too_long_to_convert_is_said_in_plain_words() -> None:
+    text = str(refused("ack_alert", b'{"alert_id": ' + b"9" * 5000 + b"}"))
+    assert text == "malformed JSON: a number has more than 4300 digits"
+    assert str(refused("new_shoe", b"[" * 5000 + b"]" * 5000)) == "malformed JSON: nested too deeply"
+
+
 def test_the_transaction_is_echoed_even_when_the_request_is_refused() -> None:
     err = refused("ack_alert", b'{"alert_id": "x", "transaction": "t-42"}')
     assert err.response() == Response(
@@ -175,6 +201,22 @@ def test_a_retained_request_is_not_run_again_at_each_connect(
     assert answer["status"] == "error" and "retained" in answer["error"]
     assert answer["transaction"] == "stale"
     assert t.validator.shoe is None
+    gs.close()
+
+
+def test_a_request_published_retained_while_the_table_listens_is_not_run(
+    mosquitto: Broker, table: Table
+) -> None:
+    """The broker clears the retain flag on live delivery: the table must still see it was retained."""
+    gs = GameServer(mosquitto, [f"{BASE}/response/+", f"{BASE}/status"])
+    gs.wait_online(BASE)
+    gs.request(f"{BASE}/request/new_shoe", {"transaction": "stale"}, retain=True)
+    gs.request(f"{BASE}/request/get_state", {"transaction": "after"})
+    gs.wait_for(lambda got: len([m for m in got if "/response/" in m.topic]) >= 2)
+    answer = gs.payloads("/response/new_shoe")[0]
+    assert answer["status"] == "error" and "retained" in answer["error"]
+    assert answer["transaction"] == "stale"
+    assert table.validator.shoe is None
     gs.close()
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from scannerd.cli import main
 from scannerd.commands.schema import documents
+from scannerd.events import DealerEvent
 from scannerd.requests import REQUEST_MODELS
 from scannerd.topics import EVENT_KINDS, RETAINED_KINDS, STATE_TOPICS, Topics
 from tests.broker import sample_events
@@ -47,7 +48,9 @@ def test_asyncapi_describes_every_topic_with_the_delivery_the_publisher_uses() -
     doc = json.loads(documents()["asyncapi.json"])
     assert doc["asyncapi"] == "3.0.0"
     topics = Topics("casino/tables", "{table_id}")
-    for event in sample_events(1, 4, table_id="{table_id}"):
+    dealer = DealerEvent(seq=5, ts=1_700_000_005.0, table_id="{table_id}", dealer_id="D-117")
+    events = [*sample_events(1, 4, table_id="{table_id}"), dealer]
+    for event in events:
         message = topics.message(event)
         op = doc["operations"][f"publish_{event.kind}"]
         assert doc["channels"][event.kind]["address"] == message.topic
@@ -56,7 +59,7 @@ def test_asyncapi_describes_every_topic_with_the_delivery_the_publisher_uses() -
             "retain": message.retain,
             "bindingVersion": "0.2.0",
         }
-    assert {e.kind for e in sample_events(1, 4)} == set(EVENT_KINDS)
+    assert {e.kind for e in events} == set(EVENT_KINDS)
     for name in STATE_TOPICS:
         assert doc["channels"][name]["address"] == topics.of(name)
         assert doc["operations"][f"publish_{name}"]["bindings"]["mqtt"]["retain"] is True
@@ -64,7 +67,7 @@ def test_asyncapi_describes_every_topic_with_the_delivery_the_publisher_uses() -
         op = doc["operations"][f"handle_{command}"]
         assert doc["channels"][f"request_{command}"]["address"] == topics.request(command)
         assert op["reply"]["channel"]["$ref"] == f"#/channels/response_{command}"
-    assert {"shoe"} == RETAINED_KINDS
+    assert {"shoe", "dealer"} == RETAINED_KINDS
 
 
 def test_every_reference_in_the_asyncapi_document_resolves() -> None:

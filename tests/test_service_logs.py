@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import io
 import json
 import logging
@@ -108,3 +109,34 @@ def test_log_file_is_reopened_after_rotation(tmp_path: Path) -> None:
     structlog.get_logger().info("after")
     assert [line["event"] for line in json_lines((tmp_path / "scannerd.log.1").read_text())] == ["before"]
     assert [line["event"] for line in json_lines(path.read_text())] == ["after"]
+
+
+RESERVED = frozenset({"event", "level", "timestamp", "logger"})
+"""Keys the log set-up writes itself: a caller's value under one of them is overwritten and lost."""
+
+
+def test_no_log_call_uses_a_key_the_log_set_up_overwrites() -> None:
+    root = Path(__file__).resolve().parents[1]
+    clashes = []
+    for package in ("scannerd", "drivers", "simulators"):
+        for path in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("debug", "info", "warning", "error", "exception", "critical")
+                ):
+                    clashes += [
+                        f"{path.relative_to(root)}:{node.lineno} {k.arg}="
+                        for k in node.keywords
+                        if k.arg in RESERVED
+                    ]
+    assert not clashes
+
+
+def test_a_reserved_key_really_is_overwritten() -> None:
+    # Why the test above matters: the line keeps the set-up's level, the caller's is gone.
+    out = io.StringIO()
+    logs.configure(LogSettings(format="json"), "T-1", stream=out)
+    structlog.get_logger().warning("outbox level", level="full")
+    assert json_lines(out.getvalue())[0]["level"] == "warning"

@@ -10,7 +10,7 @@ import structlog
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox
 from scannerd.publisher import Publisher
-from tests.broker import Broker, GameServer, Tls, event_seqs, make_tls, sample_events, wait_until
+from tests.broker import Broker, GameServer, Tls, event_seqs, free_port, make_tls, sample_events, wait_until
 
 BASE = "casino/tables/T1"
 
@@ -99,6 +99,52 @@ def test_a_wrong_password_is_refused_and_said_so(
     settings = MqttSettings(host=broker.host, port=broker.port, username="T1", password_file=tmp_path / "pw")
     with structlog.testing.capture_logs() as logs:
         pub = make_publisher(settings, environ={})
-        wait_until(lambda: any(e["event"] == "mqtt connection refused" for e in logs), 30, "a refusal")
+        wait_until(lambda: pub.failed_attempts >= 3, 30, "three refused attempts")
         pub.stop()
     assert not any("wrong" in repr(e) for e in logs)
+    # Said once, not at every retry.
+    assert failures(logs) == [("mqtt connection refused", "Not authorized")]
+
+
+def failures(logs: list[dict[str, object]]) -> list[tuple[object, object]]:
+    return [(e["event"], e["reason"]) for e in logs if str(e["event"]).startswith("mqtt connection ")]
+
+
+@pytest.mark.parametrize(
+    "fault", ["certificate-from-another-ca", "host-name-not-in-certificate", "broker-down"]
+)
+def test_a_connection_that_fails_says_why_once_not_at_every_retry(
+    make_broker: Callable[..., Broker], make_publisher: Callable[..., Publisher], tls: Tls, fault: str
+) -> None:
+    cert, key = tls.client("T1")
+    settings = MqttSettings(
+        host="localhost", port=free_port(), tls=True, tls_cert=cert, tls_key=key, reconnect_max_s=2
+    )
+    if fault == "certificate-from-another-ca":  # the table trusts a CA that did not sign the broker's
+        broker = make_broker(tls=tls)
+        settings = settings.model_copy(update={"port": broker.port, "tls_ca": tls.dir / "stranger-ca.crt"})
+        expected = (
+            "TLS: the broker's certificate is not accepted: self-signed certificate in certificate chain"
+        )
+    elif fault == "host-name-not-in-certificate":  # reached by an address its certificate does not name
+        broker = make_broker(tls=tls, host="127.0.0.2")
+        settings = settings.model_copy(update={"host": "127.0.0.2", "port": broker.port, "tls_ca": tls.ca})
+        expected = (
+            "TLS: the broker's certificate is not accepted: "
+            "IP address mismatch, certificate is not valid for '127.0.0.2'."
+        )
+    else:
+        settings = settings.model_copy(update={"tls_ca": tls.ca})
+        expected = "connection refused: no broker listens on that port"
+    with structlog.testing.capture_logs() as logs:
+        pub = make_publisher(settings)
+        wait_until(lambda: pub.failed_attempts >= 3, 30, "three failed attempts")
+        assert failures(logs) == [("mqtt connection failed", expected)]
+        if fault == "broker-down":
+            make_broker(tls=tls, port=settings.port)
+            wait_until(lambda: pub.connected, 30, "the connection once the broker is up")
+            (connected,) = [e for e in logs if e["event"] == "mqtt connected"]
+            assert connected["failed_attempts"] >= 3
+            assert pub.failed_attempts == 0
+        pub.stop()
+    assert len(failures(logs)) == 1

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import io
+import signal
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,6 +61,11 @@ class Table:
             self.ts += 1
             self.publish(self.validator.handle(CardDrawn(self.ts, card)))
 
+    def round(self, round_id: str, *cards: str) -> None:
+        self.command("betting_open", round_id=round_id)
+        self.command("betting_close")
+        self.card(*cards)
+
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
@@ -90,7 +99,7 @@ def test_the_round_shoe_and_alerts_published_by_a_table_are_drawn(mosquitto, wat
         table.card("7H")  # one too many
         wait_until(lambda: "EXTRA_CARD" in screen(watch), 10, "the misdeal")
         text = screen(watch)
-        assert "MISDEAL" in text and "Extra card 7H" in text
+        assert "MISDEAL" in text and "Extra card 7\u2665" in text and "AFTER HAND 1" in text
         assert "ROUND COMPLETE - DO NOT DRAW" in text and "WINS" in text
         assert "B 1  P 0  T 0" in text
 
@@ -160,3 +169,71 @@ def test_bad_option_values_are_refused_in_one_line(capsys, option: str, value: s
         main(["watch", option, value])
     assert exit_.value.code == 2
     assert capsys.readouterr().err.splitlines()[-1].startswith(f"scannerd watch: error: argument {option}")
+
+
+def test_nothing_is_shown_as_connected_or_waiting_before_the_table_says_so(mosquitto, watch):
+    wait_until(lambda: watch.connected, 10, "the broker")
+    text = screen(watch)
+    assert "shoe UNKNOWN" in text and "WAITING FOR THE TABLE" in text
+    assert "shoe CONNECTED" not in text and "WAITING FOR BETS" not in text
+
+
+def test_a_table_whose_daemon_stops_is_shown_offline(mosquitto, tmp_path: Path, shoe):
+    daemon = Daemon(
+        Config(
+            table_id="T1",
+            device=DeviceSettings(driver="framed", port=shoe.port.path),
+            rules={"burn": "none"},
+            mqtt=MqttSettings(host=mosquitto.host, port=mosquitto.port),
+            outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
+            display={"enabled": False},
+        )
+    )
+    daemon.start()
+    watch = TableWatch(mosquitto.host, mosquitto.port, PREFIX, "T1")
+    watch.start()
+    try:
+        wait_until(lambda: "WAITING FOR BETS" in screen(watch), 10, "the table's state")
+        assert "daemon ONLINE" in screen(watch) and "shoe CONNECTED" in screen(watch)
+        daemon.stop()
+        wait_until(lambda: "daemon OFFLINE" in screen(watch), 10, "the table's offline status")
+        text = screen(watch)
+        assert "TABLE OFFLINE" in text and "shoe UNKNOWN" in text
+        assert "shoe CONNECTED" not in text and "WAITING FOR BETS" not in text
+    finally:
+        watch.stop()
+        daemon.stop()
+
+
+def test_into_a_pipe_it_writes_a_line_per_event(mosquitto):
+    broker = ["--host", mosquitto.host, "--port", str(mosquitto.port)]
+    watch = subprocess.Popen(
+        [sys.executable, "-m", "scannerd", "watch", *broker, "--table-id", "T1", "--no-get-state"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(watch.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    table = Table(mosquitto)
+    try:
+        wait_until(lambda: any("connected" in line for line in lines), 10, "the watch on the broker")
+        table.command("new_shoe", shoe_id="S1")
+        table.command("dealer_sign_in", dealer_id="D-117")
+        table.round("R1", "9H", "2S", "9C", "TD")
+        table.card("AC")
+        wait_until(lambda: any("EXTRA_CARD" in line for line in lines), 10, "the misdeal's line")
+    finally:
+        table.close()
+        watch.send_signal(signal.SIGINT)
+        watch.wait(10)
+    body = [line.rstrip("\n") for line in lines if not line.startswith("- ")]
+    assert "\x1b" not in "".join(lines)  # no screen drawing into a pipe
+    assert body[0] == "1 shoe S1 dealing dealt=0"
+    assert "2 dealer D-117 signed in" in body
+    assert "5 card player1 9\u2665 round=R1" in body
+    assert "3 round R1 hand=1 betting dealer=D-117" in body
+    assert any(line.endswith("R1 hand=1 complete winner=player dealer=D-117") for line in body)
+    assert body[-1].endswith("EXTRA_CARD misdeal: Extra card A\u2663: no card is due - set it aside")

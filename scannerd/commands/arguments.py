@@ -8,23 +8,20 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 
 from pydantic import ValidationError
 
 from scannerd.config import DisplaySettings
+from scannerd.idents import TABLE_ID_RULE, check_table_id
 from scannerd.mqtt_settings import MqttSettings
-from scannerd.topics import TABLE_ID_PATTERN
 
 
 def table_id(value: str) -> str:
     """A table id as the config allows it, since it becomes a topic level and a file name."""
-    if not re.match(TABLE_ID_PATTERN, value):
-        raise argparse.ArgumentTypeError(
-            f"{value!r} is not a table id: 1 to 64 letters, digits, '_', '.' or '-', starting with a letter "
-            "or digit"
-        )
-    return value
+    try:
+        return check_table_id(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a table id: {TABLE_ID_RULE}") from None
 
 
 def positive_int(value: str) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from scannerd.config import EXIT_CONFIG, add_config_argument, load_config_or_report, redact
 
@@ -21,6 +22,8 @@ def run(args: argparse.Namespace) -> int:
     config = load_config_or_report(args.config)
     if config is None:
         return EXIT_CONFIG
+    for key, problem in config.warnings():
+        print(f"config warning: {args.config}: {key}: {problem}", file=sys.stderr)
     if args.show:
         print(json.dumps(redact(config.model_dump(mode="json")), indent=2))
     else:

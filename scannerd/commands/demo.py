@@ -12,7 +12,6 @@ session can be replayed afterwards with ``scannerd replay``.
 from __future__ import annotations
 
 import argparse
-import errno
 import random
 import shutil
 import sys
@@ -104,12 +103,10 @@ def run(args: argparse.Namespace) -> int:
     )
     watch = TableWatch(broker.host, broker.port, table_id=TABLE_ID)
     try:
-        try:
-            daemon.start()
-        except OSError as exc:
-            if exc.errno != errno.EADDRINUSE:
-                raise
-            print(_address_taken(args.listen, exc), file=sys.stderr)
+        daemon.start()
+        if daemon.display is not None and daemon.display.health.state != "listening":
+            # A table deals on without its display; a demo is for looking at it, so say so and stop.
+            print(_display_unavailable(args.listen, daemon.display.health.error), file=sys.stderr)
             return 1
         game.start()
         watch.start()
@@ -133,10 +130,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _address_taken(listen: str, exc: OSError) -> str:
+def _display_unavailable(listen: str, error: str | None) -> str:
     host = listen.rpartition(":")[0]
     return (
-        f"demo: the dealer display cannot listen on {listen} ({exc.strerror}): another program has it; "
+        f"demo: the dealer display cannot listen on {listen} ({error}); "
         f"pick another address with --listen, e.g. --listen {host}:0 for any free port (the demo prints it)"
     )
 

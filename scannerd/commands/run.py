@@ -8,6 +8,7 @@ table id), then the daemon inside the service shell.
 from __future__ import annotations
 
 import argparse
+import resource
 import sys
 
 import structlog
@@ -25,6 +26,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=LOG_LEVELS,
         help="overrides [log] level from the config",
     )
+
+
+FD_SOFT_LIMIT = 4096
+"""Descriptors the process asks for (the units' ``LimitNOFILE=`` says the same).
+
+Room above what the table itself needs (the shoe, the outbox, the broker link:
+a few dozen) and the display's capped connections, so a burst of refused
+browser connections never leaves the broker's reconnect without a socket. The
+table's own descriptors stay far below 1024 either way, which the MQTT
+client and the serial driver need: they wait with ``select()``.
+"""
+
+
+def raise_fd_limit() -> None:
+    """Lift the soft descriptor limit (1024 by default for services) to ``FD_SOFT_LIMIT`` if allowed."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = FD_SOFT_LIMIT if hard == resource.RLIM_INFINITY else min(FD_SOFT_LIMIT, hard)
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,10 +67,13 @@ def run(args: argparse.Namespace) -> int:
         driver=config.device.driver,
         port=config.device.port,
     )
+    for key, problem in config.warnings():
+        log.warning("config warning", key=key, problem=problem)
 
     from scannerd.daemon import Daemon  # the heavy imports (drivers, MQTT, web) only once config is good
     from scannerd.instance_lock import AlreadyRunning
 
+    raise_fd_limit()
     notifier = Notifier()
     try:
         daemon = Daemon(config)

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from scannerd import __version__
-from scannerd.events import AlertEvent, CardEvent, RoundEvent, ShoeEvent
+from scannerd.events import AlertEvent, CardEvent, DealerEvent, RoundEvent, ShoeEvent
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.payloads import DevicePayload, HealthPayload, StatusPayload
 from scannerd.requests import REQUEST_MODELS, Response
@@ -33,6 +33,7 @@ PUBLISHED: dict[str, tuple[type[BaseModel], bool, str]] = {
     "round": (RoundEvent, "round" in RETAINED_KINDS, "A round changed phase; results once complete."),
     "alert": (AlertEvent, "alert" in RETAINED_KINDS, "Misdeals and faults, and their acknowledgement."),
     "shoe": (ShoeEvent, "shoe" in RETAINED_KINDS, "The shoe's state, after every change and every round."),
+    "dealer": (DealerEvent, "dealer" in RETAINED_KINDS, "Who is dealing: a dealer signed in, or out."),
     "status": (
         StatusPayload,
         True,

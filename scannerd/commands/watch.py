@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import threading
 import uuid
 from typing import Any, TypeVar
@@ -26,14 +27,14 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from scannerd.cards import card_name
 from scannerd.commands import arguments
-from scannerd.display.view import TableView
-from scannerd.events import AlertEvent, CardEvent, RoundEvent, ShoeEvent
+from scannerd.display.view import TableView, dealer_text
+from scannerd.events import AlertEvent, CardEvent, DealerEvent, RoundEvent, ShoeEvent
 from scannerd.payloads import DevicePayload, StatusPayload
 from scannerd.topics import EVENT_KINDS
 
 DEFAULT_PREFIX = "casino/tables"
-_SUITS = {"S": "\u2660", "H": "\u2665", "D": "\u2666", "C": "\u2663"}
 _TONE_STYLE = {"go": "bold green", "wait": "bold white", "burn": "bold yellow", "stop": "bold white on red"}
 _WINNER_STYLE = {"banker": "white on red", "player": "white on blue", "tie": "white on green"}
 _BEAD_COLUMNS = 16  # the last columns of each road that are shown
@@ -55,6 +56,7 @@ class TableWatch:
         prefix: str = DEFAULT_PREFIX,
         table_id: str | None = None,
         get_state: bool = True,
+        lines: bool = False,
     ) -> None:
         self.host, self.port, self.prefix = host, port, prefix.rstrip("/")
         self.table_id = table_id
@@ -64,6 +66,8 @@ class TableWatch:
         self.connected = False
         self.lock = threading.Lock()
         self.changed = threading.Event()
+        # With ``lines``: one line per message folded in, for a log or a pipe rather than a screen.
+        self.lines: list[str] | None = [] if lines else None
         self._transaction = f"watch-{uuid.uuid4().hex[:12]}"
         self._client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv311)
         self._client.on_connect = self._on_connect
@@ -87,6 +91,7 @@ class TableWatch:
             return
         with self.lock:
             self.connected = True
+            self._line(f"- broker {self.host}:{self.port} connected")
         client.subscribe([(f"{self._base()}/+", 1), (f"{self._base()}/response/get_state", 1)])
         self._ask_state()
         self.changed.set()
@@ -94,6 +99,7 @@ class TableWatch:
     def _on_disconnect(self, _client: mqtt.Client, _ud: Any, _flags: Any, _rc: Any, _props: Any) -> None:
         with self.lock:
             self.connected = False
+            self._line(f"- broker {self.host}:{self.port} disconnected")
         self.changed.set()
 
     def _ask_state(self) -> None:
@@ -114,8 +120,11 @@ class TableWatch:
             return  # the table never publishes such a thing; someone else's message
         if not isinstance(payload, dict):
             return
+        name = "/".join(levels[1:])
         with self.lock:
-            changed = self._apply("/".join(levels[1:]), payload)
+            changed = self._apply(name, payload)
+            if changed:
+                self._line(describe(name, payload))
         if changed:
             self.changed.set()
 
@@ -149,6 +158,16 @@ class TableWatch:
             return True
         return False
 
+    def _line(self, line: str) -> None:
+        if self.lines is not None:
+            self.lines.append(line)
+
+    def take_lines(self) -> list[str]:
+        """The lines of the messages folded in since the last call (with ``lines`` set)."""
+        with self.lock:
+            taken, self.lines = self.lines or [], [] if self.lines is not None else None
+        return taken
+
     def screen(self) -> RenderableType:
         """The terminal screen for the view as it is now."""
         with self.lock:
@@ -156,7 +175,8 @@ class TableWatch:
 
 
 _EVENT_MODELS: dict[str, type[BaseModel]] = {
-    model.model_fields["kind"].default: model for model in (CardEvent, RoundEvent, AlertEvent, ShoeEvent)
+    model.model_fields["kind"].default: model
+    for model in (CardEvent, RoundEvent, AlertEvent, ShoeEvent, DealerEvent)
 }
 _Model = TypeVar("_Model", bound=BaseModel)
 
@@ -177,9 +197,8 @@ def _contract(model: type[_Model] | None, payload: dict[str, Any]) -> _Model | N
 def _card(code: str | None) -> Text:
     if code is None:
         return Text(" ?? ", style="black on yellow")
-    rank = "10" if code[0] == "T" else code[0]
     style = "bold red on white" if code[1] in "HD" else "bold black on white"
-    return Text(f" {rank}{_SUITS.get(code[1], code[1])} ", style=style)
+    return Text(f" {card_name(code)} ", style=style)
 
 
 def _hand(name: str, hand: dict[str, Any], winner: bool, style: str) -> Text:
@@ -189,9 +208,43 @@ def _hand(name: str, hand: dict[str, Any], winner: bool, style: str) -> Text:
         line.append_text(_card(code))
     line.append(" " * (5 * (3 - len(hand["cards"]))))
     line.append(f"  {hand['total'] if hand['cards'] else '-'}", style="bold")
+    if hand["natural"]:
+        line.append("  NATURAL", style="bold")
+    if hand["pair"]:
+        line.append("  PAIR", style="bold")
     if winner:
         line.append("  WINS", style="bold green")
     return line
+
+
+def describe(name: str, payload: dict[str, Any]) -> str:
+    """One message as one line of text, for a log: what ``watch`` prints when not on a terminal."""
+    kind = payload.get("kind")
+    head = f"{payload.get('seq', '-')} {name}"
+    if kind == "card":
+        card = payload.get("card")
+        shown = card_name(card) if card else "unread"
+        return f"{head} {payload['position']} {shown} round={payload.get('round_id')}"
+    if kind == "round":
+        line = f"{head} {payload['round_id']} hand={payload['hand_no']} {payload['phase']}"
+        for key in ("winner", "betting_time_s", "dealer_id"):
+            if payload.get(key):
+                line += f" {key.removesuffix('_id')}={payload[key]}"
+        return line
+    if kind == "alert":
+        state = "acknowledged" if payload.get("acknowledged") else payload["severity"]
+        text = dealer_text(payload["message"], payload.get("card"))
+        return f"{head} #{payload['alert_id']} {payload['code']} {state}: {text}"
+    if kind == "shoe":
+        return f"{head} {payload['shoe_id']} {payload['status']} dealt={payload['cards_dealt']}"
+    if kind == "dealer":
+        dealer = payload["dealer_id"]
+        return f"{head} {dealer} signed in" if dealer else f"{head} signed out"
+    if name == "status":
+        return f"- status {payload['state']}"
+    if name == "device":
+        return f"- device link={payload.get('link')}"
+    return f"- {name} {payload.get('status', '')}".rstrip()
 
 
 def _road(history: dict[str, Any], name: str, shown: int, mark: Any, empty: str) -> Text:
@@ -224,19 +277,30 @@ def render(view: dict[str, Any], status: str | None, connected: bool, broker: st
     """The whole screen for one view snapshot (``TableView.snapshot()``)."""
     head = Text()
     head.append(f"TABLE {view['table_id']}", style="bold")
+    if view["dealer_id"]:
+        head.append(f"   dealer {view['dealer_id']}", style="bold")
     head.append(f"   broker {broker} ")
     head.append("CONNECTED" if connected else "DISCONNECTED", style="green" if connected else "bold red")
     head.append("   daemon ")
     head.append((status or "unknown").upper(), style="green" if status == "online" else "yellow")
     head.append("   shoe ")
-    up = view["link"] == "up"
-    head.append("CONNECTED" if up else "OFFLINE", style="green" if up else "bold red")
+    # A table whose daemon is offline says nothing about its shoe or round: what was last heard
+    # is history, not the table as it is now.
+    offline = status == "offline"
+    link = "unknown" if offline else view["link"]
+    link_text = {"up": ("CONNECTED", "green"), "down": ("OFFLINE", "bold red")}.get(
+        link, ("UNKNOWN", "yellow")
+    )
+    head.append(*link_text)
 
     action = view["next_action"]
+    if offline:
+        action = {"text": "TABLE OFFLINE - DAEMON NOT RUNNING", "tone": "stop"}
     parts: list[RenderableType] = [head, Text(f" {action['text']} ", style=_TONE_STYLE[action["tone"]])]
     for alert in view["alerts"]:
         style = "bold white on red" if alert["severity"] == "misdeal" else "black on yellow"
-        line = f" {alert['severity'].upper()} #{alert['alert_id']} {alert['code']}: {alert['message']} "
+        where = f" {alert['hand']}" if alert["hand"] else ""
+        line = f" {alert['severity'].upper()} #{alert['alert_id']}{where} {alert['code']}: {alert['text']} "
         parts.append(Text(line, style=style))
 
     rnd = view["round"]
@@ -244,10 +308,13 @@ def render(view: dict[str, Any], status: str | None, connected: bool, broker: st
         title = f"Round {rnd['round_id']} \u00b7 hand {rnd['hand_no']} \u00b7 {rnd['phase']}"
         if rnd["last_hand"]:
             title += " \u00b7 LAST HAND"
-        hands = Group(
-            _hand("PLAYER", rnd["player"], rnd["winner"] in ("player", "tie"), "bold blue"),
-            _hand("BANKER", rnd["banker"], rnd["winner"] in ("banker", "tie"), "bold red"),
-        )
+        lines: list[RenderableType] = [
+            _hand("PLAYER", rnd["player"], rnd["winner"] == "player", "bold blue"),
+            _hand("BANKER", rnd["banker"], rnd["winner"] == "banker", "bold red"),
+        ]
+        if rnd["winner"] == "tie":
+            lines.append(Text("TIE", style="bold white on green"))
+        hands = Group(*lines)
         parts.append(Panel(hands, title=title, title_align="left"))
 
     shoe = view["shoe"]
@@ -306,9 +373,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    watch = TableWatch(args.host, args.port, args.prefix, args.table_id, args.get_state)
+    # Redrawing a screen into a file or a pipe leaves a mess: there, one line per message instead.
+    on_terminal = sys.stdout.isatty()
+    watch = TableWatch(
+        args.host, args.port, args.prefix, args.table_id, args.get_state, lines=not on_terminal
+    )
     watch.start()
     try:
+        if not on_terminal:
+            while True:
+                if watch.changed.wait(1.0):
+                    watch.changed.clear()
+                    for line in watch.take_lines():
+                        print(line, flush=True)
         with Live(watch.screen(), console=Console(), auto_refresh=False) as live:
             while True:
                 if watch.changed.wait(1.0):

@@ -24,10 +24,13 @@ from aiohttp import web
 
 from scannerd import __version__
 from scannerd.config import DisplaySettings
+from scannerd.credentials import read_secret
+from scannerd.display.access import access_middleware
+from scannerd.display.guard import ConnectionCap, LoopErrors
 from scannerd.display.view import TableView
 from scannerd.events import Event
-from scannerd.payloads import DevicePayload
-from scannerd.requests import Response
+from scannerd.payloads import DevicePayload, DisplayHealth
+from scannerd.requests import RequestError, Response, parse_request
 
 log = structlog.get_logger(__name__)
 
@@ -35,6 +38,13 @@ STATIC_DIR = Path(__file__).with_name("static")
 PING_S = 5.0
 """A quiet stream still sends a ping this often, so the page notices a dead link by its silence."""
 START_TIMEOUT_S = 10.0
+RETRY_MIN_S = 1.0
+RETRY_MAX_S = 10.0
+"""A display that cannot listen tries again after 1 s, doubling up to this: back soon after the port frees."""
+IDLE_S = 10.0
+"""A connection with no request under way for this long is closed (one that never sends a byte, too)."""
+TOKEN_CREDENTIAL = "display-token"
+"""Looked up in ``$CREDENTIALS_DIRECTORY`` when no ``[display] token_file`` is set."""
 _NO_CACHE = {"Cache-Control": "no-cache"}
 
 
@@ -45,7 +55,12 @@ class Display:
     on start); ``request`` runs a game-server command as the daemon would and
     answers with its :class:`~scannerd.requests.Response` (the acknowledge
     button). ``round_control`` is the house setting, which decides what the
-    dealer is told to do between rounds.
+    dealer is told to do between rounds. ``on_health`` is called (from the
+    display's thread) whenever :attr:`health` changes.
+
+    A display that cannot listen (port taken, host that does not resolve)
+    never stops the table: it says why once, shows it in :attr:`health` and
+    tries again with backoff until it can.
     """
 
     def __init__(
@@ -56,6 +71,8 @@ class Display:
         request: Callable[[str, dict[str, Any]], Response],
         *,
         round_control: str = "server",
+        on_health: Callable[[], None] = lambda: None,
+        environ: dict[str, str] | None = None,
     ) -> None:
         self.settings = settings
         self.table_id = table_id
@@ -69,26 +86,23 @@ class Display:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
-        self._error: BaseException | None = None
         self._port: int | None = None
+        self._on_health = on_health
+        self.health = DisplayHealth(state="retrying", listen=settings.listen, error="not started")
+        token = read_secret(settings.token_file, TOKEN_CREDENTIAL, environ)  # at start, as a file error
+        self._token = token.get_secret_value() if token is not None else None
 
     # ------------------------------------------------------------------ control (any thread)
 
     def start(self) -> None:
-        """Seed the view from ``get_state`` and start serving; raises OSError if the address is taken."""
+        """Seed the view from ``get_state`` and start serving; returns after the first attempt to listen."""
         if self.alive:
             return
         self._view.load_state(self._get_state())
         self._ready.clear()
-        self._error = None
         self._thread = threading.Thread(target=self._run, name="display", daemon=True)
         self._thread.start()
-        if not self._ready.wait(START_TIMEOUT_S):
-            raise TimeoutError(f"display did not start listening on {self.settings.listen}")
-        if self._error is not None:
-            self._thread.join(1.0)
-            raise self._error
-        log.info("display listening", url=self.url)
+        self._ready.wait(START_TIMEOUT_S)
 
     def stop(self, timeout: float = 5.0) -> None:
         loop, stop = self._loop, self._stop
@@ -156,44 +170,84 @@ class Display:
         try:
             asyncio.run(self._serve())
         except BaseException as exc:
-            if not self._ready.is_set():
-                self._error = exc
-                self._ready.set()
-            else:
-                log.exception("display server died")
+            log.exception("display server died")
             if not isinstance(exc, Exception):
                 raise
+        finally:
+            self._ready.set()
 
     async def _serve(self) -> None:
+        loop = asyncio.get_running_loop()
+        loop.set_exception_handler(LoopErrors())
         self._stop = asyncio.Event()
+        self._loop = loop  # from now on events reach the view, listening or not
         self._publish()
-        runner = web.AppRunner(self._app(), access_log=None, shutdown_timeout=1.0)
+        runner = web.AppRunner(self._app(), access_log=None, shutdown_timeout=1.0, keepalive_timeout=IDLE_S)
         await runner.setup()
+        server: asyncio.Server | None = None
         try:
-            host = self.settings.host
-            # Our own socket, so the port the OS picked for port 0 is known to ``url``.
-            # After a restart, the same port again: the kiosk's URL must stay valid.
-            port = self._port if self._port is not None else self.settings.port
-            sock = socket.create_server(
-                (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET
-            )
-            self._port = sock.getsockname()[1]
-            await web.SockSite(runner, sock).start()
-            self._loop = asyncio.get_running_loop()
-            self._ready.set()
-            await self._stop.wait()
+            cap = ConnectionCap(runner.server, self.settings.max_connections, self.settings.listen)
+            server = await self._listen(cap)
+            if server is not None:
+                await self._stop.wait()
         finally:
             self._loop = None
+            if server is not None:
+                server.close()
             for wake in self._clients:
                 wake.set()  # let every stream handler see the stop and return
             await runner.cleanup()
 
+    async def _listen(self, cap: ConnectionCap) -> asyncio.Server | None:
+        """Listen, trying again with backoff while it cannot; None if stopped first."""
+        assert self._stop is not None
+        delay, failures = RETRY_MIN_S, 0
+        while not self._stop.is_set():
+            try:
+                sock = self._socket()
+            except OSError as exc:
+                failures += 1
+                reason = exc.strerror or str(exc)
+                if failures == 1:
+                    log.error(
+                        "display cannot listen; the table deals on",
+                        listen=self.settings.listen,
+                        reason=reason,
+                    )
+                self._set_health(DisplayHealth(state="retrying", listen=self.settings.listen, error=reason))
+                self._ready.set()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stop.wait(), delay)
+                delay = min(delay * 2, RETRY_MAX_S)
+                continue
+            server = await asyncio.get_running_loop().create_server(cap, sock=sock)
+            log.info("display listening", url=self.url, failed_attempts=failures)
+            self._set_health(DisplayHealth(state="listening", listen=self.settings.listen))
+            self._ready.set()
+            return server
+        return None
+
+    def _socket(self) -> socket.socket:
+        host = self.settings.host
+        # Our own socket, so the port the OS picked for port 0 is known to ``url``.
+        # After a restart, the same port again: the kiosk's URL must stay valid.
+        port = self._port if self._port is not None else self.settings.port
+        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+        self._port = sock.getsockname()[1]
+        return sock
+
+    def _set_health(self, health: DisplayHealth) -> None:
+        if health != self.health:
+            self.health = health
+            self._on_health()
+
     def _app(self) -> web.Application:
-        app = web.Application()
+        app = web.Application(middlewares=[access_middleware(self.settings.allowed_hosts, self._token)])
         app.router.add_get("/", self._index)
         app.router.add_get("/events", self._events)
         app.router.add_get("/api/state", self._state)
         app.router.add_post("/api/ack", self._ack)
+        app.router.add_post("/api/dealer/{action:sign_in|sign_out}", self._dealer)
         app.router.add_static("/static", STATIC_DIR)
         return app
 
@@ -245,6 +299,26 @@ class Display:
         # The daemon runs the command under its lock: never on the loop, which must keep streaming.
         response = await loop.run_in_executor(None, self._request, "ack_alert", {"alert_id": alert_id})
         log.info("alert acknowledged at the display", alert_id=alert_id, status=response.status)
+        return web.json_response(
+            response.model_dump(mode="json"), status=200 if response.status == "ok" else 409
+        )
+
+    async def _dealer(self, request: web.Request) -> web.Response:
+        """The sign-in control: ``sign_in`` with ``{"dealer_id": "D-117"}``, or ``sign_out`` with ``{}``.
+
+        The body is judged by the same parser as the game server's request, and run as one.
+        """
+        command = f"dealer_{request.match_info['action']}"
+        if request.content_type != "application/json":  # as for /api/ack: no cross-site form posts
+            refused = {"command": command, "status": "error", "error": "send the dealer as application/json"}
+            return web.json_response(refused, status=415)
+        try:
+            parsed = parse_request(command, await request.read())
+        except RequestError as exc:
+            return web.json_response(exc.response().model_dump(mode="json"), status=400)
+        loop = asyncio.get_running_loop()
+        response = await loop.run_in_executor(None, self._request, command, parsed.args)
+        log.info("dealer sign-in at the display", command=command, status=response.status, **parsed.args)
         return web.json_response(
             response.model_dump(mode="json"), status=200 if response.status == "ok" else 409
         )

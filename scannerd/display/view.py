@@ -14,22 +14,34 @@ mid-shoe (or after a daemon restart) draws the whole shoe's roads.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from scannerd.baccarat import next_position
-from scannerd.cards import BURN_COUNT, CARD_POINTS
+from scannerd.cards import BURN_COUNT, CARD_POINTS, card_name
 from scannerd.display.roads import ROWS, Result, bead_road, big_road, columns
 from scannerd.validator import RESULTS_KEPT_WITHOUT_SHOE
 
 _SIDES = ("player", "banker")
 _ORDINALS = {"1": "FIRST", "2": "SECOND", "3": "THIRD"}
-_SEVERITY_ORDER = {"misdeal": 0, "warning": 1}
+_HANDS_KEPT = 256  # round ids remembered for naming an alert's hand: a long shoe, and then some
 
 
 def position_words(position: str) -> str:
     """``player3`` -> ``PLAYER THIRD``."""
     return f"{position[:-1].upper()} {_ORDINALS[position[-1]]}"
+
+
+def dealer_text(message: str, card: str | None) -> str:
+    """An alert's message with its card named as the dealer reads it (``10\u2660``, not ``TS``).
+
+    The validator's message carries the card code, as the MQTT payload must; only the screens
+    translate it, and only the code of the alert's own card, so no other word can be touched.
+    """
+    if not card:
+        return message
+    return re.sub(rf"\b{re.escape(card)}\b", card_name(card), message)
 
 
 def _round_of(rnd: Mapping[str, Any]) -> dict[str, Any]:
@@ -41,11 +53,22 @@ def _round_of(rnd: Mapping[str, Any]) -> dict[str, Any]:
         "last_hand": rnd.get("last_hand", False),
         "player": list(rnd["player"]["cards"]),
         "banker": list(rnd["banker"]["cards"]),
+        "betting_ends_ts": rnd.get("betting_ends_ts"),
     }
 
 
 def _total(cards: list[str]) -> int:
     return sum(CARD_POINTS.get(c, 0) for c in cards) % 10
+
+
+def _hand_view(cards: list[str], total: int) -> dict[str, Any]:
+    """A hand with the marks the dealer calls out: a natural (8 or 9 on two cards) and a pair."""
+    return {
+        "cards": list(cards),
+        "total": total,
+        "natural": len(cards) == 2 and total >= 8,
+        "pair": len(cards) >= 2 and cards[0][0] == cards[1][0],
+    }
 
 
 class TableView:
@@ -56,13 +79,20 @@ class TableView:
         self.round_control = round_control
         self.seq = 0  # highest event seq applied; older or repeated events are ignored
         self.link_up = True
+        # Until the table has said so, neither the shoe's link nor the round is known: a watcher
+        # that has heard nothing yet must not show CONNECTED or WAITING FOR BETS.
+        self.heard_link = False
+        self.heard_round = False
         self.device: dict[str, Any] | None = None
         self.shoe: dict[str, Any] | None = None
         self.round: dict[str, Any] | None = None
         self.alerts: dict[int, dict[str, Any]] = {}
         self.last_card: dict[str, Any] | None = None
-        self.notice: str | None = None  # the latest info alert (cut card out, shoe reconnected)
+        self.notice: str | None = None  # the latest info alert, until the next hand begins
+        self._hands: dict[str, int] = {}  # round_id -> hand_no, for naming an alert's hand
+        self._alert_hands: dict[int, str] = {}  # alert_id -> the hand it belongs to, as shown
         self.results: list[tuple[str, Result]] = []  # (round_id, result) of this shoe, in order
+        self.dealer_id: str | None = None  # the dealer signed in at the table
         self._results_shoe: str | None = None
 
     # ------------------------------------------------------------------ input
@@ -70,10 +100,18 @@ class TableView:
     def load_state(self, state: Mapping[str, Any]) -> None:
         """Take a ``get_state`` answer (the validator's ``state()``) as the current truth."""
         self.link_up = bool(state.get("link_up", True))
+        self.dealer_id = state.get("dealer_id")
+        self.heard_link = self.heard_round = True
         self._set_shoe(state.get("shoe"))
         rnd = state.get("round")
         self.round = _round_of(rnd) if rnd else None
+        if self.round is not None:
+            self._remember_hand(self.round)
         self.alerts = {a["alert_id"]: dict(a) for a in state.get("alerts", [])}
+        known = self._alert_hands  # what was judged on arrival beats what the state can tell now
+        self._alert_hands = {
+            i: known.get(i) or self._hand_of(a.get("round_id")) for i, a in self.alerts.items()
+        }
         # Events up to the state's seq are already in it: applying them again would count twice.
         self.seq = max(self.seq, state.get("seq", 0))
         self.results = [
@@ -84,6 +122,7 @@ class TableView:
     def set_device(self, payload: Mapping[str, Any]) -> None:
         """The device payload (``DevicePayload`` as a dict): link, model, firmware."""
         self.device = dict(payload)
+        self.heard_link = True
 
     def apply(self, event: Mapping[str, Any]) -> bool:
         """Advance by one published event (its JSON dict); False when it was old news."""
@@ -100,6 +139,8 @@ class TableView:
             self._alert(event)
         elif kind == "shoe":
             self._set_shoe({k: v for k, v in event.items() if k not in ("seq", "ts", "kind")})
+        elif kind == "dealer":
+            self.dealer_id = event.get("dealer_id")
         else:
             return False
         return True
@@ -139,8 +180,12 @@ class TableView:
         if event.get("shoe_id") != self._results_shoe:
             self.results = []
             self._results_shoe = event.get("shoe_id")
+        self.heard_round = True
         is_new = self.round is None or self.round["round_id"] != event["round_id"]
         self.round = _round_of(event)
+        self._remember_hand(self.round)
+        if is_new:
+            self.notice = None  # a passing notice is about the hand before: it goes when this one begins
         shoe = self.shoe
         if is_new and shoe is not None and shoe["shoe_id"] == event.get("shoe_id"):
             shoe["hands_dealt"] = max(shoe["hands_dealt"], event["hand_no"])
@@ -159,23 +204,66 @@ class TableView:
     def _alert(self, event: Mapping[str, Any]) -> None:
         alert_id = event["alert_id"]
         if event["code"] == "DEVICE_DISCONNECTED":
-            self.link_up = False
+            self.link_up, self.heard_link = False, True
         elif event["code"] == "DEVICE_RECONNECTED":
-            self.link_up = True
+            self.link_up, self.heard_link = True, True
         if event.get("acknowledged"):
             self.alerts.pop(alert_id, None)
+            self._alert_hands.pop(alert_id, None)
         elif event["severity"] == "info":
-            self.notice = event["message"]
+            self.notice = dealer_text(event["message"], event.get("card"))
         else:
             self.alerts[alert_id] = dict(event)
+            self._alert_hands[alert_id] = self._hand_of(event.get("round_id"))
+
+    def _remember_hand(self, rnd: Mapping[str, Any]) -> None:
+        self._hands[rnd["round_id"]] = rnd["hand_no"]
+        if len(self._hands) > _HANDS_KEPT:
+            del self._hands[next(iter(self._hands))]
+
+    def _hand_of(self, round_id: str | None) -> str:
+        """The hand an alert belongs to, as the dealer counts them; judged when the alert arrives.
+
+        An alert with no round (an extra card, a fault) happened after the current hand, or
+        during it while it is still open.
+        """
+        if round_id is not None:
+            hand_no = self._hands.get(round_id)
+            return f"HAND {hand_no}" if hand_no is not None else f"ROUND {round_id}"
+        rnd = self.round
+        if rnd is None:
+            return ""
+        if rnd["phase"] in ("complete", "void"):
+            return f"AFTER HAND {rnd['hand_no']}"
+        return f"HAND {rnd['hand_no']}"
+
+    def _cause_over(self, alert: Mapping[str, Any]) -> bool:
+        """A warning whose cause has ended: off the dealer's screen, though still open for the pit.
+
+        The shoe back after a disconnection between hands, or a stalled round that is no longer
+        being dealt. Misdeals always stay until someone acknowledges them.
+        """
+        if alert["severity"] != "warning":
+            return False
+        if alert["code"] == "DEVICE_DISCONNECTED":
+            return self.link == "up"
+        if alert["code"] == "ROUND_STALLED":
+            rnd = self.round
+            return rnd is None or rnd["round_id"] != alert.get("round_id") or rnd["phase"] != "dealing"
+        return False
 
     # ------------------------------------------------------------------ output
 
     @property
     def link(self) -> str:
-        """``up``/``down``: the device's own report when there is one, else the validator's belief."""
+        """``up``/``down``: the device's own report when there is one, else the validator's belief.
+
+        ``unknown`` while nothing from the table has said either.
+        """
         if self.device and self.device.get("link") in ("up", "down"):
             return str(self.device["link"])
+        if not self.heard_link:
+            return "unknown"
         return "up" if self.link_up else "down"
 
     def round_view(self) -> dict[str, Any] | None:
@@ -196,17 +284,25 @@ class TableView:
             "phase": rnd["phase"],
             "hand_no": rnd["hand_no"],
             "last_hand": last_hand,
-            "player": {"cards": list(player), "total": p_total},
-            "banker": {"cards": list(banker), "total": b_total},
+            "player": _hand_view(player, p_total),
+            "banker": _hand_view(banker, b_total),
             "next_position": next_position(player, banker) if rnd["phase"] == "dealing" else None,
             "winner": winner,
+            "betting_ends_ts": rnd["betting_ends_ts"] if rnd["phase"] == "betting" else None,
         }
 
     def open_alerts(self) -> list[dict[str, Any]]:
-        """Misdeals first, then warnings, oldest first within each."""
-        return sorted(
-            self.alerts.values(), key=lambda a: (_SEVERITY_ORDER.get(a["severity"], 2), a["alert_id"])
-        )
+        """The alerts the dealer must act on, newest first: the one on top is about the hand in play.
+
+        Each carries ``text`` (the message with its card named as the dealer reads it) and
+        ``hand`` (``HAND 7``, ``AFTER HAND 7``, or empty when no hand is known).
+        """
+        shown = [a for a in self.alerts.values() if not self._cause_over(a)]
+        hands = self._alert_hands
+        return [
+            {**a, "text": dealer_text(a["message"], a.get("card")), "hand": hands.get(a["alert_id"], "")}
+            for a in sorted(shown, key=lambda a: a["alert_id"], reverse=True)
+        ]
 
     def next_action(self) -> tuple[str, str]:
         """The dealer's next move as (text, tone); tone is ``go``, ``wait``, ``burn`` or ``stop``."""
@@ -224,6 +320,8 @@ class TableView:
                     return "BURN: TURN THE FIRST CARD", "burn"
                 return f"BURN: {shoe['burn_done']} of ?", "burn"
             return f"BURN: {shoe['burn_done']} of {shoe['burn_required']}", "burn"
+        if not self.heard_round:  # no round is known until the table says so (a shoe says only that)
+            return "WAITING FOR THE TABLE", "wait"
         if rnd is not None and rnd["phase"] == "betting":
             return "BETS OPEN - DO NOT DRAW", "wait"
         if auto:
@@ -276,6 +374,7 @@ class TableView:
         text, tone = self.next_action()
         return {
             "table_id": self.table_id,
+            "dealer_id": self.dealer_id,
             "link": self.link,
             "device": self.device,
             "shoe": dict(self.shoe) if self.shoe else None,

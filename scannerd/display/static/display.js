@@ -9,7 +9,7 @@ const RETRY_MS = 1000;
 const ALARM_REPEAT_MS = 10000; // an unacknowledged misdeal sounds again this often
 
 // State the tests and the operator can inspect from the console.
-const display = (window.scannerdDisplay = { view: null, views: 0, tones: 0, sound: "off" });
+const display = (window.scannerdDisplay = { view: null, views: 0, tones: 0, timerTones: 0, sound: "off" });
 
 const $ = (id) => document.getElementById(id);
 
@@ -61,33 +61,163 @@ function render(view) {
   $("table-id").textContent = view.table_id;
   renderLink(view);
   renderAlerts(view.alerts);
-  $("action-text").textContent = view.next_action.text;
-  $("action").dataset.tone = view.next_action.tone;
+  renderDealer(view.dealer_id);
+  renderAction();
+  $("announce").hidden = !(view.round && view.round.last_hand && ["betting", "dealing"].includes(view.round.phase));
   renderRound(view.round, view.last_card);
   renderShoe(view.shoe, view.notice);
   renderHistory(view.history);
   alarm(view.alerts);
 }
 
+const LINK_TEXT = { up: "CONNECTED", down: "OFFLINE" };
+
+// ------------------------------------------------------------------ the betting timer
+
+// While betting is open with a time, the action line counts down to the time the daemon gave
+// (betting_ends_ts, Unix seconds: the kiosk's clock and the table PC's must agree, as on one PC).
+// At zero the timer sounds, and NO MORE BETS flashes red until the first card of the hand is out.
+const NO_MORE_BETS_HOLD_S = 5; // after betting closed, how long NO MORE BETS stays without a card
+let timeUp = null; // {round_id, at}: the betting time of this round ran out (local seconds)
+
+function renderAction() {
+  const view = display.view;
+  if (!view) return;
+  const round = view.round;
+  const now = Date.now() / 1000;
+  const countdown = $("countdown");
+  let text = view.next_action.text;
+  let tone = view.next_action.tone;
+  countdown.hidden = true;
+  if (round && round.phase === "betting" && round.betting_ends_ts !== null) {
+    const left = Math.ceil(round.betting_ends_ts - now);
+    if (left > 0) {
+      countdown.hidden = false;
+      countdown.textContent = String(left);
+      countdown.dataset.urgent = String(left <= 5);
+    } else if (!timeUp || timeUp.round_id !== round.round_id) {
+      timeUp = { round_id: round.round_id, at: now };
+      playTimer();
+    }
+  }
+  const noCard = round && round.player.cards.length === 0 && round.banker.cards.length === 0;
+  if (
+    timeUp && round && timeUp.round_id === round.round_id && noCard &&
+    (round.phase === "betting" || (round.phase === "dealing" && now - timeUp.at < NO_MORE_BETS_HOLD_S))
+  ) {
+    text = "NO MORE BETS";
+    tone = "nomorebets";
+  }
+  $("action-text").textContent = text;
+  $("action").dataset.tone = tone;
+}
+
+setInterval(renderAction, 200);
+
+// ------------------------------------------------------------------ who is dealing
+
+function renderDealer(dealerId) {
+  const pill = $("dealer");
+  pill.dataset.signedIn = String(!!dealerId);
+  pill.textContent = dealerId ? `DEALER ${dealerId}` : "DEALER: SIGN IN";
+}
+
+$("dealer").addEventListener("click", () => {
+  const form = $("sign-in");
+  form.hidden = !form.hidden;
+  $("sign-in-error").textContent = "";
+  $("sign-out").hidden = !(display.view && display.view.dealer_id);
+  if (!form.hidden) $("dealer-input").focus();
+});
+$("sign-in-cancel").addEventListener("click", () => {
+  $("sign-in").hidden = true;
+});
+$("sign-in").addEventListener("submit", (e) => {
+  e.preventDefault();
+  signIn($("dealer-input").value.trim());
+});
+$("sign-out").addEventListener("click", () => signIn(null));
+
+// The dealer's id as a badge reader or the keyboard types it; null signs the dealer out.
+async function signIn(dealerId) {
+  const error = $("sign-in-error");
+  error.textContent = "";
+  try {
+    const response = await fetch(`/api/dealer/${dealerId ? "sign_in" : "sign_out"}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(dealerId ? { dealer_id: dealerId } : {}),
+    });
+    const answer = await response.json();
+    if (answer.status !== "ok") {
+      error.textContent = `Not signed ${dealerId ? "in" : "out"}: ${answer.error}`;
+      return;
+    }
+    $("sign-in").hidden = true;
+    $("dealer-input").value = "";
+  } catch (e) {
+    error.textContent = "No link to the daemon";
+  }
+}
+
+// ------------------------------------------------------------------ link and alerts
+
 function renderLink(view) {
   const link = $("link");
   link.dataset.link = view.link;
   const model = view.device && view.device.model ? ` ${view.device.model}` : "";
-  link.textContent = view.link === "up" ? `SHOE${model} CONNECTED` : `SHOE${model} OFFLINE`;
+  link.textContent = `SHOE${model} ${LINK_TEXT[view.link] || "\u2014"}`;
 }
 
+// The newest alert is the one on top, large; the older ones wait in a list that a tap opens, so
+// however many stay open the hands keep their room. An element lives as long as its alert, so a
+// refusal written on it stays when it moves between the two places.
+const alertEls = new Map();
+
 function renderAlerts(alerts) {
-  const box = $("alerts");
-  const keep = new Map([...box.children].map((el) => [el.dataset.alertId, el]));
-  alerts.forEach((alert, i) => {
+  const open = new Set(alerts.map((a) => String(a.alert_id)));
+  alertEls.forEach((el, id) => {
+    if (!open.has(id)) {
+      el.remove();
+      alertEls.delete(id);
+    }
+  });
+  const els = alerts.map((alert) => {
     const id = String(alert.alert_id);
-    let el = keep.get(id);
-    if (!el) el = alertBanner(alert);
-    keep.delete(id);
+    if (!alertEls.has(id)) alertEls.set(id, alertBanner(alert));
+    return alertEls.get(id);
+  });
+  const [first, ...rest] = els;
+  place($("alert-main"), first ? [first] : []);
+  place($("alert-items"), rest);
+  $("alerts").hidden = !first;
+  const more = $("alert-more");
+  more.hidden = rest.length === 0;
+  more.textContent = rest.length
+    ? `+${rest.length} MORE \u00b7 ${alerts.slice(1).map(alertTitle).join(" \u00b7 ")}`
+    : "";
+  $("alert-list-title").textContent = `${rest.length} MORE OPEN ALERT${rest.length === 1 ? "" : "S"}`;
+  if (!rest.length) $("alert-list").hidden = true;
+}
+
+function place(box, els) {
+  els.forEach((el, i) => {
     if (box.children[i] !== el) box.insertBefore(el, box.children[i] || null);
   });
-  keep.forEach((el) => el.remove());
+  while (box.children.length > els.length) box.lastElementChild.remove();
 }
+
+function alertTitle(alert) {
+  const where = alert.hand ? ` (${alert.hand})` : "";
+  return `${alert.code.replace(/_/g, " ")}${where}`;
+}
+
+$("alert-more").addEventListener("click", () => {
+  $("alert-list").hidden = false;
+});
+$("alert-list-close").addEventListener("click", () => {
+  $("alert-list").hidden = true;
+});
 
 function alertBanner(alert) {
   const el = document.createElement("div");
@@ -98,10 +228,11 @@ function alertBanner(alert) {
   what.className = "what";
   const kind = document.createElement("div");
   kind.className = "kind";
-  kind.textContent = `${KIND[alert.severity] || alert.severity.toUpperCase()} \u00b7 ${alert.code.replace(/_/g, " ")}`;
+  const where = alert.hand ? ` \u00b7 ${alert.hand}` : "";
+  kind.textContent = `${KIND[alert.severity] || alert.severity.toUpperCase()} \u00b7 ${alert.code.replace(/_/g, " ")}${where}`;
   const message = document.createElement("div");
   message.className = "message";
-  message.textContent = alert.message;
+  message.textContent = alert.text;
   const error = document.createElement("div");
   error.className = "error";
   what.append(kind, message, error);
@@ -136,11 +267,28 @@ async function acknowledge(alertId, button, error) {
 
 function renderRound(round, lastCard) {
   $("round-id").textContent = round ? `HAND ${round.hand_no} \u00b7 ${round.round_id}` : "";
-  $("last-hand").hidden = !(round && round.last_hand);
+  // The small badge only while the announcement across the screen is not there to say it.
+  $("last-hand").hidden = !(round && round.last_hand) || !$("announce").hidden;
+  const winner = round ? round.winner : null;
+  $("hands").dataset.result = winner || "";
   for (const side of ["player", "banker"]) {
-    const hand = round ? round[side] : { cards: [], total: null };
+    const hand = round ? round[side] : { cards: [], total: null, natural: false, pair: false };
     $(`${side}-total`).textContent = round && hand.cards.length ? hand.total : "\u2013";
-    $(side).dataset.winner = String(!!round && (round.winner === side || round.winner === "tie"));
+    // A tie is nobody's win: both hands say TIE, neither says WINS.
+    $(side).dataset.winner = String(winner === side);
+    const marks = [];
+    if (hand.natural) marks.push(["natural", "NATURAL"]);
+    if (hand.pair) marks.push(["pair", "PAIR"]);
+    if (winner === side) marks.push(["win", "WINS"]);
+    if (winner === "tie") marks.push(["tie", "TIE"]);
+    $(`${side}-marks`).replaceChildren(
+      ...marks.map(([kind, label]) => {
+        const mark = document.createElement("span");
+        mark.className = `mark ${kind}`;
+        mark.textContent = label;
+        return mark;
+      }),
+    );
     for (let i = 0; i < 3; i++) {
       const pos = `${side}${i + 1}`;
       const slot = document.querySelector(`.card[data-pos="${pos}"]`);
@@ -330,6 +478,14 @@ function play(severity) {
   } else {
     tone(700, t, 0.3);
   }
+}
+
+// Betting time is up: one long high tone, unlike the misdeal's two-tone beeps.
+function playTimer() {
+  unlockSound();
+  display.timerTones += 1;
+  if (!audio || audio.state !== "running") return;
+  tone(1200, audio.currentTime, 0.9);
 }
 
 function alarm(alerts) {

@@ -1,0 +1,187 @@
+"""A table for the dealer-display tests and screenshots: a real validator feeding a real Display.
+
+Wired as the daemon wires them (one lock, each batch of events to the display), without the
+device, the outbox or MQTT, so a page test sets a table up in milliseconds. The states the
+layout tests judge and ``python -m tests.display_screens`` photographs are built here, once.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from typing import Any
+
+from scannerd.cards import ALL_CARDS
+from scannerd.config import DisplaySettings
+from scannerd.display import Display
+from scannerd.events import CardDrawn, CutCardSeen, ValidatorInput
+from scannerd.house import HouseRules
+from scannerd.requests import Response, execute, parse_request
+from scannerd.validator import Validator
+
+# Player 2+3=5 draws; Banker K+4=4 draws on a player third of 2.
+SIX_CARD_ROUND = ("2H", "KS", "3C", "4D", "2C", "5S")
+# The same, but the banker's third makes 7 as well: a tie with three cards on each side.
+SIX_CARD_TIE = ("2H", "KS", "3C", "4D", "2C", "3S")
+NATURAL_ROUND = ("9H", "2S", "9C", "3D")
+# Cards for extra-card misdeals, ten of them: every one a different rank, so no hand's pair changes.
+EXTRA_CARDS = ("AC", "TS", "QH", "7D", "JC", "KH", "8S", "6C", "5D", "4S")
+
+
+class Table:
+    """A validator and the display, wired as the daemon wires them: one lock, events to the display."""
+
+    def __init__(
+        self,
+        rules: HouseRules | None = None,
+        table_id: str = "BAC-07",
+        settings: DisplaySettings | None = None,
+    ) -> None:
+        self.validator = Validator(table_id, rules or HouseRules(burn="none"))
+        self.lock = threading.Lock()
+        self.ts = 1_700_000_000.0
+        self.display = Display(
+            settings or DisplaySettings(listen="127.0.0.1:0"),
+            table_id,
+            self.state,
+            self.request,
+            round_control=self.validator.rules.round_control,
+        )
+
+    def state(self) -> dict[str, Any]:
+        with self.lock:
+            return self.validator.state()
+
+    def feed(self, inp: ValidatorInput) -> None:
+        with self.lock:
+            self.display.on_events(self.validator.handle(inp))
+
+    def command(self, name: str, **args: Any) -> Response:
+        return self.request(name, args)
+
+    def request(self, command: str, args: dict[str, Any]) -> Response:
+        with self.lock:
+            self.ts += 1
+            parsed = parse_request(command, json.dumps(args).encode())
+            response, events = execute(parsed, self.validator, self.ts)
+            self.display.on_events(events)
+            return response
+
+    def card(self, *cards: str) -> None:
+        for card in cards:
+            self.ts += 1
+            self.feed(CardDrawn(self.ts, card))
+
+    def round(self, round_id: str, *cards: str) -> None:
+        self.command("betting_open", round_id=round_id)
+        self.command("betting_close")
+        self.card(*cards)
+
+    def shoe_under_way(self, hands: int = 30, seed: int = 7) -> None:
+        """Deal ``hands`` whole hands from a shuffled shoe, so the roads have something to show."""
+        cards = [c for _ in range(8) for c in ALL_CARDS]
+        random.Random(seed).shuffle(cards)
+        for n in range(hands):
+            self.command("betting_open", round_id=f"R{n + 1}")
+            self.command("betting_close")
+            while self.state()["round"]["phase"] == "dealing":
+                self.card(cards.pop())
+
+    def extra_cards(self, count: int) -> None:
+        """``count`` cards drawn with none due, the most common misdeal: one open alert each."""
+        for n in range(count):
+            self.card(EXTRA_CARDS[n % len(EXTRA_CARDS)])
+
+
+# ------------------------------------------------------------------ the states the screen is judged in
+
+
+def dealing(table: Table) -> None:
+    """A shoe under way and a hand half dealt: the player's third card is due."""
+    table.shoe_under_way()
+    table.round("R31", *SIX_CARD_ROUND[:4])
+
+
+def tie(table: Table) -> None:
+    """A tie with three cards on each side, the widest hands there are."""
+    table.shoe_under_way()
+    table.round("R31", *SIX_CARD_TIE)
+
+
+def tie_with_alerts(count: int):
+    """The tie, then ``count`` extra cards drawn: as many open misdeals."""
+
+    def build(table: Table) -> None:
+        tie(table)
+        table.extra_cards(count)
+
+    build.__doc__ = f"The tie with {count} open alerts."
+    return build
+
+
+def betting(table: Table, seconds: float = 60.0, started_ago: float = 0.0) -> None:
+    """Bets being placed, with the table's timer counting ``seconds`` down (wall-clock time)."""
+    table.shoe_under_way()
+    table.ts = time.time() - started_ago - 1  # the countdown is to a moment on the page's clock
+    table.command("betting_open", round_id="R31", betting_time_s=seconds)
+
+
+def no_more_bets(table: Table) -> None:
+    """The betting time ran out and the game server has not closed betting yet."""
+    betting(table, seconds=10.0, started_ago=12.0)
+
+
+def last_hand(table: Table) -> None:
+    """The cut card came out: the hand now dealt is the last before the shuffle."""
+    table.shoe_under_way()
+    table.ts += 1
+    table.feed(CutCardSeen(table.ts))
+    table.round("R31", *SIX_CARD_ROUND[:4])
+
+
+def cut_card(table: Table) -> None:
+    """The cut card came out between hands: the shoe's notice says the next hand is the last."""
+    table.shoe_under_way()
+    table.ts += 1
+    table.feed(CutCardSeen(table.ts))
+
+
+def dealer_signed_in(table: Table) -> None:
+    """A dealer signed in, dealing a hand."""
+    table.command("dealer_sign_in", dealer_id="D-117")
+    dealing(table)
+
+
+def last_hand_with_dealer(table: Table) -> None:
+    """The last hand, dealt by a dealer signed in."""
+    table.command("dealer_sign_in", dealer_id="D-117")
+    last_hand(table)
+
+
+STATES = {
+    "dealing": dealing,
+    "tie": tie,
+    "betting": betting,
+    "no-more-bets": no_more_bets,
+    "last-hand": last_hand,
+    "cut-card": cut_card,
+    "dealer": dealer_signed_in,
+    "last-hand-dealer": last_hand_with_dealer,
+    **{f"alerts-{n}": tie_with_alerts(n) for n in (1, 3, 6, 10, 20)},
+}
+"""Each a function that brings a fresh table (with a new shoe) to that state."""
+
+SIZES = ((1920, 1080), (1280, 1024), (1024, 768), (768, 1024))
+"""The table monitors the screen must work on: 16:9, 5:4, 4:3 and portrait."""
+
+
+def table_in(state: str) -> Table:
+    """A table brought to ``state`` with its display running (stop it after): the display hears
+    every event, as in a daemon, so what only events carry (the shoe's notice) is there too."""
+    table = Table()
+    table.display.start()
+    table.command("new_shoe", shoe_id="S-0412")
+    STATES[state](table)
+    return table

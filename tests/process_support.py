@@ -1,0 +1,72 @@
+"""``scannerd run`` as a real process for the fault tests, with the limits a service gets.
+
+A process of its own is what a table PC runs: its own descriptors, its own
+GIL, its own log. The tests that flood or starve the daemon need that, since
+a daemon in the test's process would share them with the flood.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from simulators.serial_pty import PtyPort
+from tests.broker import Broker, GameServer
+from tests.config_support import write_config
+
+AUTO = {"burn": "none", "round_control": "auto"}
+"""No game server needed: the first card opens a round."""
+
+
+@contextmanager
+def table(tmp_path: Path, broker: Broker, shoe: PtyPort, **sections: dict[str, Any]) -> Iterator[Path]:
+    """``scannerd run`` for table T1 reading ``shoe``; yields its log file (JSON lines)."""
+    sections = {"rules": AUTO, **sections}
+    config = write_config(tmp_path, broker, "beetek", shoe.path, **sections)
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(("SCANNERD_", "NOTIFY_"))}
+    log = tmp_path / "scannerd.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
+            env=env,
+            stdout=out,
+            stderr=out,
+            preexec_fn=table_pc_limits,
+        )
+    try:
+        yield log
+        assert proc.poll() is None, f"the daemon exited ({proc.returncode}):\n{log.read_text()[-3000:]}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+def table_pc_limits() -> None:
+    """The descriptor limit a service gets by default (soft 1024), whatever the test runner has."""
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(1024, hard), hard))
+
+
+def log_lines(log: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+
+
+def wait_shoe_open(server: GameServer, base: str = "casino/tables/T1") -> None:
+    """Until the daemon has the shoe's port open (its device topic says so): a card sent before is lost."""
+
+    def link_up(got: list[Any]) -> bool:
+        return any(m.topic == f"{base}/device" and json.loads(m.payload)["link"] == "up" for m in got)
+
+    server.wait_for(link_up, 30)

@@ -1,0 +1,174 @@
+"""The dealer's screen on every table monitor and with any number of open alerts, judged by geometry.
+
+Real headless Chromium, a real validator behind a real Display; each state is built as a table
+gets there (``tests.display_support``). What a dealer needs: every card drawn fully on the screen,
+inside its own hand, clear of everything else, at least a tenth of the screen high, and nothing
+to scroll.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.browser import banners, js, open_page, resize, wait_for
+from tests.display_support import SIZES, table_in
+
+# The page measures itself: every drawn card with its hand, its head (name, marks, total) and
+# what else is on screen, plus how far the document reaches.
+MEASURE = """
+const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+const cards = [...document.querySelectorAll('.card.face')].map((el) => ({
+  pos: el.dataset.pos,
+  card: box(el),
+  glyphs: [...el.children].map(box),
+  hand: box(el.closest('.hand')),
+  head: box(el.closest('.hand').querySelector('.hand-head')),
+}));
+const others = ['top', 'alerts', 'announce', 'action', 'shoe', 'history']
+  .map((id) => document.getElementById(id))
+  .filter((el) => el && !el.hidden)
+  .map((el) => ({ id: el.id, box: box(el) }));
+const root = document.documentElement;
+const notice = document.getElementById('notice');
+return {
+  tableIdLines: document.getElementById('table-id').getClientRects().length,
+  notice: notice.textContent ? { box: box(notice), shoe: box(document.getElementById('shoe')),
+    clipped: notice.scrollHeight > notice.clientHeight + 1 } : null,
+  width: innerWidth, height: innerHeight, cards, others,
+  scroll: [root.scrollWidth, root.scrollHeight, document.body.scrollWidth, document.body.scrollHeight],
+  bottom: Math.max(...others.map((o) => o.box[3])),
+};
+"""
+
+
+def _inside(inner: list[float], outer: list[float]) -> bool:
+    left, top, right, bottom = inner
+    return (
+        left >= outer[0] - 0.5
+        and top >= outer[1] - 0.5
+        and right <= outer[2] + 0.5
+        and bottom <= outer[3] + 0.5
+    )
+
+
+def _overlap(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[2] - 0.5 and b[0] < a[2] - 0.5 and a[1] < b[3] - 0.5 and b[1] < a[3] - 0.5
+
+
+def check_layout(driver: Any, expected_cards: int | None) -> dict[str, Any]:
+    """Assert the dealer's rules for the page as it is (``None``: any number of cards on show).
+
+    Returns the measurements."""
+    m = driver.execute_script(MEASURE)
+    size = f"{m['width']}x{m['height']}"
+    viewport = [0, 0, m["width"], m["height"]]
+    assert expected_cards is None or len(m["cards"]) == expected_cards, size
+    assert max(m["scroll"][0], m["scroll"][2]) <= m["width"], f"{size}: the page is wider than the screen"
+    assert max(m["scroll"][1], m["scroll"][3]) <= m["height"], f"{size}: the page is taller than the screen"
+    assert m["bottom"] <= m["height"] + 0.5, f"{size}: part of the page is below the screen"
+    assert m["tableIdLines"] == 1, f"{size}: the table id wraps"
+    if m["notice"]:
+        assert _inside(m["notice"]["box"], m["notice"]["shoe"]), f"{size}: the shoe notice is cut off"
+        assert not m["notice"]["clipped"], f"{size}: the shoe notice is cut off"
+    for c in m["cards"]:
+        where = f"{size} {c['pos']}"
+        assert _inside(c["card"], viewport), f"{where}: card not fully on the screen {c['card']}"
+        assert _inside(c["card"], c["hand"]), f"{where}: card outside its hand {c['card']} {c['hand']}"
+        assert not _overlap(c["card"], c["head"]), f"{where}: card over its hand's name and total"
+        for glyph in c["glyphs"]:
+            assert _inside(glyph, c["card"]), f"{where}: rank or suit runs out of the card"
+        assert c["card"][3] - c["card"][1] >= m["height"] / 10, f"{where}: card under a tenth of the screen"
+        for other in m["cards"]:
+            if other is not c:
+                assert not _overlap(c["card"], other["card"]), f"{where} overlaps {other['pos']}"
+        for part in m["others"]:
+            assert not _overlap(c["card"], part["box"]), f"{where} overlaps #{part['id']}"
+    return m
+
+
+@pytest.fixture
+def shown(browser):
+    """Show a state at a size: ``shown(state, (w, h))``; the table is stopped afterwards."""
+    tables = []
+
+    def show(state: str, size: tuple[int, int]):
+        table = table_in(state)
+        tables.append(table)
+        resize(browser, *size)
+        open_page(browser, table.display.url)
+        return table
+
+    yield show
+    for table in tables:
+        table.display.stop()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("state", ["tie", "alerts-3", "alerts-6", "alerts-10", "alerts-20"])
+def test_every_card_of_a_six_card_tie_is_whole_and_clear_with_any_number_of_alerts(
+    browser, shown, state, size
+):
+    table = shown(state, size)
+    count = len(table.state()["alerts"])
+    wait_for(browser, lambda b: len(banners(b)) == count, 10, f"{count} alerts on the page")
+    check_layout(browser, 6)
+    # The tie reads TIE on both hands, and neither wins.
+    marks = js(browser, "[...document.querySelectorAll('.hand .mark')].map((m) => m.textContent)")
+    assert marks.count("TIE") == 2 and "WINS" not in marks
+    assert js(browser, "document.querySelectorAll('.hand[data-winner=\"true\"]').length") == 0
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_a_hand_being_dealt_fits_every_monitor(browser, shown, size):
+    shown("dealing", size)
+    wait_for(browser, lambda b: b.find_elements("css selector", ".card.due"), 10, "the third card cue")
+    check_layout(browser, 4)
+    due = browser.find_element("css selector", ".card.due").get_attribute("data-pos")
+    assert due == "player3"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_the_countdown_no_more_bets_last_hand_dealer_and_notice_fit_every_monitor(browser, shown, size):
+    shown("betting", size)
+    wait_for(browser, lambda b: b.find_element("id", "countdown").is_displayed(), 10, "the countdown")
+    check_layout(browser, 0)
+    shown("no-more-bets", size)
+    wait_for(browser, lambda b: action_tone(b) == "nomorebets", 10, "NO MORE BETS")
+    check_layout(browser, 0)
+    shown("last-hand", size)
+    wait_for(browser, lambda b: b.find_element("id", "announce").is_displayed(), 10, "the last hand")
+    check_layout(browser, 4)
+    shown("dealer", size)
+    wait_for(browser, lambda b: "D-117" in b.find_element("id", "dealer").text, 10, "the dealer")
+    check_layout(browser, 4)
+    shown("cut-card", size)
+    wait_for(browser, lambda b: b.find_element("id", "notice").text, 10, "the cut card notice")
+    check_layout(browser, None)  # the hand before, and the notice
+
+
+def action_tone(driver: Any) -> str:
+    return driver.find_element("id", "action").get_attribute("data-tone")
+
+
+def test_the_list_of_older_alerts_keeps_each_whole_and_acknowledges_the_oldest(browser, shown):
+    table = shown("alerts-20", (1024, 768))  # more than the list has room for: it scrolls
+    wait_for(browser, lambda b: len(banners(b)) == 20, 10, "twenty alerts on the page")
+    browser.find_element("id", "alert-more").click()
+    wait_for(browser, lambda b: b.find_element("id", "alert-list").is_displayed(), 10, "the list")
+    boxes = browser.execute_script(
+        "return [...document.querySelectorAll('#alert-items .alert')].map((el) => {"
+        "  const r = el.getBoundingClientRect(), b = el.querySelector('button.ack').getBoundingClientRect();"
+        "  return [[r.left, r.top, r.right, r.bottom], [b.left, b.top, b.right, b.bottom]]; })"
+    )
+    assert len(boxes) == 19
+    for n, (alert, button) in enumerate(boxes):
+        assert _inside(button, alert), f"older alert {n}: its button runs out of it"
+        assert alert[3] - alert[1] >= button[3] - button[1], f"older alert {n} is squashed"
+        for other, _ in boxes[n + 1 :]:
+            assert not _overlap(alert, other), f"older alert {n} overlaps another"
+    oldest = min(a["alert_id"] for a in table.state()["alerts"])
+    banners(browser)[-1].find_element("css selector", "button.ack").click()  # scrolled to, as a finger would
+    wait_for(browser, lambda b: len(banners(b)) == 19, 10, "the oldest acknowledged from the list")
+    assert oldest not in [a["alert_id"] for a in table.state()["alerts"]]
