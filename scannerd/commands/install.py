@@ -36,6 +36,7 @@ next:
   cp /etc/scannerd/scannerd.toml.example /etc/scannerd/scannerd.toml   # then edit it
   {command} check-config --config /etc/scannerd/scannerd.toml
   systemctl daemon-reload && systemctl enable --now scannerd.service
+  systemctl enable --now scannerd-kiosk.service     # the display on this PC's monitor (cage, chromium)
 (docs/operations.md, "Install", has each step)"""
 
 
