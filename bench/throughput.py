@@ -65,7 +65,9 @@ def cli_seconds(path: Path) -> float:
     t0 = time.perf_counter()
     with open(os.devnull, "wb") as sink:
         subprocess.run(
-            [sys.executable, "-m", "scannerd", "replay", "--fast", str(path)], stdout=sink, check=True
+            [sys.executable, "-m", "scannerd", "replay", "--fast", "--emit", "jsonl", str(path)],
+            stdout=sink,
+            check=True,
         )
     return time.perf_counter() - t0
 

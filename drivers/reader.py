@@ -196,7 +196,9 @@ class DeviceReader:
         if self._link_up is up:
             return
         self._link_up = up
-        log.info("device link up" if up else "device link down", driver=self.driver.name, detail=detail)
+        # A link lost is the table's trouble (warning); one let go of at stop, or coming up, is not.
+        say = log.warning if not up and not self._stop.is_set() else log.info
+        say("device link up" if up else "device link down", driver=self.driver.name, detail=detail)
         with self._hold:
             self._call(self.on_event, self._clock(), LinkUp(detail) if up else LinkDown(detail))
 

@@ -31,7 +31,17 @@ from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from scannerd.config import Config
 from scannerd.display.server import Display
-from scannerd.events import TICK_S, ClockStepped, Command, Event, Fault, Restarted, Tick, ValidatorInput
+from scannerd.events import (
+    TICK_S,
+    AlertEvent,
+    ClockStepped,
+    Command,
+    Event,
+    Fault,
+    Restarted,
+    Tick,
+    ValidatorInput,
+)
 from scannerd.ingest import DeviceView, to_input
 from scannerd.instance_lock import InstanceLock
 from scannerd.outbox import Level, Outbox, OutboxHealth
@@ -442,6 +452,7 @@ class Daemon:
             self._reserve_seq(events[-1].seq)
         newest_ack = self._unacked[-1] if self._unacked else None
         durable = self.publisher.submit(events, self.saved_state(newest_ack))
+        log_alerts(events)
         if durable:
             for seq in self._unacked:
                 self.reader.acknowledge(seq)
@@ -454,6 +465,28 @@ class Daemon:
 
     def _on_outbox_level(self, level: Level, health: OutboxHealth) -> None:
         """Called from inside a store: the alert is raised by the next tick, not re-entrantly."""
-        log.warning("outbox level", outbox_level=level, pending=health.pending, bytes=health.bytes)
+        # Back to ok is good news; only a filling outbox is the table's trouble in the journal.
+        say = log.info if level == "ok" else log.warning
+        say("outbox level", outbox_level=level, pending=health.pending, bytes=health.bytes)
         if level != "ok":
             self._faults.append(_OUTBOX_FAULTS[level](self.clock(), health))
+
+
+def log_alerts(events: Sequence[Event]) -> None:
+    """Every alert raised goes into the log too, so ``journalctl -p warning`` lists the table's trouble.
+
+    Misdeals and warnings are at warning; an info alert (the cut card, a
+    reconnected shoe) and an acknowledgement are at info.
+    """
+    for event in events:
+        if isinstance(event, AlertEvent):
+            say = log.warning if event.severity != "info" and not event.acknowledged else log.info
+            say(
+                "alert acknowledged" if event.acknowledged else "alert",
+                code=event.code,
+                severity=event.severity,
+                round_id=event.round_id,
+                card=event.card,
+                message=event.message,
+                seq=event.seq,
+            )

@@ -364,7 +364,8 @@ class Publisher:
         with self._send_lock:
             self._live_gen = self._send_gen = 0
         if self._connected:
-            log.warning("mqtt disconnected", reason=str(rc))
+            # Only a link lost is the table's trouble; the disconnect a stop asks for is not.
+            (log.info if self._stopping else log.warning)("mqtt disconnected", reason=str(rc))
             self._link.lost()
         elif rc.is_failure:
             self._link.closed(str(rc))

@@ -34,3 +34,4 @@ def test_a_display_port_already_taken_is_one_line_naming_it(tmp_path):
     assert proc.returncode == 1
     assert proc.stderr.splitlines() == [proc.stderr.strip()] and str(port) in proc.stderr
     assert "Address already in use" in proc.stderr and "Traceback" not in proc.stderr
+    assert "pick another address with --listen, e.g. --listen 127.0.0.1:0" in proc.stderr

@@ -63,7 +63,22 @@ def test_command_runs_on_this_machine(capsys: pytest.CaptureFixture[str]) -> Non
     out = capsys.readouterr().out
     assert "Serial ports:" in out and "USB devices:" in out
     assert main(["devices", "--json"]) == 0
-    assert set(json.loads(capsys.readouterr().out)) == {"serial", "usb", "problems"}
+    assert set(json.loads(capsys.readouterr().out)) == {"serial", "usb", "problems", "usb_unavailable"}
+
+
+def test_without_a_usb_backend_it_says_it_could_not_look(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A table PC without libusb: pyusb finds no backend, which is not the same as no device."""
+    for name in ("libusb1", "libusb0", "openusb"):  # as on a PC where none of the libraries is installed
+        monkeypatch.setattr(f"usb.backend.{name}.get_backend", lambda *args, **kwargs: None)
+    assert main(["devices"]) == 0
+    out = capsys.readouterr().out
+    assert "USB devices:\n  (could not look: no USB backend; install libusb-1.0-0" in out
+    assert "(none)" not in out.split("USB devices:")[1]
+    assert main(["devices", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["usb"] is None and "libusb-1.0-0" in found["usb_unavailable"]
 
 
 def test_builtin_drivers_load_lazily_by_name() -> None:

@@ -6,6 +6,7 @@ import json
 import logging
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -149,8 +150,27 @@ def test_the_daemons_tick_is_replayed_on_the_recordings_clock(tmp_path: Path) ->
 # ---------------------------------------------------------------------- the command
 
 
+def test_replay_command_says_what_the_session_came_to_unless_asked_for_the_messages(capsys) -> None:
+    sample = Path(__file__).resolve().parents[1] / "samples" / "shoe-with-misdeals.jsonl.gz"
+    assert scannerd("replay", str(sample)) == 0  # no --fast: a summary does not wait for the table's pace
+    out = capsys.readouterr().out.splitlines()
+    payloads = [json.loads(m.payload) for m in replay(sample)]
+    rounds = [p for p in payloads if p.get("kind") == "round"]
+    winners = Counter(p["winner"] for p in rounds if p["phase"] == "complete")
+    voids = Counter(p["reason"] for p in rounds if p["phase"] == "void")
+    alerts = Counter(p["code"] for p in payloads if p.get("kind") == "alert" and not p["acknowledged"])
+    assert out[0].startswith(f"{sample}: table T1, framed shoe, recorded from 2024-05-01")
+    hands = f"hands     {winners.total()} (banker {winners['banker']}, player {winners['player']}, "
+    assert out[1].strip().startswith(hands + f"tie {winners['tie']};")
+    assert out[2].strip().startswith(f"voids     {voids.total()}: ") and voids["SHORT_DEAL"] > 0
+    assert all(f"{code} {n}" in out[2] for code, n in voids.items())
+    assert out[3].strip().startswith(f"alerts    {alerts.total()}: ")
+    assert all(f"{code} {n}" in out[3] for code, n in alerts.items())
+    assert out[4].strip() == f"cards     {sum(p.get('kind') == 'card' for p in payloads)}"
+
+
 def test_replay_command_prints_every_message_as_json_lines(capsys) -> None:
-    assert scannerd("replay", "--fast", str(SESSION)) == 0
+    assert scannerd("replay", "--fast", "--emit", "jsonl", str(SESSION)) == 0
     out = capsys.readouterr().out
     assert out == render(SESSION)
     first = json.loads(out.splitlines()[0])
@@ -163,7 +183,7 @@ def test_replay_command_takes_house_settings_and_prefix_from_a_config(tmp_path: 
         'table_id = "T9"\n[device]\ndriver = "beetek"\nport = "/dev/shoe-1"\n'
         '[rules]\nburn = "none"\n[mqtt]\nprefix = "lab"\n'
     )
-    assert scannerd("replay", "--fast", "--config", str(config), str(SESSION)) == 0
+    assert scannerd("replay", "--fast", "--emit", "jsonl", "--config", str(config), str(SESSION)) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert lines[0]["topic"] == "lab/T1/shoe"  # the recording's table; the config's prefix
     assert lines[0]["payload"]["burn_required"] == 0  # [rules] burn overrides the header

@@ -19,12 +19,23 @@ def test_committed_schemas_match_the_models() -> None:
     stale = sorted(
         name for name in expected.keys() | committed.keys() if expected.get(name) != committed.get(name)
     )
-    assert not stale, f"docs/schema is out of date ({', '.join(stale)}): run `scannerd schema`"
+    assert not stale, (
+        f"docs/schema is out of date ({', '.join(stale)}): run `scannerd schema --out docs/schema`"
+    )
 
 
 def test_the_command_writes_every_document(tmp_path: Path) -> None:
     assert main(["schema", "--out", str(tmp_path)]) == 0
     assert {p.name for p in tmp_path.iterdir()} == set(documents())
+
+
+def test_without_a_directory_the_asyncapi_document_goes_to_stdout(
+    tmp_path: Path, monkeypatch, capsys
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["schema"]) == 0
+    assert capsys.readouterr().out == documents()["asyncapi.json"]
+    assert list(tmp_path.iterdir()) == [], "nothing written where it ran"
 
 
 def test_a_place_the_command_cannot_write_to_is_one_line_and_status_2(tmp_path: Path, capsys) -> None:

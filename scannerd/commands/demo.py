@@ -106,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
         daemon.start()
         if daemon.display is not None and daemon.display.health.state != "listening":
             # A table deals on without its display; a demo is for looking at it, so say so and stop.
-            raise OSError(f"dealer display cannot listen on {args.listen}: {daemon.display.health.error}")
+            print(_display_unavailable(args.listen, daemon.display.health.error), file=sys.stderr)
+            return 1
         game.start()
         watch.start()
         dealer.start()
@@ -127,6 +128,14 @@ def run(args: argparse.Namespace) -> int:
     if args.dir is None and not any((workdir / "recordings").glob("*")):
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
+
+
+def _display_unavailable(listen: str, error: str | None) -> str:
+    host = listen.rpartition(":")[0]
+    return (
+        f"demo: the dealer display cannot listen on {listen} ({error}); "
+        f"pick another address with --listen, e.g. --listen {host}:0 for any free port (the demo prints it)"
+    )
 
 
 def _where(

@@ -84,7 +84,7 @@ def usb_devices(backend: usb.backend.IBackend | None, ids: dict) -> tuple[list[F
     try:
         devices = list(usb.core.find(find_all=True, backend=backend) or ())
     except usb.core.NoBackendError:
-        return [], "no USB backend (install libusb-1.0 to list native USB devices)"
+        return [], "no USB backend; install libusb-1.0-0 to list native USB devices"
     out = []
     for dev in devices:
         found = Found("usb", f"bus {dev.bus} address {dev.address}", dev.idVendor, dev.idProduct)
@@ -115,24 +115,27 @@ def _line(found: Found) -> str:
 @dataclass
 class Survey:
     serial: list[Found]
-    usb: list[Found]
+    usb: list[Found] | None  # None: could not look (``usb_unavailable`` says why), which is not "none"
     problems: list[str]
+    usb_unavailable: str | None = None
 
 
 def survey(ports: Iterable[ListPortInfo], backend: usb.backend.IBackend | None) -> Survey:
     """Everything present, marked against the drivers' tables."""
     ids, problems = known_ids()
     usb_found, usb_problem = usb_devices(backend, ids)
-    return Survey(serial_ports(ports, ids), usb_found, problems + ([usb_problem] if usb_problem else []))
+    return Survey(serial_ports(ports, ids), None if usb_problem else usb_found, problems, usb_problem)
 
 
 def render(found: Survey) -> str:
     lines = ["Serial ports:", *(_line(f) for f in found.serial)]
     if not found.serial:
         lines.append("  (none)")
-    lines += ["USB devices:", *(_line(f) for f in found.usb)]
-    if not found.usb:
-        lines.append("  (none)")
+    lines.append("USB devices:")
+    if found.usb is None:
+        lines.append(f"  (could not look: {found.usb_unavailable})")
+    else:
+        lines += [_line(f) for f in found.usb] or ["  (none)"]
     lines += [f"note: {problem}" for problem in found.problems]
     return "\n".join(lines)
 

@@ -1,4 +1,4 @@
-"""``scannerd replay FILE``: what a recorded session publishes, as JSON lines or to a broker.
+"""``scannerd replay FILE``: what a recorded session came to, what it publishes (JSON lines), or to a broker.
 
 House settings come from the recording's header; ``--config`` overrides the
 ones its ``[rules]`` section sets, and supplies the broker for ``--emit
@@ -25,8 +25,9 @@ from scannerd.commands import arguments
 from scannerd.config import ConfigError, LogSettings, load_config
 from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
-from scannerd.recording import RecordingError, RecordingReader
+from scannerd.recording import Header, RecordingError, RecordingReader
 from scannerd.replay import Published, messages
+from scannerd.replay_summary import summarize
 from scannerd.requests import Response
 
 EXIT_BAD_INPUT = 2
@@ -48,9 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--emit",
-        choices=["jsonl", "mqtt"],
-        default="jsonl",
-        help="jsonl: one {topic, payload} per line on stdout (default); mqtt: publish to the config's broker",
+        choices=["summary", "jsonl", "mqtt"],
+        default="summary",
+        help="summary: hands, results, alerts by code and voids (default, at once); "
+        "jsonl: one {topic, payload} per line on stdout; mqtt: publish to the config's broker",
     )
     parser.add_argument(
         "--config",
@@ -88,9 +90,11 @@ def run(args: argparse.Namespace) -> int:
             batches: Iterable[list[Published]] = (
                 list(group) for _, group in itertools.groupby(stream, key=lambda m: m.ts)
             )
-            if not args.fast:
+            if not args.fast and args.emit != "summary":  # a summary is for now, not at the table's pace
                 batches = paced(batches, args.speed)
-            if args.emit == "jsonl":
+            if args.emit == "summary":
+                status = emit_summary(args.file, reader.header, stream)
+            elif args.emit == "jsonl":
                 status = emit_jsonl(batches, flush_each=not args.fast)
             else:
                 status = emit_mqtt(batches, mqtt, table_id)
@@ -124,6 +128,14 @@ def paced(
         if delay > 0:
             sleep(delay)
         yield batch
+
+
+def emit_summary(path: Path, header: Header, stream: Iterable[Published]) -> int:
+    summary = summarize(stream)
+    print(f"{path}: table {header.table_id}, {header.driver} shoe, recorded from {header.started_at}")
+    for line in summary.lines():
+        print(f"  {line}")
+    return 0
 
 
 def emit_jsonl(batches: Iterable[list[Published]], flush_each: bool = False) -> int:

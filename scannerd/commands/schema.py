@@ -141,11 +141,18 @@ def write(out: Path) -> list[Path]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--out", type=Path, default=Path("docs/schema"), help="directory to write to (default: docs/schema)"
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="write every document into DIR (the repository's is docs/schema); "
+        "without it, the AsyncAPI document, which holds every schema, goes to stdout",
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.out is None:
+        sys.stdout.write(documents()["asyncapi.json"])
+        return 0
     try:
         written = write(args.out)
     except OSError as exc:

@@ -2,7 +2,7 @@
 
 Like gpsd's regression suite: ``<name>.jsonl`` (or ``.jsonl.gz``) is a
 recording, ``<name>.chk`` its golden output, exactly what ``scannerd replay
---fast <name>.jsonl`` prints. Nothing in the output varies from run to run,
+--fast --emit jsonl <name>.jsonl`` prints. Nothing in the output varies from run to run,
 so the check is a plain comparison.
 
     python -m tests.sessions build     # rewrite the hand-written recordings (cases.py)
@@ -29,7 +29,7 @@ def golden_path(recording: Path) -> Path:
 
 
 def render(recording: Path) -> str:
-    """The replay's output, one message per line (as ``scannerd replay --fast`` prints it)."""
+    """The replay's output, one message per line (as ``scannerd replay --fast --emit jsonl`` prints it)."""
     return "".join(message.to_json() + "\n" for message in replay(recording))
 
 
