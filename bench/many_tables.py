@@ -47,6 +47,7 @@ from bench.support import (
 from scannerd.cards import ALL_CARDS
 from scannerd.topics import EVENT_KINDS
 from simulators.serial_pty import PtyPort
+from tests.nats_cluster import NatsCluster
 
 P99_TARGET_MS = 20.0
 
@@ -57,10 +58,13 @@ class Table:
     pty: PtyPort
     proc: subprocess.Popen[bytes]
     written: list[float] = field(default_factory=list)  # write times of this step's cards
-    highest_seq: int = 0  # the consumer's de-duplication state, kept across steps
+    highest_seq: int | None = None  # the consumer's de-duplication state, kept across steps
+    # (None until the first event: a new table's first seq is its clock's, see docs/mqtt.md)
 
 
-def start_tables(root: Path, broker: Broker, sub: Subscriber, first: int, count: int) -> list[Table]:
+def start_tables(
+    root: Path, broker: Broker | NatsCluster, sub: Subscriber, first: int, count: int
+) -> list[Table]:
     tables = []
     for k in range(first, first + count):
         table_id = f"T{k:03d}"
@@ -113,6 +117,8 @@ def check(tables: list[Table], sub: Subscriber) -> dict[str, Any]:
         cards = []
         for t, kind, event in by_table.get(table.table_id, []):
             seq = event["seq"]
+            if table.highest_seq is None:
+                table.highest_seq = seq - 1
             if seq <= table.highest_seq:
                 repeats += 1
                 continue
@@ -163,11 +169,20 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="dealing time at each step")
     parser.add_argument("--pace", type=float, default=0.5, help="seconds between one table's cards")
     parser.add_argument("--out", type=Path, help="directory for many_tables.json and many_tables.png")
+    parser.add_argument(
+        "--broker",
+        choices=("mosquitto", "nats"),
+        default="mosquitto",
+        help="one Mosquitto, or a three-node NATS cluster (the consumer on its last node)",
+    )
     args = parser.parse_args()
 
     root = work_dir("many-tables")
-    broker = start_broker(root)
-    sub = Subscriber(broker, [f"{PREFIX}/+/{kind}" for kind in (*EVENT_KINDS, "device")])
+    broker: Broker | NatsCluster = (
+        start_broker(root) if args.broker == "mosquitto" else NatsCluster(root).start()
+    )
+    consumer_node = broker if isinstance(broker, Broker) else broker.nodes[-1]
+    sub = Subscriber(consumer_node, [f"{PREFIX}/+/{kind}" for kind in (*EVENT_KINDS, "device")])
     rng = random.Random(5)
     tables: list[Table] = []
     steps: list[dict[str, Any]] = []
@@ -204,6 +219,7 @@ def main() -> None:
                 "seconds_per_step": args.seconds,
                 "pace_s": args.pace,
                 "max_tables": args.max_tables,
+                "broker": args.broker,
             },
             "steps": steps,
             "largest_passing_n": max(passing) if passing else 0,
@@ -211,7 +227,8 @@ def main() -> None:
             "p99_target_ms": P99_TARGET_MS,
         }
     )
-    report(result, args.out, "many_tables", lambda path: plot(steps, path))
+    name = "many_tables" if args.broker == "mosquitto" else f"many_tables_{args.broker}"
+    report(result, args.out, name, lambda path: plot(steps, path))
     shutil.rmtree(root, ignore_errors=True)
 
 

@@ -33,6 +33,7 @@ from scannerd.house import HouseRules
 from scannerd.validator import Validator
 from simulators.serial_pty import PtyPort
 from tests.broker import MOSQUITTO, Broker, wait_until
+from tests.nats_cluster import NatsCluster, Node
 
 __all__ = ["Broker", "wait_until"]
 
@@ -81,7 +82,7 @@ def daemon_config(
     *,
     table_id: str,
     port: str,
-    broker: Broker,
+    broker: Broker | NatsCluster,
     outbox: Path,
     driver: str = "beetek",
     rules: str = RULES,
@@ -96,12 +97,20 @@ def daemon_config(
         f'table_id = "{table_id}"\n'
         f'[device]\ndriver = "{driver}"\nport = "{port}"\n'
         f"[rules]\n{rules}"
-        f'[mqtt]\nhost = "{broker.host}"\nport = {broker.port}\n'
+        f"[mqtt]\n{mqtt_keys(broker)}"
         f'[outbox]\npath = "{outbox}"\n'
         f'[display]\nenabled = {str(display).lower()}\nlisten = "127.0.0.1:0"\n'
         f'[log]\nlevel = "{log_level}"\nformat = "json"\n'
     )
     return path
+
+
+def mqtt_keys(broker: Broker | NatsCluster) -> str:
+    """The ``[mqtt]`` keys for one Mosquitto, or for every node of a cluster (which speaks 3.1.1)."""
+    if isinstance(broker, NatsCluster):
+        nodes = ", ".join(f'"{node.address}"' for node in broker.nodes)
+        return f'brokers = [{nodes}]\nprotocol = "3.1.1"\nreconnect_max_s = 2\n'
+    return f'host = "{broker.host}"\nport = {broker.port}\n'
 
 
 def start_daemon(config: Path, log: Path) -> subprocess.Popen[bytes]:
@@ -138,7 +147,7 @@ class Subscriber:
     feeding thread stamps its writes with, so a latency is one subtraction.
     """
 
-    def __init__(self, broker: Broker, topics: Sequence[str]) -> None:
+    def __init__(self, broker: Broker | Node, topics: Sequence[str]) -> None:
         self.arrivals: list[tuple[float, str, bytes]] = []
         self.counts: Counter[str] = Counter()  # messages per topic, kept or not
         self.keep = True
