@@ -175,6 +175,9 @@ def main() -> None:
         default="mosquitto",
         help="one Mosquitto, or a three-node NATS cluster (the consumer on its last node)",
     )
+    parser.add_argument(
+        "--p99-ms", type=float, default=P99_TARGET_MS, help="a step passes below this card latency p99"
+    )
     args = parser.parse_args()
 
     root = work_dir("many-tables")
@@ -182,7 +185,8 @@ def main() -> None:
         start_broker(root) if args.broker == "mosquitto" else NatsCluster(root).start()
     )
     consumer_node = broker if isinstance(broker, Broker) else broker.nodes[-1]
-    sub = Subscriber(consumer_node, [f"{PREFIX}/+/{kind}" for kind in (*EVENT_KINDS, "device")])
+    # One filter for every topic: a cluster may deliver what two filters match out of order.
+    sub = Subscriber(consumer_node, [f"{PREFIX}/#"])
     rng = random.Random(5)
     tables: list[Table] = []
     steps: list[dict[str, Any]] = []
@@ -197,7 +201,7 @@ def main() -> None:
             sub.take(lambda topic: topic.rsplit("/", 1)[-1] not in EVENT_KINDS)
             deal(tables, args.seconds, args.pace, rng)
             step = {"tables": n, **check(tables, sub), "loadavg": round(os.getloadavg()[0], 2)}
-            step["pass"] = step["lost"] == 0 and step["seq_gaps"] == 0 and step["p99_ms"] < P99_TARGET_MS
+            step["pass"] = step["lost"] == 0 and step["seq_gaps"] == 0 and step["p99_ms"] < args.p99_ms
             steps.append(step)
             print(json.dumps(step), flush=True, file=sys.stderr)
             dead = [t.table_id for t in tables if t.proc.poll() is not None]
@@ -224,7 +228,7 @@ def main() -> None:
             "steps": steps,
             "largest_passing_n": max(passing) if passing else 0,
             "bounded_by_max_tables": bool(steps) and steps[-1]["pass"],
-            "p99_target_ms": P99_TARGET_MS,
+            "p99_target_ms": args.p99_ms,
         }
     )
     name = "many_tables" if args.broker == "mosquitto" else f"many_tables_{args.broker}"

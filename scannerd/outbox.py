@@ -47,7 +47,7 @@ import os
 import sqlite3
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -302,18 +302,13 @@ class Outbox:
         """Delete rows; False when the disk is full even after giving up the reserve. Caller holds the lock"""
         for attempt in range(2):
             try:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
+                with self._transaction():
                     freed = n = 0
                     for i in ids:
                         hit = self._db.execute(_DELETE, (i,)).fetchone()
                         if hit is not None:
                             freed += hit[0]
                             n += 1
-                    self._db.execute("COMMIT")
-                except BaseException:
-                    self._rollback()
-                    raise
             except sqlite3.OperationalError as exc:
                 if exc.sqlite_errorname != "SQLITE_FULL":
                     raise
@@ -392,8 +387,7 @@ class Outbox:
     def _write(self, batch: _Batch) -> list[int] | None:
         """The new rows' ids, or None when the disk is full."""
         try:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
+            with self._transaction():
                 ids = list(range(self._last_id + 1, self._last_id + 1 + len(batch.messages)))
                 self._db.executemany(
                     "INSERT INTO messages (id, seq, topic, payload, qos, retain, size) "
@@ -409,10 +403,6 @@ class Outbox:
                     state_json = json.dumps(batch.state, separators=(",", ":"))
                 # One row for both: each row a commit touches is another page written to the WAL.
                 self._set_meta("batch", f'{{"last_seq":{last_seq},"state":{state_json}}}')
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._rollback()
-                raise
         except sqlite3.OperationalError as exc:
             if exc.sqlite_errorname != "SQLITE_FULL":
                 raise
@@ -435,15 +425,21 @@ class Outbox:
 
     def _commit_meta(self, values: dict[str, str]) -> None:
         """Set meta keys in a transaction of their own. Caller holds the lock, or is still constructing."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
             for key, value in values.items():
                 self._set_meta(key, value)
+        self._dirty = True
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction: committed whole, or rolled back on any error. Caller holds the lock."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
             self._db.execute("COMMIT")
         except BaseException:
             self._rollback()
             raise
-        self._dirty = True
 
     def _set_meta(self, key: str, value: str) -> None:
         self._db.execute(

@@ -24,6 +24,21 @@ AUTO = {"burn": "none", "round_control": "auto"}
 """No game server needed: the first card opens a round."""
 
 
+def start_daemon(config: Path, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """``scannerd run --config`` as systemd starts it (minus the notify socket), output to ``log``.
+
+    ``env`` adds to the test's environment (a preloaded library, say).
+    """
+    base = {k: v for k, v in os.environ.items() if not k.upper().startswith(("SCANNERD_", "NOTIFY_"))}
+    with log.open("ab") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
+            stdout=out,
+            stderr=out,
+            env=base | (env or {}),
+        )
+
+
 @contextmanager
 def table(tmp_path: Path, broker: Broker, shoe: PtyPort, **sections: dict[str, Any]) -> Iterator[Path]:
     """``scannerd run`` for table T1 reading ``shoe``; yields its log file (JSON lines)."""

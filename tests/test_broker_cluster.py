@@ -11,10 +11,7 @@ order is kept, and the retained topics a newcomer reads are intact.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -27,21 +24,11 @@ from tests.broker import GameServer, assert_complete_in_order, event_seqs, wait_
 from tests.config_support import write_config
 from tests.fault_support import deduplicated
 from tests.nats_cluster import NATS_SERVER, NatsCluster
+from tests.process_support import start_daemon
 
 BASE = "casino/tables/T1"
 
 pytestmark = pytest.mark.skipif(not Path(NATS_SERVER).exists(), reason="nats-server is not installed")
-
-
-def start(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCANNERD_", "NOTIFY_SOCKET"))}
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
-            stdout=out,
-            stderr=out,
-            env=env,
-        )
 
 
 @pytest.mark.timeout(150)
@@ -74,7 +61,7 @@ def test_the_table_fails_over_when_its_node_dies_and_loses_nothing(tmp_path: Pat
 
     try:
         server = GameServer(third, [f"{BASE}/#"], client_id="game-server")
-        proc = start(config, log)
+        proc = start_daemon(config, log)
         server.wait_for(
             lambda got: any(m.topic.endswith("/device") and b'"link":"up"' in m.payload for m in got), 40
         )

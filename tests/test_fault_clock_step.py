@@ -11,10 +11,8 @@ replays to exactly what was published.
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from scannerd.replay import replay
 from simulators.serial_pty import FramedPtyDevice, PtyPort
 from tests.broker import Broker, GameServer
 from tests.config_support import write_config
+from tests.process_support import start_daemon
 
 BASE = "casino/tables/T1"
 LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1")
@@ -33,20 +32,17 @@ pytestmark = pytest.mark.skipif(not LIBFAKETIME.exists(), reason="libfaketime is
 
 
 def start(config: Path, log: Path, offset: Path) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCANNERD_", "NOTIFY_SOCKET"))}
-    env |= {
-        "LD_PRELOAD": str(LIBFAKETIME),
-        "FAKETIME_TIMESTAMP_FILE": str(offset),
-        "FAKETIME_NO_CACHE": "1",
-        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-    }
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
-            stdout=out,
-            stderr=out,
-            env=env,
-        )
+    """``scannerd run`` whose wall clock is ``offset``'s: libfaketime reads it at every call."""
+    return start_daemon(
+        config,
+        log,
+        {
+            "LD_PRELOAD": str(LIBFAKETIME),
+            "FAKETIME_TIMESTAMP_FILE": str(offset),
+            "FAKETIME_NO_CACHE": "1",
+            "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        },
+    )
 
 
 def step(offset: Path, seconds: int) -> None:

@@ -11,12 +11,8 @@ acknowledged, so its round carries on exactly.
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
@@ -25,19 +21,9 @@ from simulators.serial_pty import FramedPtyDevice, PtyPort
 from tests.broker import Broker, GameServer
 from tests.config_support import write_config
 from tests.fault_support import deduplicated
+from tests.process_support import start_daemon
 
 BASE = "casino/tables/T1"
-
-
-def start(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCANNERD_", "NOTIFY_SOCKET"))}
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
-            stdout=out,
-            stderr=out,
-            env=env,
-        )
 
 
 def kept(server: GameServer, kind: str) -> list[dict]:
@@ -76,7 +62,7 @@ def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
     )
     log = tmp_path / "scannerd.log"
     server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start(config, log)
+    proc = start_daemon(config, log)
     try:
         wait_shoe_open(server, 1)
         for card in ("9H", "2S"):
@@ -86,7 +72,7 @@ def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
         proc.wait(15)
         port.write(beetek("9C"))  # dealt while nobody reads: waits in the tty, which the next open discards
         time.sleep(0.2)
-        proc = start(config, log)
+        proc = start_daemon(config, log)
         server.wait_for(lambda got: any(m.topic.endswith("/round") and b'"void"' in m.payload for m in got))
         wait_shoe_open(server, 2)  # the dealer deals the next round
         for card in ("8D", "3C", "KH", "5H"):
@@ -119,7 +105,7 @@ def test_a_framed_round_carries_on_across_a_restart(tmp_path, mosquitto: Broker)
     )
     log = tmp_path / "scannerd.log"
     server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start(config, log)
+    proc = start_daemon(config, log)
     try:
         server.wait_online(BASE)
         for card in ("9H", "2S"):
@@ -129,7 +115,7 @@ def test_a_framed_round_carries_on_across_a_restart(tmp_path, mosquitto: Broker)
         proc.send_signal(signal.SIGTERM)
         proc.wait(15)
         shoe.send(DeviceCard("9C"))  # kept by the shoe until a host acknowledges it
-        proc = start(config, log)
+        proc = start_daemon(config, log)
         shoe.send(DeviceCard("3D"))
         server.wait_for(lambda got: len(round_ends(server)) == 1)
     finally:

@@ -14,7 +14,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -23,20 +22,10 @@ import pytest
 from simulators.serial_pty import PtyPort
 from tests.broker import Broker, GameServer, wait_until
 from tests.config_support import write_config
+from tests.process_support import start_daemon
 
 BASE = "casino/tables/T1"
 RULES = {"round_control": "auto", "burn": "none"}
-
-
-def start(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCANNERD_", "NOTIFY_SOCKET"))}
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
-            stdout=out,
-            stderr=out,
-            env=env,
-        )
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:
@@ -90,14 +79,14 @@ def test_seq_never_goes_back_when_the_outbox_is_lost_and_the_loss_is_loud(
     config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=RULES, log={"format": "json"})
     log = tmp_path / "scannerd.log"
     server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start(config, log)
+    proc = start_daemon(config, log)
     try:
         wait_open(server, 1)
         deal_round(port, server)
         stop(proc)
         before = max(event_seqs(server))
         lose(tmp_path / "outbox.sqlite3", how)
-        proc = start(config, log)
+        proc = start_daemon(config, log)
         wait_open(server, 2)
         server.wait_for(lambda _: any(a["code"] == "STATE_LOST" for a in server.payloads("/alert")))
         deal_round(port, server)
@@ -122,7 +111,7 @@ def test_a_new_table_starts_seq_from_its_clock(tmp_path, mosquitto: Broker) -> N
     config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=RULES)
     server = GameServer(mosquitto, [f"{BASE}/#"])
     began = time.time()
-    proc = start(config, tmp_path / "scannerd.log")
+    proc = start_daemon(config, tmp_path / "scannerd.log")
     try:
         wait_open(server, 1)
         deal_round(port, server)
@@ -140,10 +129,10 @@ def test_a_second_daemon_on_the_same_config_refuses_to_start(tmp_path, mosquitto
     port = PtyPort(tmp_path / "shoe")
     config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=RULES)
     server = GameServer(mosquitto, [f"{BASE}/#"])
-    first = start(config, tmp_path / "first.log")
+    first = start_daemon(config, tmp_path / "first.log")
     try:
         wait_open(server, 1)
-        second = start(config, tmp_path / "second.log")
+        second = start_daemon(config, tmp_path / "second.log")
         assert second.wait(30) == 1
         said = (tmp_path / "second.log").read_text()
         assert "already running" in said and "Traceback" not in said, said
@@ -166,11 +155,11 @@ def test_a_second_daemon_with_its_own_outbox_cannot_take_the_shoe(tmp_path, mosq
     config1 = write_config(one, mosquitto, "beetek", port.path, rules=RULES)
     config2 = write_config(two, mosquitto, "beetek", port.path, table_id="T2", rules=RULES)
     server = GameServer(mosquitto, ["casino/tables/#"])
-    first = start(config1, one / "scannerd.log")
+    first = start_daemon(config1, one / "scannerd.log")
     second = None
     try:
         wait_open(server, 1)
-        second = start(config2, two / "scannerd.log")
+        second = start_daemon(config2, two / "scannerd.log")
         wait_until(
             lambda: "cannot open" in (two / "scannerd.log").read_text(),
             20,
