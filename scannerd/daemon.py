@@ -216,9 +216,10 @@ class Daemon:
 
         Opening a serial port discards what waited in it, and most shoes send a
         card once, so the round left open lost cards it cannot get back. Only a
-        shoe that repeats what was not acknowledged loses nothing, unless the
+        shoe that repeats what was not acknowledged loses none, unless the
         machine itself died: then a batch published but not yet synced is
         missing from the restored state, and its round cannot be trusted either.
+        The validator decides what that means for the round (``Restarted``).
         """
         if self._state_lost:
             with self._lock:
@@ -233,14 +234,19 @@ class Daemon:
                 )
         if not self._restored:
             return
+        repeats = False
         if self.outbox.power_lost:
             detail = "the table PC stopped without a clean shutdown"
-        elif self.driver.repeats_unacknowledged:
-            return
+            if not self.outbox.boot_known:
+                log.warning("the boot id cannot be read: every unclean stop counts as a power cut")
         else:
+            repeats = self.driver.repeats_unacknowledged
             detail = "scannerd was not reading the shoe while it was stopped"
         with self._lock:
-            self._apply(Restarted(self._now(), detail), None)
+            self._apply(Restarted(self._now(), detail, repeats), None)
+            if self.outbox.power_lost:
+                self._store()  # the state with seq moved on is on disk: a start after this need not
+                self.outbox.power_loss_handled()
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stopping.set()

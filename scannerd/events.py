@@ -73,6 +73,7 @@ class Restarted:
 
     ts: float
     detail: str = ""
+    cards_repeat: bool = False  # the shoe repeats every card not acknowledged (and the machine kept power)
 
 
 @dataclass(frozen=True, slots=True)

@@ -120,13 +120,20 @@ class _Batch:
     size: int
 
 
+UNKNOWN_BOOT = "unknown"
+
+
 def _boot_id() -> str:
-    """The kernel's id of this boot: it changes only when the machine restarts."""
+    """The kernel's id of this boot: it changes only when the machine restarts.
+
+    Unreadable where /proc/sys is hidden (systemd's ``ProcSubset=pid``, which
+    the shipped units therefore leave out).
+    """
     try:
         with open("/proc/sys/kernel/random/boot_id") as f:
             return f.read().strip()
     except OSError:
-        return "unknown"
+        return UNKNOWN_BOOT
 
 
 def _size(m: Message) -> int:
@@ -199,15 +206,27 @@ class Outbox:
         killed process loses nothing the kernel has. ``close`` marks a clean end.
         """
         boot = _boot_id()
-        lost = self._meta("open") == "1" and self._meta("boot_id") not in (None, boot)
+        self.boot_known = boot != UNKNOWN_BOOT
+        last_boot = self._meta("boot_id")
+        unclean = self._meta("open") == "1"
+        # A restart of the machine, or no way to tell one from a crash: assume the worse.
+        other_boot = last_boot is not None and (last_boot != boot or boot == UNKNOWN_BOOT)
+        # A power loss found by a start that died before the daemon dealt with it is still one.
+        lost = self._meta("power_lost") == "1" or (unclean and other_boot)
         try:
-            self._commit_meta({"open": "1", "boot_id": boot})
+            self._commit_meta({"open": "1", "boot_id": boot, "power_lost": "1" if lost else "0"})
         except sqlite3.OperationalError as exc:  # a full disk must not stop the table starting
             if exc.sqlite_errorname != "SQLITE_FULL":
                 raise
             return lost
         self.sync()
         return lost
+
+    def power_loss_handled(self) -> None:
+        """The daemon has stored what it does after a power loss (seq moved on, the round void)."""
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self._commit_meta({"power_lost": "0"})
+        self.sync()
 
     @classmethod
     def from_settings(

@@ -167,7 +167,7 @@ class Recorder:
             self._put(("link", inp.ts, inp.up, inp.detail))
             self._maybe_rotate_day(inp.ts)
         elif isinstance(inp, Restarted):
-            self._put(("restart", inp.ts, inp.detail))
+            self._put(("restart", inp.ts, inp.detail, inp.cards_repeat))
         elif isinstance(inp, ClockStepped):
             # A file's times never go back, and its stall times must come out as they were judged:
             # a new file whose header holds the state after the step covers both.
@@ -257,7 +257,7 @@ class Recorder:
         elif kind == "link":
             writer.link(item[1], item[2], item[3])
         elif kind == "restart":
-            writer.restart(item[1], item[2])
+            writer.restart(item[1], item[2], item[3])
         self.lines += 1
 
     def _open(self, ts: float, state: dict[str, Any] | None) -> None:

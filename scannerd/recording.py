@@ -143,6 +143,7 @@ class RestartLine(_Line):
 
     event: Literal["restart"] = "restart"
     detail: str = ""
+    repeats: bool = False  # the shoe repeats what was not acknowledged: no card of it was lost
 
 
 AnyLine = RxLine | CmdLine | LinkLine | RestartLine
@@ -328,10 +329,12 @@ class RecordingWriter(_File):
             fields["detail"] = detail
         self._write(ts, fields)
 
-    def restart(self, ts: float, detail: str = "") -> None:
-        fields = {"event": "restart"}
+    def restart(self, ts: float, detail: str = "", repeats: bool = False) -> None:
+        fields: dict[str, Any] = {"event": "restart"}
         if detail:
             fields["detail"] = detail
+        if repeats:
+            fields["repeats"] = True
         self._write(ts, fields)
 
     def flush(self) -> None:

@@ -149,7 +149,7 @@ class Replayer:
         elif isinstance(line, CmdLine):
             out += self._command(ts, line.name, line.args)
         elif isinstance(line, RestartLine):
-            out += self._apply(Restarted(ts, line.detail))
+            out += self._apply(Restarted(ts, line.detail, line.repeats))
         else:
             if line.up:
                 self.device.link_up()

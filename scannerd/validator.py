@@ -128,6 +128,9 @@ class Validator:
         self.shoe: ShoeState | None = None
         self.round: RoundState | None = None
         self.clearing = False  # a round was voided: the dealer may still draw its cards
+        # In auto mode, after a restart or a lost state: the alert whose acknowledgement ends the
+        # clearing (the dealer confirms the layout is clear; no betting_open will come to say so).
+        self.clearing_alert: int | None = None
         self.link_up = True
         self.rounds_started = 0  # hand numbers while the shoe is unknown
         self.open_alerts: dict[int, AlertEvent] = {}
@@ -173,7 +176,11 @@ class Validator:
             if inp.code not in FAULT_CODES:
                 raise ValueError(f"not a fault code: {inp.code!r}")
             rnd = self.round
+            alert_id = self.next_seq
             self._alert(inp.ts, inp.code, inp.message, None, rnd.round_id if rnd else None)
+            if inp.code == "STATE_LOST":
+                # Whatever round was on the table is unknown: its cards must not open a new one.
+                self._clear_until_acknowledged(alert_id)
         elif not isinstance(inp, Tick):
             raise TypeError(f"not a validator input: {inp!r}")
         if not isinstance(inp, Tick):
@@ -238,11 +245,11 @@ class Validator:
                 card,
                 rnd.round_id,
             )
+        elif self.clearing:
+            self._card_event(ts, "discard", card, None, card_no)
         elif self.rules.round_control == "auto":
             rnd = self._open_round(ts, None, "dealing")
             ends = self._into_round(ts, rnd, card, card_no, foreign)
-        elif self.clearing:
-            self._card_event(ts, "discard", card, None, card_no)
         else:
             self._card_event(ts, "discard", card, None, card_no)
             self._alert(
@@ -332,6 +339,7 @@ class Validator:
         if betting_time is not None:
             rnd.betting_time, rnd.betting_ends = betting_time, ts + betting_time
         self.clearing = False
+        self.clearing_alert = None
         self._round_event(ts, rnd)
         return rnd
 
@@ -382,6 +390,7 @@ class Validator:
             self.rules.round_control == "auto"
             and self.rules.betting_time_s is not None
             and self.link_up
+            and self.clearing_alert is None
             and (rnd is None or rnd.phase in ("complete", "void"))
             and not (shoe is not None and shoe.closed)
         ):
@@ -470,24 +479,33 @@ class Validator:
             )
 
     def _restarted(self, inp: Restarted) -> None:
-        """A round open across a restart was not watched whole: it is void, whatever its phase.
+        """A round open across a restart was not watched whole: it is void.
 
-        Dealing, cards may have gone unread; betting, a ``betting_close`` may
-        have been queued for the daemon and cards dealt after it. A burn in
-        progress only may have lost cards, so it is flagged, not ended.
+        Dealing, cards may have gone unread, unless the shoe repeats every card
+        it was not told arrived; betting, a ``betting_close`` queued for the
+        daemon meanwhile would be judged after the cards dealt behind it, whatever
+        the shoe. A burn in progress only may have lost cards: flagged, not ended.
+        The dealer may deal the void round on: its cards are set aside until a
+        new round opens or, in auto mode, until the alert is acknowledged.
         """
         rnd, shoe = self.round, self.shoe
-        if rnd is not None and rnd.phase in ("betting", "dealing"):
+        lost = rnd is not None and (
+            rnd.phase == "betting" or (rnd.phase == "dealing" and not inp.cards_repeat)
+        )
+        if lost:
+            assert rnd is not None
+            alert_id = self.next_seq
             self._alert(
                 inp.ts,
                 "DAEMON_RESTARTED",
-                "Table PC restarted during the hand - round void",
+                "Table PC restarted during the hand - round void: clear the cards, then acknowledge",
                 None,
                 rnd.round_id,
                 "misdeal",
             )
             self._void(inp.ts, "DAEMON_RESTARTED", inp.detail or None)
-        elif shoe is not None and shoe.burning:
+            self._clear_until_acknowledged(alert_id)
+        elif shoe is not None and shoe.burning and not inp.cards_repeat:
             self._alert(
                 inp.ts,
                 "DAEMON_RESTARTED",
@@ -496,6 +514,11 @@ class Validator:
                 None,
                 "warning",
             )
+
+    def _clear_until_acknowledged(self, alert_id: int) -> None:
+        if self.rules.round_control == "auto":
+            self.clearing = True
+            self.clearing_alert = alert_id
 
     # ------------------------------------------------------------------ commands
 
@@ -582,6 +605,9 @@ class Validator:
         alert = self.open_alerts.pop(alert_id, None)
         if alert is None:
             raise CommandRejected(f"no open alert {alert_id}")
+        if alert_id == self.clearing_alert:
+            self.clearing = False  # the dealer says the layout is clear: the next card opens a round
+            self.clearing_alert = None
         self._emit(alert.model_copy(update={"seq": self.next_seq, "ts": ts, "acknowledged": True}))
 
     def _dealer_sign_in(self, ts: float, args: dict[str, Any]) -> None:
@@ -788,6 +814,7 @@ class Validator:
             "shoe": _plain(self.shoe, "counts") if self.shoe else None,
             "round": _plain(self.round, "player", "banker") if self.round else None,
             "clearing": self.clearing,
+            "clearing_alert": self.clearing_alert,
             "link_up": self.link_up,
             "rounds_started": self.rounds_started,
             "results": list(self.results),
@@ -804,6 +831,7 @@ class Validator:
         v.shoe = ShoeState(**snap["shoe"]) if snap["shoe"] else None
         v.round = RoundState(**snap["round"]) if snap["round"] else None
         v.clearing = bool(snap["clearing"])
+        v.clearing_alert = snap.get("clearing_alert")
         v.link_up = bool(snap["link_up"])
         v.rounds_started = int(snap["rounds_started"])
         v.results = list(snap.get("results", []))

@@ -44,8 +44,8 @@ class Table:
         self.ts += seconds
         return self._feed(ClockStepped(self.ts, seconds))
 
-    def restarted(self) -> list[Event]:
-        return self._feed(Restarted(self.step(), "stopped"))
+    def restarted(self, cards_repeat: bool = False) -> list[Event]:
+        return self._feed(Restarted(self.step(), "stopped", cards_repeat))
 
     def tick(self, after: float) -> list[Event]:
         return self._feed(Tick(self.step(after)))

@@ -74,7 +74,14 @@ def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
         time.sleep(0.2)
         proc = start_daemon(config, log)
         server.wait_for(lambda got: any(m.topic.endswith("/round") and b'"void"' in m.payload for m in got))
-        wait_shoe_open(server, 2)  # the dealer deals the next round
+        wait_shoe_open(server, 2)
+        # The dealer, unaware, deals the void round on: its last card must not open a new round.
+        port.write(beetek("3D"))
+        server.wait_for(lambda _: len(kept(server, "card")) == 3)
+        # The dealer clears the layout and acknowledges on the screen; then the next round.
+        (restart,) = [a for a in kept(server, "alert") if a["code"] == "DAEMON_RESTARTED"]
+        server.request(f"{BASE}/request/ack_alert", {"alert_id": restart["alert_id"]})
+        server.wait_for(lambda _: any(a.get("acknowledged") for a in kept(server, "alert")))
         for card in ("8D", "3C", "KH", "5H"):
             port.write(beetek(card))
         server.wait_for(lambda got: len(round_ends(server)) == 2)
@@ -87,13 +94,15 @@ def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
     first, second = round_ends(server)
     assert (first["phase"], first["reason"]) == ("void", "DAEMON_RESTARTED"), first
     assert first["player"]["cards"] == ["9H"] and first["banker"]["cards"] == ["2S"]
-    alerts = [a for a in kept(server, "alert") if a["code"] == "DAEMON_RESTARTED"]
+    alerts = [a for a in kept(server, "alert") if a["code"] == "DAEMON_RESTARTED" and not a["acknowledged"]]
     assert len(alerts) == 1 and alerts[0]["severity"] == "misdeal"
     assert alerts[0]["round_id"] == first["round_id"]
     # The round after it is judged from its own first card: two naturals, 8 each.
     assert second["phase"] == "complete"
     assert (second["player"]["cards"], second["banker"]["cards"]) == (["8D", "KH"], ["3C", "5H"])
-    assert [c["card"] for c in kept(server, "card")] == ["9H", "2S", "8D", "3C", "KH", "5H"]
+    cards = kept(server, "card")
+    assert [c["card"] for c in cards] == ["9H", "2S", "3D", "8D", "3C", "KH", "5H"]
+    assert (cards[2]["position"], cards[2]["round_id"]) == ("discard", None)  # set aside, in no round
 
 
 @pytest.mark.timeout(120)

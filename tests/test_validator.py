@@ -222,6 +222,38 @@ def test_a_restart_voids_the_round_it_finds_open(dealt):
     assert (t.last_round().reason, t.last_round().detail) == ("DAEMON_RESTARTED", "stopped")
 
 
+def test_in_auto_mode_the_void_rounds_cards_are_set_aside_until_the_dealer_acknowledges():
+    """The dealer may deal the void round on; no game server's betting_open will end the clearing."""
+    t = Table(burn="none", round_control="auto")
+    t.cards("9H", "2S")
+    alert = next(e for e in t.restarted() if e.kind == "alert")
+    assert t.positions(t.card("3D")) == ["discard"]  # the void round's card, not a new round's
+    assert t.rounds(t.card("9C")) == []
+    t.cmd("ack_alert", alert_id=alert.alert_id)
+    out = t.cards("8D", "3C", "KH", "5H")
+    assert t.positions(out) == ["player1", "banker1", "player2", "banker2"]
+    assert t.last_round().phase == "complete"
+
+
+def test_a_lost_state_in_auto_mode_opens_no_round_until_its_alert_is_acknowledged():
+    t = Table(burn="none", round_control="auto")
+    (alert,) = t._feed(Fault(t.step(), "STATE_LOST", "Table state lost"))
+    assert t.positions(t.card("9C")) == ["discard"]
+    t.cmd("ack_alert", alert_id=alert.alert_id)
+    assert t.positions(t.card("8D")) == ["player1"]
+
+
+def test_a_shoe_that_repeats_its_cards_keeps_a_dealing_round_but_not_a_betting_one():
+    """Its cards come again; a betting_close queued meanwhile would be judged after them."""
+    dealing = Table(burn="none")
+    dealing.round("9H", "2S")
+    assert dealing.restarted(cards_repeat=True) == []
+    betting = Table(burn="none")
+    betting.cmd("betting_open", round_id="R1")
+    assert [e.kind for e in betting.restarted(cards_repeat=True)] == ["alert", "round"]
+    assert betting.last_round().reason == "DAEMON_RESTARTED"
+
+
 def test_a_restart_during_the_burn_warns_and_between_rounds_says_nothing():
     t = Table(burn="first-card-value")
     t.cmd("new_shoe")
