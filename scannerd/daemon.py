@@ -93,7 +93,8 @@ class Daemon:
         self.input_listeners: list[Callable[[ValidatorInput], None]] = []
 
         outbox_path = Path(config.outbox.path)
-        self._instance = InstanceLock(outbox_path)  # first: a second daemon touches neither outbox nor shoe
+        # First: a second daemon for this table touches neither outbox nor shoe.
+        self._instance = InstanceLock(outbox_path, config.table_id)
         self.outbox = Outbox.from_settings(config.outbox, on_level=self._on_outbox_level)
         self._ceiling = SeqCeiling(outbox_path)
         self._state_lost = False

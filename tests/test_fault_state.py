@@ -89,6 +89,10 @@ def test_seq_never_goes_back_when_the_outbox_is_lost_and_the_loss_is_loud(
         proc = start_daemon(config, log)
         wait_open(server, 2)
         server.wait_for(lambda _: any(a["code"] == "STATE_LOST" for a in server.payloads("/alert")))
+        # The dealer clears whatever was on the table and acknowledges; then the next round.
+        (lost_alert,) = [a for a in server.payloads("/alert") if a["code"] == "STATE_LOST"]
+        server.request(f"{BASE}/request/ack_alert", {"alert_id": lost_alert["alert_id"]})
+        server.wait_for(lambda _: any(a.get("acknowledged") for a in server.payloads("/alert")))
         deal_round(port, server)
     finally:
         stop(proc)
@@ -174,3 +178,30 @@ def test_a_second_daemon_with_its_own_outbox_cannot_take_the_shoe(tmp_path, mosq
         port.close()
     assert [c["card"] for c in server.payloads("/card")] == ["8D", "3C", "KH", "5H"]
     assert all(m.topic.startswith("casino/tables/T1/") for m in server.messages("/card"))
+
+
+@pytest.mark.timeout(60)
+def test_a_second_config_for_the_same_table_refuses_to_start(tmp_path, mosquitto: Broker) -> None:
+    """Its own state directory and shoe, the same table id: it would fight the first for the broker."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    shoe1, shoe2 = PtyPort(one / "shoe"), PtyPort(two / "shoe")
+    config1 = write_config(one, mosquitto, "beetek", shoe1.path, rules=RULES)
+    config2 = write_config(two, mosquitto, "beetek", shoe2.path, rules=RULES)
+    server = GameServer(mosquitto, [f"{BASE}/#"])
+    first = start_daemon(config1, one / "scannerd.log")
+    try:
+        wait_open(server, 1)
+        second = start_daemon(config2, two / "scannerd.log")
+        assert second.wait(30) == 1
+        said = (two / "scannerd.log").read_text()
+        assert f"(pid {first.pid}) is already running for table T1" in said, said
+        assert "Traceback" not in said
+        deal_round(shoe1, server)
+    finally:
+        stop(first)
+        server.close()
+        shoe1.close()
+        shoe2.close()
+    assert not [m for m in server.messages("/status") if b"offline" in m.payload][:-1]  # never kicked off
