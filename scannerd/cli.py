@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("simulate", "run a simulated shoe and dealer (and optionally a game server stand-in)"),
     "demo": ("demo", "a whole simulated table: shoe, daemon, broker, game server, display and live view"),
     "watch": ("watch", "a live terminal view of one table's rounds, shoe and alerts, from any broker"),
+    "pit": ("pit", "a live web page of every table under the prefix, for the pit boss"),
 }
 
 

@@ -1,0 +1,51 @@
+"""``scannerd pit``: a live web page of every table under a prefix, for the pit boss (docs/pit.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+
+from scannerd.client.table_client import DEFAULT_PREFIX
+from scannerd.commands import arguments
+from scannerd.config import DisplaySettings
+from scannerd.pit import Pit
+
+DEFAULT_LISTEN = "127.0.0.1:8090"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host", type=arguments.host_name, default="localhost", help="broker host (default localhost)"
+    )
+    parser.add_argument("--port", type=arguments.port_number, default=1883, help="broker port (default 1883)")
+    parser.add_argument(
+        "--prefix",
+        type=arguments.topic_prefix,
+        default=DEFAULT_PREFIX,
+        help=f"topic prefix (default {DEFAULT_PREFIX})",
+    )
+    parser.add_argument(
+        "--listen",
+        type=arguments.listen_address,
+        default=DEFAULT_LISTEN,
+        help=f"where the page is served, HOST:PORT (default {DEFAULT_LISTEN}; port 0 picks one)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    listen = DisplaySettings(listen=args.listen)
+    pit = Pit(args.host, args.port, prefix=args.prefix, listen_host=listen.host, listen_port=listen.port)
+    try:
+        pit.start()
+    except (ConnectionError, OSError) as exc:
+        print(f"pit: {exc}", file=sys.stderr)
+        return 1
+    print(f"pit view   {pit.url}   (tables under {args.prefix}/ on {args.host}:{args.port})", flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        pit.stop()
+    return 0
