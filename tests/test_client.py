@@ -15,7 +15,7 @@ import pytest
 from scannerd.client import Gap, RequestTimeout, TableClient
 from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
-from scannerd.payloads import DevicePayload
+from scannerd.payloads import DevicePayload, StatusPayload
 from scannerd.requests import Request, Response
 from tests.broker import Broker, GameServer, sample_events, wait_until
 
@@ -113,6 +113,20 @@ def test_repeats_and_foreign_messages_are_dropped_and_good_events_still_come(mos
     assert not any(isinstance(e, Gap) for e in recorder.log)
 
 
+def test_two_events_the_broker_swapped_are_delivered_in_order_not_as_a_gap(mosquitto, make_client):
+    """Mosquitto was seen to do this to a consumer catching up on a resumed session."""
+    recorder = Recorder()
+    client = make_client(recorder)
+    raw = GameServer(mosquitto, ["unused/topic"])
+    events = sample_events(FLOOR, 6)
+    try:
+        publish(raw, [events[0], events[1], events[3], events[2], events[5], events[4]])
+        wait_until(lambda: client.high_water("T1") == FLOOR + 5, 20, "the last event")
+    finally:
+        raw.close()
+    assert recorder.log == events  # no Gap among them
+
+
 def test_a_gap_resynchronises_with_get_state_and_tells_the_caller_first(
     mosquitto, make_client, make_publisher
 ):
@@ -161,6 +175,39 @@ def test_each_tables_availability_is_kept_as_state(mosquitto, make_client, make_
     wait_until(lambda: not client.availability("T1").online, 10, "offline")
     assert ("T1", True) in heard and heard[-1] == ("T1", False)
     assert list(client.known_tables()) == ["T1"]
+
+
+def test_a_broker_restart_mid_stream_loses_and_repeats_nothing(tmp_path, make_broker, make_publisher):
+    broker = make_broker(persistence=True)
+    recorder = Recorder()
+    client = TableClient(
+        broker.host, broker.port, client_id="gs", marks=tmp_path / "m.sqlite3", on_event=recorder.on_event
+    )
+    client.start()
+    pub = make_publisher(settings(broker))
+    events = sample_events(FLOOR, 60)
+    try:
+        pub.submit(events[:30])
+        wait_until(lambda: len(recorder.events()) >= 10, 20, "the first events")
+        broker.restart()  # what it had queued for us, and our session, are on its disk
+        pub.submit(events[30:])
+        wait_until(lambda: client.high_water("T1") == FLOOR + 59, 30, "the last event")
+    finally:
+        client.stop()
+    assert recorder.events() == events
+
+
+def test_more_tables_than_the_brokers_window_all_get_their_availability_told(mosquitto, make_client):
+    """Mosquitto sends at most 20 unacknowledged messages: each must be acknowledged once told."""
+    raw = GameServer(mosquitto, ["unused/topic"])
+    for n in range(40):
+        status = StatusPayload(state="online", version="0.1.0", table_id=f"T{n}")
+        raw.request(f"casino/tables/T{n}/status", status.model_dump(mode="json"), retain=True)
+    raw.close()
+    heard: set[str] = set()
+    client = make_client(Recorder(), on_availability=lambda table, a: heard.add(table))
+    wait_until(lambda: len(heard) == 40, 20, "every table's status told")
+    assert len(client.known_tables()) == 40
 
 
 def test_a_handler_that_fails_gets_the_same_event_again_and_nothing_is_skipped(mosquitto, tmp_path):

@@ -9,7 +9,7 @@ with ``get_state`` and reported; requests matched to their responses by
 transaction id; each table's availability (status, device) as state.
 
 Threads: paho's network thread only sorts messages and answers responses;
-the caller's callbacks all run, one at a time and in arrival order, on the
+the caller's callbacks all run, one at a time (each table's events in seq order), on the
 client's own delivery thread. A handler may therefore call :meth:`request`
 (the answer comes in on the network thread) but should not dawdle: while it
 runs, no other event is delivered.
@@ -25,9 +25,10 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import paho.mqtt.client as mqtt
 import structlog
@@ -47,12 +48,21 @@ log = structlog.get_logger(__name__)
 DEFAULT_PREFIX = "casino/tables"
 SESSION_EXPIRY_S = 7 * 24 * 3600
 """How long the broker keeps queuing for a consumer that is away, as the tables' own default."""
-GROUP_WAIT_S = 5.0
-"""With a share group, how long an event waits for another worker to deliver the one before it."""
+HOLD_S = 5.0
+"""How long an event that came early waits for those before it, before they count as a gap.
+
+The table sends in order, but a broker may not: Mosquitto 2.0 was seen to swap two messages for a
+consumer catching up on a resumed session. In a share group the events before it may also be with
+another worker.
+"""
+HOLD_POLL_S = 0.01
 GROUP_FIRST_S = 1.0
 """With a share group, how long a new table's events are collected before the lowest counts as its first."""
 RETRY_S = 1.0
 """After a handler raised, the same event is tried again this much later (it is never skipped)."""
+
+_T = TypeVar("_T")
+_IDLE = object()  # the queue had nothing for a while: time to look at held events again
 
 EventHandler = Callable[[Event, sqlite3.Connection], None]
 GapHandler = Callable[["Gap"], None]
@@ -79,12 +89,21 @@ class Gap:
     error: str | None = None
 
 
+@dataclass(slots=True)
+class _Held:
+    """A table's events that came early, and since when the table has made no progress."""
+
+    since: float
+    items: list[_Inbound] = field(default_factory=list)
+
+
 @dataclass(frozen=True, slots=True)
 class _Inbound:
     """One message for the delivery thread: an event to deliver, or availability to report."""
 
     table_id: str
     mid: int
+    connection: int  # which connection it came on: a PUBACK means something only on that one
     event: Event | None = None
     availability: Availability | None = None
 
@@ -143,6 +162,7 @@ class TableClient:
         self._marks = Marks(marks)
         self._availability: dict[str, Availability] = {}
         self._inbox: queue.Queue[_Inbound | None] = queue.Queue()
+        self._held: dict[str, _Held] = {}  # table -> events that came early (delivery thread only)
         self._waiting: set[str] = set()  # transactions of requests still waiting for their answer
         self._responses: dict[str, Response] = {}
         self._cond = threading.Condition()
@@ -152,6 +172,7 @@ class TableClient:
         # Unique per run: a response to a request of an earlier run must not answer one of this run.
         self._tx_prefix = f"{client_id}-{uuid.uuid4().hex[:8]}"
         self._complaints: dict[str, int] = {}
+        self._connection = 0
         self._delivery = threading.Thread(target=self._deliver_forever, name="table-client", daemon=True)
         self._client = mqtt.Client(
             CallbackAPIVersion.VERSION2,
@@ -266,6 +287,10 @@ class TableClient:
             log.error("broker refused the connection", reason=str(reason), client_id=self.client_id)
             return
         log.info("connected", broker=f"{self.host}:{self.port}", session_present=flags.session_present)
+        # Messages still queued from the last connection are delivered but not acknowledged: the
+        # broker sends them again on this one (they are then repeats), and their packet ids may
+        # already name other messages here.
+        self._connection += 1
         client.subscribe(self._filters())
 
     def _on_subscribe(self, _client: mqtt.Client, _ud: Any, _mid: int, codes: list[Any], _props: Any) -> None:
@@ -280,7 +305,7 @@ class TableClient:
         if name in EVENT_KINDS and not msg.retain:
             event = parse_event(name, msg.payload)
             if event is not None and event.table_id == table_id:
-                self._inbox.put(_Inbound(table_id, msg.mid, event=event))
+                self._inbox.put(_Inbound(table_id, msg.mid, self._connection, event=event))
                 return  # acknowledged by the delivery thread, after the mark is committed
             self._complain(f"not a {name} event of table {table_id}", msg.topic)
         elif name in ("status", "device"):
@@ -288,7 +313,7 @@ class TableClient:
             if new is None:
                 self._complain(f"not a {name} payload", msg.topic)
             elif self._on_availability is not None:
-                self._inbox.put(_Inbound(table_id, msg.mid, availability=new))
+                self._inbox.put(_Inbound(table_id, msg.mid, self._connection, availability=new))
                 return  # acknowledged once the caller has heard of it
         elif name.startswith("response/"):
             response = parse_response(msg.payload)
@@ -320,49 +345,95 @@ class TableClient:
     # ------------------------------------------------------------------ the delivery thread
 
     def _deliver_forever(self) -> None:
-        while True:
-            item = self._inbox.get()
-            if item is None or self._stopping.is_set():
+        while not self._stopping.is_set():
+            try:
+                item = self._inbox.get(timeout=HOLD_POLL_S if self._held else None)
+            except queue.Empty:
+                item = _IDLE
+            if item is None:
                 return
-            done = False
-            while not done and not self._stopping.is_set():
-                try:
-                    if item.event is not None:
-                        done = self._deliver(item.table_id, item.event)
-                    else:
-                        if item.availability is not None and self._on_availability is not None:
-                            self._on_availability(item.table_id, item.availability)
-                        done = True
-                except Exception:
-                    log.exception("handler failed; the event will be tried again", table_id=item.table_id)
-                    self._stopping.wait(RETRY_S)
-            if not done:
-                return  # stopping: leave the message unacknowledged, the broker sends it again
-            self._client.ack(item.mid, 1)
+            if item is not _IDLE:
+                self._take(item)
+            self._retry_held()
 
-    def _deliver(self, table_id: str, event: Event) -> bool:
-        """Hand the event over unless it is a repeat; False if the client stopped meanwhile."""
-        waited_from = time.monotonic()
-        gap_told = False
-        while True:
-            with self._marks.transaction() as db:
-                high = self._marks.get(table_id)
-                if high is None and self.share_group:
-                    high = self._marks.settle_first(db, table_id, event.seq, GROUP_FIRST_S)
-                if high is not None and event.seq <= high:
-                    return True  # a repeat: delivered before
-                if (high is None and not self.share_group) or gap_told or event.seq == (high or 0) + 1:
-                    self._on_event(event, db)
-                    self._marks.set(db, table_id, event.seq)
-                    return True
-            # Not next. A fellow worker may hold the events before this one: give it time.
-            if self.share_group and (high is None or time.monotonic() - waited_from < GROUP_WAIT_S):
-                if self._stopping.wait(0.01):
-                    return False
+    def _take(self, item: _Inbound) -> None:
+        """Deliver, drop (a repeat) or hold (it came early) one message off the queue."""
+        if item.event is None:
+            if self._until_it_works(item, partial(self._tell_availability, item)) is not None:
+                self._ack(item)
+            return
+        outcome = self._until_it_works(item, partial(self._try, item))
+        if outcome == "early":
+            held = self._held.setdefault(item.table_id, _Held(time.monotonic()))
+            held.items.append(item)
+        elif outcome is not None:
+            self._ack(item)
+
+    def _tell_availability(self, item: _Inbound) -> bool:
+        if item.availability is not None and self._on_availability is not None:
+            self._on_availability(item.table_id, item.availability)
+        return True
+
+    def _retry_held(self) -> None:
+        """Events that came early: delivered once the ones before them are, or after HOLD_S as a gap."""
+        for table_id in list(self._held):
+            held = self._held[table_id]
+            held.items.sort(key=lambda i: i.event.seq if i.event else 0)
+            while held.items:
+                item, force = held.items[0], False
+                if time.monotonic() - held.since >= HOLD_S:
+                    high = self._marks.get(table_id)
+                    if high is not None and item.event is not None and item.event.seq > high + 1:
+                        self._report_gap(table_id, high + 1, item.event.seq)
+                    force = True
+                outcome = self._until_it_works(item, partial(self._try, item, force))
+                if outcome in (None, "early"):
+                    break
+                held.items.pop(0)
+                held.since = time.monotonic()  # the table moved on: the rest get their own time
+                self._ack(item)
+            if not held.items:
+                del self._held[table_id]
+
+    def _until_it_works(self, item: _Inbound, attempt: Callable[[], _T]) -> _T | None:
+        """``attempt()``, again after each failure (an event is never skipped); None if stopped first."""
+        failures = 0
+        while not self._stopping.is_set():
+            try:
+                result = attempt()
+            except Exception:
+                failures += 1
+                if failures == 1:  # once with the traceback; the count when it goes through
+                    log.exception("handler failed; trying again until it succeeds", table_id=item.table_id)
+                self._stopping.wait(RETRY_S)
                 continue
-            assert high is not None
-            self._report_gap(table_id, high + 1, event.seq)
-            gap_told = True
+            if failures:
+                log.warning("handler succeeded after failing", table_id=item.table_id, failures=failures)
+            return result
+        return None
+
+    def _try(self, item: _Inbound, force: bool = False) -> str:
+        """``delivered``, ``repeat``, or ``early`` (an event before it has not been delivered yet)."""
+        event, table_id = item.event, item.table_id
+        assert event is not None
+        with self._marks.transaction() as db:
+            high = self._marks.get(table_id)
+            if high is None and self.share_group:
+                high = self._marks.settle_first(db, table_id, event.seq, GROUP_FIRST_S)
+                if high is None:
+                    return "early"  # the group has not agreed on the table's first event yet
+            if high is not None and event.seq <= high:
+                return "repeat"
+            if high is None or force or event.seq == high + 1:
+                self._on_event(event, db)
+                self._marks.set(db, table_id, event.seq)
+                return "delivered"
+        return "early"
+
+    def _ack(self, item: _Inbound) -> None:
+        # A message from an earlier connection comes again on this one; its packet id means nothing here.
+        if item.connection == self._connection:
+            self._client.ack(item.mid, 1)
 
     def _report_gap(self, table_id: str, expected: int, received: int) -> None:
         log.error("events missing: resynchronising", table_id=table_id, expected=expected, received=received)
