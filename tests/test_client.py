@@ -17,7 +17,7 @@ from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.payloads import DevicePayload, StatusPayload
 from scannerd.requests import Request, Response
-from tests.broker import Broker, GameServer, sample_events, wait_until
+from tests.broker import Broker, GameServer, make_tls, sample_events, wait_until
 
 FLOOR = int(time.time() * 1000)
 """A new table's first seq: the clock in milliseconds, as docs/mqtt.md says, never 1."""
@@ -159,6 +159,8 @@ def test_request_returns_the_tables_answer_or_a_clear_timeout(mosquitto, make_cl
     assert isinstance(response.transaction, str) and response.transaction.startswith("game-server-")
     with pytest.raises(RequestTimeout, match=r"no response from table T9 to get_state within 0.3 s"):
         client.request("T9", "get_state", timeout=0.3)
+    with pytest.raises(ValueError, match="cannot be a topic level"):
+        client.request("T1/#", "get_state")
 
 
 def test_each_tables_availability_is_kept_as_state(mosquitto, make_client, make_publisher):
@@ -254,3 +256,22 @@ def test_a_retained_event_is_not_taken_for_the_stream(mosquitto, make_client):
     wait_until(lambda: client.high_water("T1") == FLOOR + 11, 20, "the live events")
     raw.close()
     assert [e.seq for e in recorder.events()] == [FLOOR + 10, FLOOR + 11]
+
+
+def test_tls_with_a_client_certificate_and_a_broker_we_do_not_trust_refused(tmp_path, make_broker):
+    tls = make_tls(tmp_path / "tls", clients=("gameserver",))
+    broker = make_broker(tls=tls)
+    cert, key = tls.client("gameserver")
+
+    def client(host: str, ca: Path) -> TableClient:
+        return TableClient(
+            host, broker.port, client_id="gs", marks=":memory:", on_event=print,
+            tls_ca=str(ca), tls_cert=str(cert), tls_key=str(key),
+        )  # fmt: skip
+
+    good = client("localhost", tls.ca)
+    good.start()
+    assert good.connected
+    good.stop()
+    with pytest.raises(ConnectionError, match="no MQTT broker answered"):
+        client("localhost", tls.dir / "stranger-ca.crt").start(timeout=2)

@@ -41,7 +41,7 @@ from scannerd.client.contract import Availability, parse_device, parse_event, pa
 from scannerd.client.marks import Marks
 from scannerd.events import Event
 from scannerd.requests import Response
-from scannerd.topics import EVENT_KINDS
+from scannerd.topics import EVENT_KINDS, Topics
 
 log = structlog.get_logger(__name__)
 
@@ -142,6 +142,7 @@ class TableClient:
         protocol: Literal["5", "3.1.1"] = "5",
         username: str | None = None,
         password: str | None = None,
+        tls: bool = False,
         tls_ca: str | None = None,
         tls_cert: str | None = None,
         tls_key: str | None = None,
@@ -183,7 +184,7 @@ class TableClient:
         )
         if username:
             self._client.username_pw_set(username, password)
-        if tls_ca or tls_cert:
+        if tls or tls_ca or tls_cert:  # the system's CAs unless tls_ca names one; host name checked
             self._client.tls_set(ca_certs=tls_ca, certfile=tls_cert, keyfile=tls_key)
         self._client.reconnect_delay_set(1, 30)
         self._client.on_connect = self._on_connect
@@ -231,12 +232,13 @@ class TableClient:
         Raises :class:`RequestTimeout` when none comes in ``timeout`` seconds. Do
         not simply repeat a command that timed out: ask ``get_state`` (docs/mqtt.md).
         """
+        topic = Topics(self.prefix, table_id).request(command)  # ValueError for an id that is no topic level
         transaction = f"{self._tx_prefix}-{next(self._transactions)}"
         body = {"transaction": transaction, **(args or {})}
         with self._cond:
             self._waiting.add(transaction)
         try:
-            self._client.publish(f"{self.prefix}/{table_id}/request/{command}", json.dumps(body), qos=1)
+            self._client.publish(topic, json.dumps(body), qos=1)
             with self._cond:
                 if not self._cond.wait_for(lambda: transaction in self._responses, timeout):
                     raise RequestTimeout(f"no response from table {table_id} to {command} within {timeout} s")
