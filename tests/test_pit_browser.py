@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from scannerd.mqtt_settings import MqttSettings
 from scannerd.pit import Pit
 from tests.broker import Broker
 from tests.browser import VIEWPORT, js, screenshot, wait_for
@@ -43,8 +44,8 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedPit]:
 
 @pytest.fixture(scope="module")
 def pit(sim: SimulatedPit) -> Iterator[Pit]:
-    host, port = sim.client.host, sim.client.port
-    view = Pit(host, port, listen_host="127.0.0.1", listen_port=0)
+    settings = MqttSettings(host=sim.client.host, port=sim.client.port)
+    view = Pit(settings, listen_host="127.0.0.1", listen_port=0)
     view.start()
     yield view
     view.stop()

@@ -61,6 +61,14 @@ def test_no_broker_is_one_line_and_status_1(capsys):
     assert capsys.readouterr().err == f"pit: no MQTT broker answered at 127.0.0.1:{port} within 10.0 s\n"
 
 
+def test_a_password_file_that_cannot_be_read_is_one_line_naming_it(capsys, tmp_path):
+    missing = tmp_path / "no-such-password"
+    assert scannerd("pit", "--username", "pit", "--password-file", str(missing)) == 2
+    assert capsys.readouterr().err == (
+        f"pit: cannot read the password file {missing}: No such file or directory\n"
+    )
+
+
 def test_a_bad_listen_address_is_refused_by_name(capsys):
     with pytest.raises(SystemExit) as exit_:
         scannerd("pit", "--listen", "everywhere")

@@ -40,6 +40,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 from scannerd.client.contract import Availability, parse_device, parse_event, parse_response, parse_status
 from scannerd.client.marks import Marks
 from scannerd.events import Event
+from scannerd.mqtt_settings import MqttSettings
 from scannerd.requests import Response
 from scannerd.topics import EVENT_KINDS, Topics
 
@@ -190,6 +191,29 @@ class TableClient:
         self._client.on_connect = self._on_connect
         self._client.on_subscribe = self._on_subscribe
         self._client.on_message = self._on_message
+
+    @classmethod
+    def from_settings(cls, settings: MqttSettings, **kwargs: Any) -> TableClient:
+        """A client that reaches the broker as an ``[mqtt]`` section says (the tables' own format).
+
+        ``kwargs`` are the other arguments (``client_id``, ``marks``, ``on_event``, ...). The
+        password is read from ``password_file`` now; OSError if it cannot be.
+        """
+        password = settings.password()
+        return cls(
+            settings.host,
+            settings.port,
+            prefix=settings.prefix,
+            protocol=settings.protocol,
+            username=settings.username,
+            password=password.get_secret_value() if password else None,
+            tls=settings.tls,
+            tls_ca=settings.tls_ca and str(settings.tls_ca),
+            tls_cert=settings.tls_cert and str(settings.tls_cert),
+            tls_key=settings.tls_key and str(settings.tls_key),
+            keepalive=settings.keepalive,
+            **{"session_expiry_s": settings.session_expiry_s, **kwargs},
+        )
 
     # ------------------------------------------------------------------ control
 

@@ -19,8 +19,8 @@ from typing import Any
 import structlog
 
 from scannerd.client import Availability, Gap, RequestTimeout, TableClient
-from scannerd.client.table_client import DEFAULT_PREFIX
 from scannerd.events import Event
+from scannerd.mqtt_settings import MqttSettings
 from scannerd.pit.board import PitBoard
 from scannerd.pit.server import PitServer
 from scannerd.requests import Response
@@ -33,34 +33,28 @@ STATE_ASKERS = 4
 
 
 class Pit:
-    """Every table under ``prefix`` on the broker at ``host:port``, served at ``listen_host:listen_port``."""
+    """Every table under the settings' prefix on their broker, served at ``listen_host:listen_port``."""
 
     def __init__(
         self,
-        host: str,
-        port: int,
+        settings: MqttSettings,
         *,
-        prefix: str = DEFAULT_PREFIX,
         listen_host: str = "127.0.0.1",
         listen_port: int = 8090,
         client_id: str | None = None,
-        **client_options: Any,
     ) -> None:
         self.board = PitBoard()
         self._lock = threading.Lock()
         self._asked: set[str] = set()  # tables whose get_state is in flight or answered
         self._askers = ThreadPoolExecutor(STATE_ASKERS, thread_name_prefix="pit-state")
-        self.client = TableClient(
-            host,
-            port,
+        self.client = TableClient.from_settings(
+            settings,
             client_id=client_id or f"scannerd-pit-{uuid.uuid4().hex[:8]}",
             marks=":memory:",
             on_event=self._on_event,
             on_gap=self._on_gap,
             on_availability=self._on_availability,
-            prefix=prefix,
             session_expiry_s=0,
-            **client_options,
         )
         self.server = PitServer(listen_host, listen_port, self.snapshot, self.acknowledge)
 
