@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("demo", "a whole simulated table: shoe, daemon, broker, game server, display and live view"),
     "watch": ("watch", "a live terminal view of one table's rounds, shoe and alerts, from any broker"),
     "install": ("install", "put the units, udev rules, sysusers file and examples in place on this PC"),
+    "pit": ("pit", "a live web page of every table under the prefix, for the pit boss"),
 }
 
 

@@ -1,32 +1,34 @@
 """A stand-in for the casino's game server, over MQTT: it runs the betting, nothing else.
 
-It sends the dealer's game-server commands as requests on
-``{prefix}/{table_id}/request/<cmd>`` and paces itself by the daemon's
-round events, as the real server does: betting opens only once the daemon
-has reported the previous round ``complete`` or ``void`` (or ``round_wait``
-ran out: a short-dealt round never completes), and closes only after
-``betting_time`` seconds. It answers no requests and settles no bets.
+It is built on the game server's client library (:mod:`scannerd.client`), as
+a real game server would be. It sends the dealer's game-server commands as
+requests and paces itself by the daemon's round events, as the real server
+does: betting opens only once the daemon has reported the previous round
+``complete`` or ``void`` (or ``round_wait`` ran out: a short-dealt round
+never completes), and closes only after ``betting_time`` seconds. It answers
+no requests and settles no bets, so it keeps no state across runs: its marks
+live in memory and its session ends with it.
 """
 
 from __future__ import annotations
 
-import json
+import sqlite3
 import threading
 import time
 import uuid
 from typing import Any
 
-import paho.mqtt.client as mqtt
 import structlog
-from paho.mqtt.enums import CallbackAPIVersion
 
+from scannerd.client import RequestTimeout, TableClient
+from scannerd.client.table_client import DEFAULT_PREFIX
+from scannerd.events import Event, RoundEvent
 from scannerd.house import MAX_BETTING_TIME_S
-from scannerd.topics import Topics
 from simulators.actions import ServerCommand
 
 log = structlog.get_logger(__name__)
 
-DEFAULT_PREFIX = "casino/tables"
+__all__ = ["DEFAULT_PREFIX", "GameServer"]
 
 
 class GameServer:
@@ -41,56 +43,38 @@ class GameServer:
         round_wait: float = 15.0,
         response_timeout: float = 5.0,
     ) -> None:
-        self.host, self.port = host, port
-        self.topics = Topics(prefix, table_id)
+        self.table_id = table_id
         self.betting_time = betting_time
         self.round_wait = round_wait
         self.response_timeout = response_timeout
         self.round_phases: dict[str, str] = {}  # round_id -> last phase the daemon reported
-        self.responses: dict[str, dict[str, Any]] = {}  # transaction -> response payload
         self._open_round: str | None = None
         self._opened_at = 0.0
         self._cond = threading.Condition()
-        self._connected = threading.Event()
-        self.client = mqtt.Client(
-            CallbackAPIVersion.VERSION2, client_id=f"sim-game-server-{uuid.uuid4().hex[:8]}"
+        self.client = TableClient(
+            host,
+            port,
+            client_id=f"sim-game-server-{uuid.uuid4().hex[:8]}",
+            marks=":memory:",
+            on_event=self._on_event,
+            prefix=prefix,
+            tables=[table_id],
+            session_expiry_s=0,
+            protocol="3.1.1",  # the demo's embedded broker speaks nothing newer
         )
-        self.client.on_connect = self._on_connect
-        self.client.on_subscribe = lambda *args: self._connected.set()
-        self.client.on_message = self._on_message
 
     # ---------------------------------------------------------------- connection
     def start(self, timeout: float = 10.0) -> None:
-        self.client.connect_async(self.host, self.port)
-        self.client.loop_start()
-        if not self._connected.wait(timeout):
-            self.stop()
-            raise ConnectionError(f"no MQTT broker answered at {self.host}:{self.port} within {timeout} s")
+        self.client.start(timeout)
 
     def stop(self) -> None:
-        self.client.disconnect()
-        self.client.loop_stop()
+        self.client.stop()
 
-    def _on_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any, props: Any) -> None:
-        if reason.is_failure:
-            log.error("game server stand-in refused by broker", reason=str(reason))
-            return
-        client.subscribe([(self.topics.of("round"), 1), (self.topics.response("+"), 1)])
-
-    def _on_message(self, client: mqtt.Client, userdata: Any, msg: mqtt.MQTTMessage) -> None:
-        try:
-            payload = json.loads(msg.payload)
-        except ValueError:
-            log.warning("game server stand-in got a non-JSON message", topic=msg.topic)
-            return
-        if not isinstance(payload, dict):
-            return
-        with self._cond:
-            if msg.topic == self.topics.of("round") and "round_id" in payload:
-                self.round_phases[str(payload["round_id"])] = str(payload.get("phase"))
-            elif "transaction" in payload:
-                self.responses[str(payload["transaction"])] = payload
-            self._cond.notify_all()
+    def _on_event(self, event: Event, _db: sqlite3.Connection) -> None:
+        if isinstance(event, RoundEvent):
+            with self._cond:
+                self.round_phases[event.round_id] = event.phase
+                self._cond.notify_all()
 
     # ---------------------------------------------------------------- commands
     def perform(self, command: ServerCommand) -> dict[str, Any] | None:
@@ -125,15 +109,12 @@ class GameServer:
             log.warning("round not reported over; opening the next anyway", round_id=round_id)
 
     def request(self, name: str, **args: Any) -> dict[str, Any] | None:
-        """Publish a request and wait (bounded) for its response."""
-        transaction = uuid.uuid4().hex
-        payload = json.dumps({"transaction": transaction, **args})
-        self.client.publish(self.topics.request(name), payload, qos=1)
-        with self._cond:
-            self._cond.wait_for(lambda: transaction in self.responses, timeout=self.response_timeout)
-            response = self.responses.pop(transaction, None)
-        if response is None:
+        """Send a request and wait (bounded) for its response, as a dict."""
+        try:
+            response = self.client.request(self.table_id, name, args, self.response_timeout)
+        except RequestTimeout:
             log.warning("no response from the daemon", command=name)
-        elif response.get("status") != "ok":
-            log.warning("daemon refused a command", command=name, error=response.get("error"))
-        return response
+            return None
+        if response.status != "ok":
+            log.warning("daemon refused a command", command=name, error=response.error)
+        return response.model_dump(mode="json")

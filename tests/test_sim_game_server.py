@@ -2,11 +2,13 @@
 
 import random
 import threading
+import time
 
 import pytest
 
 from scannerd.config import Config, DeviceSettings
 from scannerd.daemon import Daemon
+from scannerd.events import RoundEvent
 from scannerd.mqtt_settings import MqttSettings, OutboxSettings
 from simulators.actions import Draw, ServerCommand, Unreadable
 from simulators.feeder import Feeder, make_device
@@ -30,7 +32,16 @@ def test_betting_opens_only_after_the_daemon_reports_the_round_over(mosquitto):
         second.start()
         second.join(0.5)
         assert second.is_alive()  # still waiting: R1 is not over
-        observer.request(f"{BASE}/round", {"round_id": "R1", "phase": "complete"})
+        over = RoundEvent(
+            seq=int(time.time() * 1000),
+            ts=time.time(),
+            table_id="T1",
+            round_id="R1",
+            phase="complete",
+            hand_no=1,
+            winner="banker",
+        )
+        observer.request(f"{BASE}/round", over.model_dump(mode="json"))
         second.join(10)
         assert not second.is_alive()
         opened = [p["round_id"] for p in observer.payloads("request/betting_open")]

@@ -1,0 +1,474 @@
+"""The game server's side of the MQTT contract (``docs/mqtt.md``), as one client object.
+
+What ``docs/mqtt.md`` asks of a consumer, done once: a persistent MQTT 5
+session under a fixed client id; events parsed into the contract's models;
+per table, every event handed to the caller once, in ``seq`` order, with the
+high-water mark in SQLite (:mod:`scannerd.client.marks`) committed with
+whatever the caller's handler wrote, before the PUBACK; a gap resynchronised
+with ``get_state`` and reported; requests matched to their responses by
+transaction id; each table's availability (status, device) as state.
+
+Threads: paho's network thread only sorts messages and answers responses;
+the caller's callbacks all run, one at a time (each table's events in seq order), on the
+client's own delivery thread. A handler may therefore call :meth:`request`
+(the answer comes in on the network thread) but should not dawdle: while it
+runs, no other event is delivered.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import queue
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import paho.mqtt.client as mqtt
+import structlog
+from paho.mqtt.enums import CallbackAPIVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.subscribeoptions import SubscribeOptions
+
+from scannerd.client.contract import Availability, parse_device, parse_event, parse_response, parse_status
+from scannerd.client.marks import Marks
+from scannerd.events import Event
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.requests import Response
+from scannerd.topics import EVENT_KINDS, Topics
+
+log = structlog.get_logger(__name__)
+
+DEFAULT_PREFIX = "casino/tables"
+SESSION_EXPIRY_S = 7 * 24 * 3600
+"""How long the broker keeps queuing for a consumer that is away, as the tables' own default."""
+HOLD_S = 5.0
+"""How long an event that came early waits for those before it, before they count as a gap.
+
+The table sends in order, but a broker may not: Mosquitto 2.0 was seen to swap two messages for a
+consumer catching up on a resumed session. In a share group the events before it may also be with
+another worker.
+"""
+HOLD_POLL_S = 0.01
+GROUP_FIRST_S = 1.0
+"""With a share group, how long a new table's events are collected before the lowest counts as its first."""
+RETRY_S = 1.0
+"""After a handler raised, the same event is tried again this much later (it is never skipped)."""
+
+_T = TypeVar("_T")
+_IDLE = object()  # the queue had nothing for a while: time to look at held events again
+
+EventHandler = Callable[[Event, sqlite3.Connection], None]
+GapHandler = Callable[["Gap"], None]
+AvailabilityHandler = Callable[[str, Availability], None]
+
+
+class RequestTimeout(TimeoutError):
+    """No response to a request came within its timeout; the table may or may not have run it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Events ``expected`` to ``received - 1`` of a table never arrived.
+
+    ``state`` is the table's ``get_state`` answer (its ``data``) taken when the
+    gap was seen, or None when the table did not answer (``error`` says why).
+    The event ``received`` is delivered right after the gap is reported.
+    """
+
+    table_id: str
+    expected: int
+    received: int
+    state: dict[str, Any] | None
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class _Held:
+    """A table's events that came early, and since when the table has made no progress."""
+
+    since: float
+    items: list[_Inbound] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Inbound:
+    """One message for the delivery thread: an event to deliver, or availability to report."""
+
+    table_id: str
+    mid: int
+    connection: int  # which connection it came on: a PUBACK means something only on that one
+    event: Event | None = None
+    availability: Availability | None = None
+
+
+class TableClient:
+    """A game server's connection to the tables under ``prefix``.
+
+    ``on_event(event, db)`` is called for every new event, in ``seq`` order
+    per table, inside a transaction of the marks database ``db``: write what
+    the event means to you through ``db`` and it commits together with the
+    mark, so it happens exactly once even if the process dies at any point.
+    Effects elsewhere (another database, a message) happen at least once: a
+    crash between your handler returning and the commit repeats the event.
+
+    ``tables`` limits the client to some tables (default: every table).
+    ``share_group`` makes this client one worker of an MQTT 5 shared
+    subscription: the broker hands each event to one worker of the group.
+    The workers must share the marks file (one host), which keeps each
+    table's events in order across them.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        port: int = 1883,
+        *,
+        client_id: str,
+        marks: Path | str,
+        on_event: EventHandler,
+        on_gap: GapHandler | None = None,
+        on_availability: AvailabilityHandler | None = None,
+        prefix: str = DEFAULT_PREFIX,
+        tables: Sequence[str] | None = None,
+        share_group: str | None = None,
+        session_expiry_s: int = SESSION_EXPIRY_S,
+        protocol: Literal["5", "3.1.1"] = "5",
+        username: str | None = None,
+        password: str | None = None,
+        tls: bool = False,
+        tls_ca: str | None = None,
+        tls_cert: str | None = None,
+        tls_key: str | None = None,
+        keepalive: int = 30,
+    ) -> None:
+        self.host, self.port, self.prefix = host, port, prefix
+        self.client_id = client_id
+        self.tables = list(tables) if tables else ["+"]
+        self.share_group = share_group
+        self.session_expiry_s = session_expiry_s
+        self.mqtt5 = protocol == "5"
+        if share_group and not self.mqtt5:
+            raise ValueError("a share group needs MQTT 5 (protocol '5')")
+        self.keepalive = keepalive
+        self._on_event = on_event
+        self._on_gap = on_gap
+        self._on_availability = on_availability
+        self._marks = Marks(marks)
+        self._availability: dict[str, Availability] = {}
+        self._inbox: queue.Queue[_Inbound | None] = queue.Queue()
+        self._held: dict[str, _Held] = {}  # table -> events that came early (delivery thread only)
+        self._waiting: set[str] = set()  # transactions of requests still waiting for their answer
+        self._responses: dict[str, Response] = {}
+        self._cond = threading.Condition()
+        self._subscribed = threading.Event()
+        self._stopping = threading.Event()
+        self._transactions = itertools.count(1)
+        # Unique per run: a response to a request of an earlier run must not answer one of this run.
+        self._tx_prefix = f"{client_id}-{uuid.uuid4().hex[:8]}"
+        self._complaints: dict[str, int] = {}
+        self._connection = 0
+        self._delivery = threading.Thread(target=self._deliver_forever, name="table-client", daemon=True)
+        self._client = mqtt.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=client_id,
+            protocol=mqtt.MQTTv5 if self.mqtt5 else mqtt.MQTTv311,
+            clean_session=None if self.mqtt5 else session_expiry_s == 0,
+            manual_ack=True,
+        )
+        if username:
+            self._client.username_pw_set(username, password)
+        if tls or tls_ca or tls_cert:  # the system's CAs unless tls_ca names one; host name checked
+            self._client.tls_set(ca_certs=tls_ca, certfile=tls_cert, keyfile=tls_key)
+        self._client.reconnect_delay_set(1, 30)
+        self._client.on_connect = self._on_connect
+        self._client.on_subscribe = self._on_subscribe
+        self._client.on_message = self._on_message
+
+    @classmethod
+    def from_settings(cls, settings: MqttSettings, **kwargs: Any) -> TableClient:
+        """A client that reaches the broker as an ``[mqtt]`` section says (the tables' own format).
+
+        ``kwargs`` are the other arguments (``client_id``, ``marks``, ``on_event``, ...). The
+        password is read from ``password_file`` now; OSError if it cannot be.
+        """
+        password = settings.password()
+        return cls(
+            settings.host,
+            settings.port,
+            prefix=settings.prefix,
+            protocol=settings.protocol,
+            username=settings.username,
+            password=password.get_secret_value() if password else None,
+            tls=settings.tls,
+            tls_ca=settings.tls_ca and str(settings.tls_ca),
+            tls_cert=settings.tls_cert and str(settings.tls_cert),
+            tls_key=settings.tls_key and str(settings.tls_key),
+            keepalive=settings.keepalive,
+            **{"session_expiry_s": settings.session_expiry_s, **kwargs},
+        )
+
+    # ------------------------------------------------------------------ control
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Connect and subscribe; raises ConnectionError when no broker has taken the subscription in time."""
+        if self.mqtt5:
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = self.session_expiry_s
+            self._client.connect_async(
+                self.host, self.port, self.keepalive, clean_start=self.session_expiry_s == 0, properties=props
+            )
+        else:  # the session lasts as long as the broker keeps it (clean_session=false)
+            self._client.connect_async(self.host, self.port, self.keepalive)
+        self._delivery.start()
+        self._client.loop_start()
+        if not self._subscribed.wait(timeout):
+            self.stop()
+            raise ConnectionError(f"no MQTT broker answered at {self.host}:{self.port} within {timeout} s")
+
+    def stop(self) -> None:
+        """Disconnect; events received and not yet delivered stay with the broker (never acknowledged)."""
+        self._stopping.set()
+        self._inbox.put(None)
+        self._client.disconnect()
+        self._client.loop_stop()
+        if self._delivery.is_alive():
+            self._delivery.join(10)
+        for what, count in self._complaints.items():
+            if count > 1:
+                log.warning("messages ignored", reason=what, count=count)
+        self._marks.close()
+
+    # ------------------------------------------------------------------ what the caller asks
+
+    def request(
+        self, table_id: str, command: str, args: dict[str, Any] | None = None, timeout: float = 5.0
+    ) -> Response:
+        """Send ``command`` to the table and wait for its answer (``status`` ``ok`` or ``error``).
+
+        Raises :class:`RequestTimeout` when none comes in ``timeout`` seconds. Do
+        not simply repeat a command that timed out: ask ``get_state`` (docs/mqtt.md).
+        """
+        topic = Topics(self.prefix, table_id).request(command)  # ValueError for an id that is no topic level
+        transaction = f"{self._tx_prefix}-{next(self._transactions)}"
+        body = {"transaction": transaction, **(args or {})}
+        with self._cond:
+            self._waiting.add(transaction)
+        try:
+            self._client.publish(topic, json.dumps(body), qos=1)
+            with self._cond:
+                if not self._cond.wait_for(lambda: transaction in self._responses, timeout):
+                    raise RequestTimeout(f"no response from table {table_id} to {command} within {timeout} s")
+                return self._responses.pop(transaction)
+        finally:
+            with self._cond:
+                self._waiting.discard(transaction)
+                self._responses.pop(transaction, None)
+
+    def availability(self, table_id: str) -> Availability:
+        """The table's last status and device (None where nothing was heard yet)."""
+        with self._cond:
+            return self._availability.get(table_id, Availability())
+
+    def known_tables(self) -> dict[str, Availability]:
+        """Every table heard from, with its availability."""
+        with self._cond:
+            return dict(self._availability)
+
+    def high_water(self, table_id: str) -> int | None:
+        """The highest seq delivered for the table (None: none yet)."""
+        return self._marks.get(table_id)
+
+    @property
+    def connected(self) -> bool:
+        return self._client.is_connected()
+
+    # ------------------------------------------------------------------ paho's network thread
+
+    def _filters(self) -> list[tuple[str, Any]]:
+        # A retained event is old news at subscribe time, not the stream's next event: MQTT 5 is
+        # asked not to send it (retainHandling 2); with 3.1.1 its retain flag gives it away and it
+        # is skipped. Status and device are wanted at once.
+        events: Any = SubscribeOptions(qos=1, retainHandling=SubscribeOptions.RETAIN_DO_NOT_SEND)
+        state: Any = SubscribeOptions(qos=1)
+        if not self.mqtt5:
+            events = state = 1
+        share = f"$share/{self.share_group}/" if self.share_group else ""
+        out: list[tuple[str, SubscribeOptions]] = []
+        for table in self.tables:
+            base = f"{self.prefix}/{table}"
+            out += [(f"{share}{base}/{kind}", events) for kind in EVENT_KINDS]
+            out += [(f"{base}/status", state), (f"{base}/device", state), (f"{base}/response/+", state)]
+        return out
+
+    def _on_connect(self, client: mqtt.Client, _ud: Any, flags: Any, reason: Any, _props: Any) -> None:
+        if reason.is_failure:
+            log.error("broker refused the connection", reason=str(reason), client_id=self.client_id)
+            return
+        log.info("connected", broker=f"{self.host}:{self.port}", session_present=flags.session_present)
+        # Messages still queued from the last connection are delivered but not acknowledged: the
+        # broker sends them again on this one (they are then repeats), and their packet ids may
+        # already name other messages here.
+        self._connection += 1
+        client.subscribe(self._filters())
+
+    def _on_subscribe(self, _client: mqtt.Client, _ud: Any, _mid: int, codes: list[Any], _props: Any) -> None:
+        refused = [str(c) for c in codes if c.is_failure]
+        if refused:
+            log.error("broker refused subscriptions", reasons=refused)
+        self._subscribed.set()
+
+    def _on_message(self, client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        levels = msg.topic[len(self.prefix) + 1 :].split("/") if msg.topic.startswith(self.prefix) else []
+        table_id, name = (levels[0], "/".join(levels[1:])) if len(levels) > 1 else ("", "")
+        if name in EVENT_KINDS and not msg.retain:
+            event = parse_event(name, msg.payload)
+            if event is not None and event.table_id == table_id:
+                self._inbox.put(_Inbound(table_id, msg.mid, self._connection, event=event))
+                return  # acknowledged by the delivery thread, after the mark is committed
+            self._complain(f"not a {name} event of table {table_id}", msg.topic)
+        elif name in ("status", "device"):
+            new = self._note_availability(table_id, name, msg.payload)
+            if new is None:
+                self._complain(f"not a {name} payload", msg.topic)
+            elif self._on_availability is not None:
+                self._inbox.put(_Inbound(table_id, msg.mid, self._connection, availability=new))
+                return  # acknowledged once the caller has heard of it
+        elif name.startswith("response/"):
+            response = parse_response(msg.payload)
+            with self._cond:
+                if response is not None and response.transaction in self._waiting:
+                    self._responses[str(response.transaction)] = response
+                    self._cond.notify_all()
+        client.ack(msg.mid, msg.qos)
+
+    def _note_availability(self, table_id: str, name: str, payload: bytes) -> Availability | None:
+        with self._cond:
+            old = self._availability.get(table_id, Availability())
+            if name == "status":
+                status = parse_status(payload)
+                new = None if status is None else old.with_status(status)
+            else:
+                device = parse_device(payload)
+                new = None if device is None else old.with_device(device)
+            if new is not None:
+                self._availability[table_id] = new
+            return new
+
+    def _complain(self, what: str, topic: str) -> None:
+        """Log a kind of bad message once; the rest are counted and the count logged at stop."""
+        count = self._complaints[what] = self._complaints.get(what, 0) + 1
+        if count == 1:
+            log.warning("message ignored", reason=what, topic=topic)
+
+    # ------------------------------------------------------------------ the delivery thread
+
+    def _deliver_forever(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                item = self._inbox.get(timeout=HOLD_POLL_S if self._held else None)
+            except queue.Empty:
+                item = _IDLE
+            if item is None:
+                return
+            if item is not _IDLE:
+                self._take(item)
+            self._retry_held()
+
+    def _take(self, item: _Inbound) -> None:
+        """Deliver, drop (a repeat) or hold (it came early) one message off the queue."""
+        if item.event is None:
+            if self._until_it_works(item, partial(self._tell_availability, item)) is not None:
+                self._ack(item)
+            return
+        outcome = self._until_it_works(item, partial(self._try, item))
+        if outcome == "early":
+            held = self._held.setdefault(item.table_id, _Held(time.monotonic()))
+            held.items.append(item)
+        elif outcome is not None:
+            self._ack(item)
+
+    def _tell_availability(self, item: _Inbound) -> bool:
+        if item.availability is not None and self._on_availability is not None:
+            self._on_availability(item.table_id, item.availability)
+        return True
+
+    def _retry_held(self) -> None:
+        """Events that came early: delivered once the ones before them are, or after HOLD_S as a gap."""
+        for table_id in list(self._held):
+            held = self._held[table_id]
+            held.items.sort(key=lambda i: i.event.seq if i.event else 0)
+            while held.items:
+                item, force = held.items[0], False
+                if time.monotonic() - held.since >= HOLD_S:
+                    high = self._marks.get(table_id)
+                    if high is not None and item.event is not None and item.event.seq > high + 1:
+                        self._report_gap(table_id, high + 1, item.event.seq)
+                    force = True
+                outcome = self._until_it_works(item, partial(self._try, item, force))
+                if outcome in (None, "early"):
+                    break
+                held.items.pop(0)
+                held.since = time.monotonic()  # the table moved on: the rest get their own time
+                self._ack(item)
+            if not held.items:
+                del self._held[table_id]
+
+    def _until_it_works(self, item: _Inbound, attempt: Callable[[], _T]) -> _T | None:
+        """``attempt()``, again after each failure (an event is never skipped); None if stopped first."""
+        failures = 0
+        while not self._stopping.is_set():
+            try:
+                result = attempt()
+            except Exception:
+                failures += 1
+                if failures == 1:  # once with the traceback; the count when it goes through
+                    log.exception("handler failed; trying again until it succeeds", table_id=item.table_id)
+                self._stopping.wait(RETRY_S)
+                continue
+            if failures:
+                log.warning("handler succeeded after failing", table_id=item.table_id, failures=failures)
+            return result
+        return None
+
+    def _try(self, item: _Inbound, force: bool = False) -> str:
+        """``delivered``, ``repeat``, or ``early`` (an event before it has not been delivered yet)."""
+        event, table_id = item.event, item.table_id
+        assert event is not None
+        with self._marks.transaction() as db:
+            high = self._marks.get(table_id)
+            if high is None and self.share_group:
+                high = self._marks.settle_first(db, table_id, event.seq, GROUP_FIRST_S)
+                if high is None:
+                    return "early"  # the group has not agreed on the table's first event yet
+            if high is not None and event.seq <= high:
+                return "repeat"
+            if high is None or force or event.seq == high + 1:
+                self._on_event(event, db)
+                self._marks.set(db, table_id, event.seq)
+                return "delivered"
+        return "early"
+
+    def _ack(self, item: _Inbound) -> None:
+        # A message from an earlier connection comes again on this one; its packet id means nothing here.
+        if item.connection == self._connection:
+            self._client.ack(item.mid, 1)
+
+    def _report_gap(self, table_id: str, expected: int, received: int) -> None:
+        log.error("events missing: resynchronising", table_id=table_id, expected=expected, received=received)
+        state, error = None, None
+        try:
+            response = self.request(table_id, "get_state")
+        except RequestTimeout as exc:
+            error = str(exc)
+        else:
+            state, error = (response.data, None) if response.status == "ok" else (None, response.error)
+        if self._on_gap is not None:
+            self._on_gap(Gap(table_id, expected, received, state, error))

@@ -1,0 +1,130 @@
+"""The pit view put together: the game server's client for every table, the board, and the web page.
+
+The pit learns of tables from what they publish (their retained status,
+their events), asks each one ``get_state`` once so a round already under
+way, the shoe's roads and the open alerts show at once, and acknowledges
+alerts with ``ack_alert`` on the table's request topic, as the game server
+does. Its marks live in memory and its session ends with it: the pit keeps
+no books, and on a restart it simply asks every table again.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import structlog
+
+from scannerd.client import Availability, Gap, RequestTimeout, TableClient
+from scannerd.events import Event
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.pit.board import PitBoard
+from scannerd.pit.server import PitServer
+from scannerd.requests import Response
+
+log = structlog.get_logger(__name__)
+
+STATE_TIMEOUT_S = 5.0
+STATE_ASKERS = 4
+"""get_state requests in flight at once: fifty tables seed in a moment; an offline one holds none up."""
+
+
+class Pit:
+    """Every table under the settings' prefix on their broker, served at ``listen_host:listen_port``."""
+
+    def __init__(
+        self,
+        settings: MqttSettings,
+        *,
+        listen_host: str = "127.0.0.1",
+        listen_port: int = 8090,
+        client_id: str | None = None,
+    ) -> None:
+        self.board = PitBoard()
+        self._lock = threading.Lock()
+        self._asked: set[str] = set()  # tables whose get_state is in flight or answered
+        self._askers = ThreadPoolExecutor(STATE_ASKERS, thread_name_prefix="pit-state")
+        self.client = TableClient.from_settings(
+            settings,
+            client_id=client_id or f"scannerd-pit-{uuid.uuid4().hex[:8]}",
+            marks=":memory:",
+            on_event=self._on_event,
+            on_gap=self._on_gap,
+            on_availability=self._on_availability,
+            session_expiry_s=0,
+        )
+        self.server = PitServer(listen_host, listen_port, self.snapshot, self.acknowledge)
+
+    def start(self, timeout: float = 10.0) -> None:
+        self.server.start()
+        try:
+            self.client.start(timeout)
+        except BaseException:
+            self.server.stop()
+            raise
+
+    def stop(self) -> None:
+        self.client.stop()
+        self._askers.shutdown(wait=False, cancel_futures=True)
+        self.server.stop()
+
+    @property
+    def url(self) -> str:
+        return self.server.url
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._lock:
+            return self.board.snapshot()
+
+    def acknowledge(self, table_id: str, alert_id: int) -> Response:
+        """The pit boss's ACK: the table's answer to ``ack_alert``; the alert leaves when its event comes."""
+        return self.client.request(table_id, "ack_alert", {"alert_id": alert_id}, STATE_TIMEOUT_S)
+
+    # ------------------------------------------------------------------ the client's delivery thread
+
+    def _on_event(self, event: Event, _db: sqlite3.Connection) -> None:
+        with self._lock:
+            changed = self.board.apply(event)
+        self._seed(event.table_id)
+        if changed:
+            self.server.changed()
+
+    def _on_availability(self, table_id: str, availability: Availability) -> None:
+        with self._lock:
+            self.board.set_availability(table_id, availability)
+        if availability.online:
+            self._seed(table_id)
+        self.server.changed()
+
+    def _on_gap(self, gap: Gap) -> None:
+        if gap.state is not None:
+            with self._lock:
+                self.board.load_state(gap.table_id, gap.state)
+            self.server.changed()
+
+    # ------------------------------------------------------------------ seeding from get_state
+
+    def _seed(self, table_id: str) -> None:
+        with self._lock:
+            if table_id in self._asked:
+                return
+            self._asked.add(table_id)
+        self._askers.submit(self._ask_state, table_id)
+
+    def _ask_state(self, table_id: str) -> None:
+        try:
+            response = self.client.request(table_id, "get_state", timeout=STATE_TIMEOUT_S)
+        except RequestTimeout as exc:
+            log.info(
+                "table did not answer get_state; asking again when it is next heard from", error=str(exc)
+            )
+            with self._lock:
+                self._asked.discard(table_id)
+            return
+        if response.status == "ok" and response.data is not None:
+            with self._lock:
+                self.board.load_state(table_id, response.data)
+            self.server.changed()

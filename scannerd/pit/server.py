@@ -1,0 +1,203 @@
+"""The pit view's web server: one page, its assets, a live stream of the whole pit, and acknowledging.
+
+Built like the dealer display's (``scannerd/display/server.py``): aiohttp on
+its own thread and loop, the whole view pushed by server-sent events so a
+page that reconnects is simply right again. Fifty tables change many times a
+second between them, so changes are gathered for ``COALESCE_S`` and the
+pit is serialised once for all of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from scannerd import __version__
+from scannerd.client import RequestTimeout
+from scannerd.requests import Response
+from scannerd.topics import TABLE_ID_PATTERN
+
+log = structlog.get_logger(__name__)
+
+STATIC_DIR = Path(__file__).with_name("static")
+PING_S = 5.0
+"""A quiet stream still sends a ping this often, so the page notices a dead link by its silence."""
+COALESCE_S = 0.1
+START_TIMEOUT_S = 10.0
+_NO_CACHE = {"Cache-Control": "no-cache"}
+
+Acknowledge = Callable[[str, int], Response]
+"""(table_id, alert_id) -> the table's answer to ``ack_alert``; raises RequestTimeout without one."""
+
+
+class PitServer:
+    """Serves ``snapshot()`` (the board's, JSON-ready) at ``host:port``; ``changed()`` after every change."""
+
+    def __init__(
+        self, host: str, port: int, snapshot: Callable[[], dict[str, Any]], acknowledge: Acknowledge
+    ) -> None:
+        self.host, self.port = host, port
+        self._snapshot = snapshot
+        self._acknowledge = acknowledge
+        self._json = "{}"
+        self._version = 0
+        self._clients: set[asyncio.Event] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._pending = False
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ control (any thread)
+
+    def start(self) -> None:
+        """Start serving; raises OSError if the address is taken."""
+        self._thread = threading.Thread(target=self._run, name="pit-server", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(START_TIMEOUT_S):
+            raise TimeoutError(f"the pit view did not start listening on {self.host}:{self.port}")
+        if self._error is not None:
+            raise self._error
+        log.info("pit view listening", url=self.url)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(stop.set)
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        return f"http://{f'[{host}]' if ':' in host else host}:{self.port}/"
+
+    def changed(self) -> None:
+        """Something on the board changed (any thread; never blocks)."""
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._schedule)
+
+    # ------------------------------------------------------------------ the loop thread
+
+    def _schedule(self) -> None:
+        if not self._pending and self._loop is not None:
+            self._pending = True
+            self._loop.call_later(COALESCE_S, self._publish)
+
+    def _publish(self) -> None:
+        self._pending = False
+        self._json = json.dumps({**self._snapshot(), "server_version": __version__}, separators=(",", ":"))
+        self._version += 1
+        for wake in self._clients:
+            wake.set()
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._serve())
+        except Exception as exc:
+            if self._ready.is_set():
+                log.exception("pit view server died")
+            else:
+                self._error = exc
+                self._ready.set()
+
+    async def _serve(self) -> None:
+        self._stop = asyncio.Event()
+        self._publish()
+        app = web.Application()
+        app.router.add_get("/", self._index)
+        app.router.add_get("/events", self._events)
+        app.router.add_get("/api/state", self._state)
+        app.router.add_post("/api/ack", self._ack)
+        app.router.add_static("/static", STATIC_DIR)
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        await runner.setup()
+        try:
+            sock = socket.create_server(
+                (self.host, self.port), family=socket.AF_INET6 if ":" in self.host else socket.AF_INET
+            )
+            self.port = sock.getsockname()[1]
+            await web.SockSite(runner, sock).start()
+            self._loop = asyncio.get_running_loop()
+            self._ready.set()
+            await self._stop.wait()
+        finally:
+            self._loop = None
+            for wake in self._clients:
+                wake.set()
+            await runner.cleanup()
+
+    async def _index(self, _request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(STATIC_DIR / "index.html", headers=_NO_CACHE)
+
+    async def _state(self, _request: web.Request) -> web.Response:
+        return web.Response(text=self._json, content_type="application/json", headers=_NO_CACHE)
+
+    async def _events(self, request: web.Request) -> web.StreamResponse:
+        """The whole pit on connect and after every change, a ping when quiet."""
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", **_NO_CACHE})
+        await response.prepare(request)
+        wake = asyncio.Event()
+        self._clients.add(wake)
+        sent = -1
+        try:
+            await response.write(b"retry: 1000\n\n")
+            while self._stop is not None and not self._stop.is_set():
+                if sent != self._version:
+                    sent = self._version
+                    await response.write(f"event: pit\ndata: {self._json}\n\n".encode())
+                try:
+                    await asyncio.wait_for(wake.wait(), PING_S)
+                except TimeoutError:
+                    await response.write(b"event: ping\ndata: {}\n\n")
+                wake.clear()
+        except ConnectionError:
+            pass  # the browser went away
+        finally:
+            self._clients.discard(wake)
+        return response
+
+    async def _ack(self, request: web.Request) -> web.Response:
+        """``{"table_id": "BAC-01", "alert_id": n}`` -> the table's ack_alert answer, sent as a request."""
+        # JSON only: a page from elsewhere cannot send it without a CORS preflight, which we never grant.
+        if request.content_type != "application/json":
+            return _error("send the alert as application/json", 415)
+        try:
+            body = await request.json()
+        except (ValueError, RecursionError):
+            return _error("malformed JSON", 400)
+        table_id = body.get("table_id") if isinstance(body, dict) else None
+        alert_id = body.get("alert_id") if isinstance(body, dict) else None
+        if not isinstance(table_id, str) or not re.match(TABLE_ID_PATTERN, table_id):
+            return _error("table_id must be a table id", 400)
+        if not isinstance(alert_id, int) or isinstance(alert_id, bool):
+            return _error("alert_id must be an integer", 400)
+        loop = asyncio.get_running_loop()
+        try:
+            response = await loop.run_in_executor(None, self._acknowledge, table_id, alert_id)
+        except RequestTimeout as exc:
+            return _error(str(exc), 504)
+        log.info(
+            "alert acknowledged from the pit", table_id=table_id, alert_id=alert_id, status=response.status
+        )
+        return web.json_response(
+            response.model_dump(mode="json"), status=200 if response.status == "ok" else 409
+        )
+
+
+def _error(text: str, status: int) -> web.Response:
+    return web.json_response({"command": "ack_alert", "status": "error", "error": text}, status=status)

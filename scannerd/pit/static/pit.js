@@ -1,0 +1,182 @@
+// Pit view: draws the whole pit the server streams (/events) and sends the pit boss's acknowledgements.
+// Every message is the whole pit, so drawing is a pure function of the last one.
+"use strict";
+
+const SILENCE_MS = 12000; // no message or ping for this long: the link is dead even if the socket says not
+const RETRY_MS = 1000;
+const SHOE = { unknown: "no shoe", burning: "burning", dealing: "dealing", last_hand: "last hand", closed: "finished" };
+const LETTER = { banker: "B", player: "P", tie: "T" };
+
+// State the tests and the operator can inspect from the console.
+const pit = (window.scannerdPit = { view: null, views: 0, acking: {}, errors: {} });
+
+const $ = (id) => document.getElementById(id);
+
+// ------------------------------------------------------------------ the live stream
+
+let source = null;
+let lastHeard = 0;
+
+function connect() {
+  if (source) source.close();
+  source = new EventSource("/events");
+  source.addEventListener("pit", (e) => {
+    lastHeard = Date.now();
+    setConn("live");
+    render(JSON.parse(e.data));
+  });
+  source.addEventListener("ping", () => {
+    lastHeard = Date.now();
+    setConn("live");
+  });
+  source.onerror = () => {
+    setConn("disconnected");
+    if (source.readyState === EventSource.CLOSED) setTimeout(connect, RETRY_MS);
+  };
+}
+
+function setConn(state) {
+  document.body.dataset.conn = state;
+}
+
+setInterval(() => {
+  if (document.body.dataset.conn === "live" && Date.now() - lastHeard > SILENCE_MS) {
+    setConn("disconnected");
+    connect();
+  }
+}, 1000);
+
+// ------------------------------------------------------------------ drawing
+
+function el(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function render(view) {
+  if (pit.view && view.server_version !== pit.view.server_version) {
+    location.reload(); // upgraded under a wall screen left open
+    return;
+  }
+  pit.view = view;
+  pit.views += 1;
+  const c = view.counts;
+  $("count-tables").textContent = `${c.tables} tables`;
+  $("count-online").textContent = `${c.online} online`;
+  $("count-offline").textContent = `${c.offline} offline`;
+  $("count-misdeals").textContent = `${c.misdeals} misdeal${c.misdeals === 1 ? "" : "s"}`;
+  $("count-warnings").textContent = `${c.warnings} warning${c.warnings === 1 ? "" : "s"}`;
+  $("tables").replaceChildren(...view.tables.map(tile));
+}
+
+function tile(t) {
+  const node = el("article", "tile");
+  node.dataset.table = t.table_id;
+  node.dataset.state = t.online === true ? "online" : t.online === false ? "offline" : "unknown";
+  node.dataset.alert = t.alerts.length ? t.alerts[0].severity : "";
+
+  const head = el("div", "head");
+  head.append(el("span", "tid", t.table_id));
+  const result = el("span", "result", t.last_result ? LETTER[t.last_result.winner] : "");
+  result.dataset.winner = t.last_result ? t.last_result.winner : "";
+  result.title = "last result";
+  if (t.last_result && t.last_result.natural) result.append(el("span", "natural"));
+  head.append(result);
+  const state = node.dataset.state;
+  head.append(el("span", `pill ${state}`, state === "unknown" ? "?" : state.toUpperCase()));
+  node.append(head);
+
+  const rnd = el("div", "line round");
+  if (t.round) {
+    rnd.title = `round ${t.round.round_id}`;
+    rnd.append(el("span", "hand", `Hand ${t.round.hand_no}`), el("span", "dim", t.round.phase));
+    if (t.round.last_hand) rnd.append(el("span", "last", "LAST HAND"));
+  } else {
+    rnd.append(el("span", "dim", "no round"));
+  }
+  node.append(rnd);
+
+  const shoe = el("div", "line shoe");
+  if (t.online !== false && t.link === "down") shoe.append(el("span", "pill shoe-down", "SHOE DOWN"));
+  if (t.shoe) {
+    shoe.title = `shoe ${t.shoe.shoe_id}`;
+    shoe.append(el("span", "", SHOE[t.shoe.status] || t.shoe.status));
+    if (t.shoe.cards_remaining !== null) shoe.append(el("span", "dim", `${t.shoe.cards_remaining} left`));
+  } else {
+    shoe.append(el("span", "dim", "no shoe"));
+  }
+  node.append(shoe);
+  const bar = el("div", "bar");
+  const fill = el("div");
+  const total = t.shoe ? t.shoe.decks * 52 : 0;
+  fill.style.width = total ? `${Math.min(100, (100 * t.shoe.cards_dealt) / total)}%` : "0%";
+  bar.append(fill);
+  node.append(bar);
+
+  if (t.alerts.length) node.append(alertRow(t, t.online !== false));
+  if (pit.errors[t.table_id]) node.append(el("div", "error", pit.errors[t.table_id]));
+
+  const foot = el("div", "foot");
+  const counts = el("div", "counts");
+  for (const side of ["banker", "player", "tie"]) counts.append(el("span", side, `${LETTER[side]} ${t.counts[side]}`));
+  foot.append(road(t.road), counts);
+  node.append(foot);
+  return node;
+}
+
+function alertRow(t, canAck) {
+  const alert = t.alerts[0];
+  const row = el("div", `alert ${alert.severity}`);
+  row.dataset.alertId = alert.alert_id;
+  const what = el("div", "what");
+  what.append(el("span", "code", alert.code), el("span", "msg", alert.message));
+  row.append(what);
+  if (t.alerts.length > 1) row.append(el("span", "more", `+${t.alerts.length - 1}`));
+  if (!canAck) return row; // an offline table cannot hear the acknowledgement
+  const key = `${t.table_id}/${alert.alert_id}`;
+  const button = el("button", "ack", pit.acking[key] ? "\u2026" : "ACK");
+  button.type = "button";
+  button.disabled = Boolean(pit.acking[key]);
+  button.addEventListener("click", () => acknowledge(t.table_id, alert.alert_id));
+  row.append(button);
+  return row;
+}
+
+function road(r) {
+  const grid = el("div", "road");
+  for (const c of r.cells) {
+    const cell = el("div", `cell ${c.winner || ""}${c.ties ? " tied" : ""}`);
+    cell.style.gridColumn = String(c.col + 1);
+    cell.style.gridRow = String(c.row + 1);
+    grid.append(cell);
+  }
+  return grid;
+}
+
+// ------------------------------------------------------------------ acknowledging
+
+async function acknowledge(tableId, alertId) {
+  const key = `${tableId}/${alertId}`;
+  pit.acking[key] = true;
+  delete pit.errors[tableId];
+  if (pit.view) render(pit.view);
+  try {
+    const answer = await fetch("/api/ack", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ table_id: tableId, alert_id: alertId }),
+    });
+    const body = await answer.json();
+    // On success the alert leaves when the table publishes it acknowledged, not before.
+    if (body.status !== "ok") pit.errors[tableId] = `ACK refused: ${body.error}`;
+  } catch (err) {
+    pit.errors[tableId] = `ACK failed: ${err}`;
+  } finally {
+    delete pit.acking[key];
+    if (pit.view) render(pit.view);
+  }
+}
+
+connect();

@@ -1,0 +1,174 @@
+"""Simulated tables for the pit view: a real validator per table behind one MQTT connection.
+
+Each table publishes exactly what a daemon would (the validator's events,
+retained status and device, answers to requests run through the daemon's own
+``parse_request``/``execute``) under its own topics, so the pit sees fifty
+tables without fifty processes. The shoes are dealt from shuffled 8-deck
+shoes, so every table has its own roads; some tables are offline, some have
+lost their shoe, some have a misdeal or a warning open.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.enums import CallbackAPIVersion
+
+from scannerd.cards import ALL_CARDS
+from scannerd.events import CardDrawn, Command, Event, LinkChanged, ValidatorInput
+from scannerd.house import HouseRules
+from scannerd.payloads import DevicePayload, StatusPayload
+from scannerd.requests import RequestError, parse_request
+from scannerd.requests import execute as run_request
+from scannerd.topics import Topics, encode
+from tests.broker import START_TIMEOUT_S, Broker
+
+PREFIX = "casino/tables"
+OFFLINE = ("BAC-17", "BAC-38")
+SHOE_DOWN = "BAC-24"
+
+
+class SimTable:
+    """One table: a validator, its clock and its topics."""
+
+    def __init__(self, table_id: str, rng: random.Random, first_seq: int) -> None:
+        from scannerd.validator import Validator
+
+        self.table_id = table_id
+        self.topics = Topics(PREFIX, table_id)
+        self.validator = Validator(table_id, HouseRules(burn="none"))
+        self.validator.next_seq = first_seq
+        self.ts = time.time() - 3600
+        self.cards = [c for _ in range(8) for c in ALL_CARDS]
+        rng.shuffle(self.cards)
+        self.online = True
+        self.link = "up"
+
+    def feed(self, inp: ValidatorInput) -> list[Event]:
+        return self.validator.handle(inp)
+
+    def tick(self) -> float:
+        self.ts += 1
+        return self.ts
+
+
+class SimulatedPit:
+    """``n`` tables ``BAC-01``...; ``deal_round``/``misdeal`` change a table and publish what it published."""
+
+    def __init__(self, broker: Broker, n: int = 50, seed: int = 50) -> None:
+        self.rng = random.Random(seed)
+        floor = int(time.time() * 1000)
+        self.tables = {
+            f"BAC-{i + 1:02d}": SimTable(f"BAC-{i + 1:02d}", self.rng, floor + i * 10**6) for i in range(n)
+        }
+        self.requests: list[tuple[str, str, dict[str, Any]]] = []  # (table, command, payload) as they came
+        self.lock = threading.Lock()
+        self._subscribed = threading.Event()
+        self.client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv311)
+        self.client.on_connect = lambda c, *a: c.subscribe(f"{PREFIX}/+/request/+", 1)
+        self.client.on_subscribe = lambda *a: self._subscribed.set()
+        self.client.on_message = self._on_request
+        self.client.connect(broker.host, broker.port)
+        self.client.loop_start()
+        if not self._subscribed.wait(START_TIMEOUT_S):
+            raise AssertionError("the simulated tables could not subscribe")
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+    # ------------------------------------------------------------------ publishing as a daemon does
+
+    def _publish(self, table: SimTable, events: list[Event]) -> None:
+        for message in table.topics.messages(events):
+            self.client.publish(message.topic, message.payload, qos=1, retain=message.retain)
+
+    def _state(self, table: SimTable) -> None:
+        status = StatusPayload(
+            state="online" if table.online else "offline", version="0.1.0", table_id=table.table_id
+        )
+        self.client.publish(table.topics.status, encode(status), qos=1, retain=True)
+        device = DevicePayload(driver="framed", channel="/dev/shoe-1", link=table.link, model="SIM-SHOE")  # type: ignore[arg-type]
+        self.client.publish(table.topics.device, encode(device), qos=1, retain=True).wait_for_publish(10)
+
+    def _on_request(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        table_id, _, command = msg.topic[len(PREFIX) + 1 :].split("/")
+        table = self.tables.get(table_id)
+        if table is None or not table.online:
+            return  # nobody there to answer
+        with self.lock:
+            try:
+                request = parse_request(command, msg.payload)
+            except RequestError as exc:
+                response, events = exc.response(), []
+            else:
+                self.requests.append((table_id, command, dict(request.args)))
+                response, events = run_request(request, table.validator, table.tick())
+            self._publish(table, events)
+            self.client.publish(table.topics.response(command), encode(response), qos=1)
+
+    # ------------------------------------------------------------------ what happens at the tables
+
+    def command(self, table_id: str, name: str, **args: Any) -> None:
+        table = self.tables[table_id]
+        with self.lock:
+            self._publish(table, table.feed(Command(table.tick(), name, args)))  # type: ignore[arg-type]
+
+    def card(self, table_id: str, card: str | None = None) -> None:
+        table = self.tables[table_id]
+        with self.lock:
+            code = card if card is not None else table.cards.pop()
+            self._publish(table, table.feed(CardDrawn(table.tick(), code)))
+
+    def deal_round(self, table_id: str) -> None:
+        """Betting opened and closed, and the round dealt to its end, as the game server and dealer do."""
+        self.command(table_id, "betting_open")
+        self.command(table_id, "betting_close")
+        table = self.tables[table_id]
+        while (table.validator.state()["round"] or {}).get("phase") == "dealing":
+            self.card(table_id)
+
+    def set_link(self, table_id: str, up: bool) -> None:
+        table = self.tables[table_id]
+        with self.lock:
+            table.link = "up" if up else "down"
+            self._publish(table, table.feed(LinkChanged(table.tick(), up, "" if up else "unplugged")))
+            self._state(table)
+
+    def set_online(self, table_id: str, online: bool) -> None:
+        table = self.tables[table_id]
+        with self.lock:
+            table.online = online
+            self._state(table)
+
+    def open_alerts(self, table_id: str) -> list[dict[str, Any]]:
+        with self.lock:
+            return list(self.tables[table_id].validator.state()["alerts"])
+
+    def populate(self) -> None:
+        """A pit in full swing: every shoe started, 0 to 45 hands in, the odd table in trouble."""
+        for n, table_id in enumerate(self.tables):
+            self._state(self.tables[table_id])
+            self.command(table_id, "new_shoe", shoe_id=f"S-{4100 + n}")
+            for _ in range(self.rng.randrange(0, 46)):
+                self.deal_round(table_id)
+            if n % 7 == 3:  # a card too many after the round ended: a misdeal left open
+                self.card(table_id)
+            elif n % 11 == 5:  # a card while betting is open: dealt too early
+                self.command(table_id, "betting_open")
+                self.card(table_id)
+            elif n % 5 == 1:  # betting open, half a round dealt
+                self.command(table_id, "betting_open")
+                self.command(table_id, "betting_close")
+                self.card(table_id)
+                self.card(table_id)
+
+    def trouble(self) -> None:
+        """Two tables go offline and one loses its shoe, as the pit watches."""
+        for table_id in OFFLINE:
+            self.set_online(table_id, False)
+        self.set_link(SHOE_DOWN, False)

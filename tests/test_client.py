@@ -1,0 +1,277 @@
+"""The game-server client library against a real Mosquitto and a real table publisher."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scannerd.client import Gap, RequestTimeout, TableClient
+from scannerd.events import Event
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.payloads import DevicePayload, StatusPayload
+from scannerd.requests import Request, Response
+from tests.broker import Broker, GameServer, make_tls, sample_events, wait_until
+
+FLOOR = int(time.time() * 1000)
+"""A new table's first seq: the clock in milliseconds, as docs/mqtt.md says, never 1."""
+BASE = "casino/tables/T1"
+
+
+class Recorder:
+    """A caller's handlers that remember what they were told, in order."""
+
+    def __init__(self) -> None:
+        self.log: list[Any] = []
+        self.lock = threading.Lock()
+
+    def on_event(self, event: Event, db: sqlite3.Connection) -> None:
+        with self.lock:
+            self.log.append(event)
+
+    def on_gap(self, gap: Gap) -> None:
+        with self.lock:
+            self.log.append(gap)
+
+    def events(self) -> list[Event]:
+        with self.lock:
+            return [e for e in self.log if not isinstance(e, Gap)]
+
+
+@pytest.fixture
+def make_client(tmp_path: Path, mosquitto: Broker):
+    made: list[TableClient] = []
+
+    def make(recorder: Recorder, **kwargs: Any) -> TableClient:
+        kwargs.setdefault("client_id", "game-server")
+        kwargs.setdefault("marks", tmp_path / "marks.sqlite3")
+        client = TableClient(
+            mosquitto.host, mosquitto.port, on_event=recorder.on_event, on_gap=recorder.on_gap, **kwargs
+        )
+        client.start()
+        made.append(client)
+        return client
+
+    yield make
+    for client in made:
+        client.stop()
+
+
+def settings(broker: Broker) -> MqttSettings:
+    return MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=1, reconnect_max_s=2)
+
+
+def answer_get_state(seq: int) -> Callable[[Request], Response]:
+    def answer(request: Request) -> Response:
+        data = {"table_id": "T1", "seq": seq, "link_up": True, "shoe": None, "round": None, "alerts": []}
+        return Response(command=request.command, status="ok", transaction=request.transaction, data=data)
+
+    return answer
+
+
+def publish(raw: GameServer, events: list[Event]) -> None:
+    """Publish as the table does, repeats included: a repeat is what a reconnect gives a consumer."""
+    for event in events:
+        raw.request(f"casino/tables/{event.table_id}/{event.kind}", event.model_dump(mode="json"))
+
+
+def test_events_arrive_as_models_once_and_in_order(mosquitto, make_client, make_publisher):
+    recorder = Recorder()
+    client = make_client(recorder)
+    pub = make_publisher(settings(mosquitto))
+    events = sample_events(FLOOR, 40)
+    for i in range(0, 40, 4):
+        pub.submit(events[i : i + 4])
+    assert pub.flush(20)
+    wait_until(lambda: len(recorder.events()) >= 40, 20, "40 events")
+    assert recorder.events() == events  # the contract's models, equal field by field
+    assert client.high_water("T1") == FLOOR + 39
+
+
+def test_repeats_and_foreign_messages_are_dropped_and_good_events_still_come(mosquitto, make_client):
+    recorder = Recorder()
+    client = make_client(recorder)
+    raw = GameServer(mosquitto, ["unused/topic"])
+    events = sample_events(FLOOR, 15)
+    try:
+        publish(raw, events[:10])
+        publish(raw, events[5:10])  # sent again after a reconnect
+        raw.request(f"{BASE}/card", b"not json")
+        raw.request(f"{BASE}/card", {"seq": FLOOR + 10, "kind": "card"})  # not a card event
+        raw.request(f"{BASE}/round", events[10].model_dump(mode="json"))  # a card on the round topic
+        publish(raw, events[10:])
+        wait_until(lambda: client.high_water("T1") == FLOOR + 14, 20, "the last event")
+    finally:
+        raw.close()
+    assert recorder.events() == events
+    assert not any(isinstance(e, Gap) for e in recorder.log)
+
+
+def test_two_events_the_broker_swapped_are_delivered_in_order_not_as_a_gap(mosquitto, make_client):
+    """Mosquitto was seen to do this to a consumer catching up on a resumed session."""
+    recorder = Recorder()
+    client = make_client(recorder)
+    raw = GameServer(mosquitto, ["unused/topic"])
+    events = sample_events(FLOOR, 6)
+    try:
+        publish(raw, [events[0], events[1], events[3], events[2], events[5], events[4]])
+        wait_until(lambda: client.high_water("T1") == FLOOR + 5, 20, "the last event")
+    finally:
+        raw.close()
+    assert recorder.log == events  # no Gap among them
+
+
+def test_a_gap_resynchronises_with_get_state_and_tells_the_caller_first(
+    mosquitto, make_client, make_publisher
+):
+    make_publisher(settings(mosquitto), on_request=answer_get_state(FLOOR + 7))
+    recorder = Recorder()
+    make_client(recorder)
+    raw = GameServer(mosquitto, [f"{BASE}/status"])
+    events = sample_events(FLOOR, 8)
+    try:
+        raw.wait_online(BASE)
+        publish(raw, events[:3] + events[6:])  # events 3 to 5 lost (a broker that lost its store)
+        wait_until(lambda: len(recorder.log) >= 6, 20, "the events and the gap")
+    finally:
+        raw.close()
+    gap = recorder.log[3]
+    assert isinstance(gap, Gap)
+    assert (gap.table_id, gap.expected, gap.received, gap.error) == ("T1", FLOOR + 3, FLOOR + 6, None)
+    assert gap.state is not None and gap.state["seq"] == FLOOR + 7
+    assert recorder.log[:3] + recorder.log[4:] == events[:3] + events[6:]
+
+
+def test_request_returns_the_tables_answer_or_a_clear_timeout(mosquitto, make_client, make_publisher):
+    make_publisher(settings(mosquitto), on_request=answer_get_state(FLOOR))
+    client = make_client(Recorder())
+    watcher = GameServer(mosquitto, [f"{BASE}/status"])
+    watcher.wait_online(BASE)
+    watcher.close()
+    response = client.request("T1", "get_state", timeout=10)
+    assert response.status == "ok" and response.data is not None and response.data["seq"] == FLOOR
+    assert isinstance(response.transaction, str) and response.transaction.startswith("game-server-")
+    with pytest.raises(RequestTimeout, match=r"no response from table T9 to get_state within 0.3 s"):
+        client.request("T9", "get_state", timeout=0.3)
+    with pytest.raises(ValueError, match="cannot be a topic level"):
+        client.request("T1/#", "get_state")
+
+
+def test_each_tables_availability_is_kept_as_state(mosquitto, make_client, make_publisher):
+    heard: list[tuple[str, bool]] = []
+    client = make_client(Recorder(), on_availability=lambda table, a: heard.append((table, a.online)))
+    pub = make_publisher(settings(mosquitto))
+    pub.set_device(DevicePayload(driver="framed", channel="/dev/shoe-1", link="up"))
+    wait_until(lambda: client.availability("T1").device is not None, 10, "the device")
+    availability = client.availability("T1")
+    assert availability.online and availability.status is not None
+    assert availability.status.table_id == "T1"
+    assert availability.device is not None and availability.device.link == "up"
+    pub.stop()
+    wait_until(lambda: not client.availability("T1").online, 10, "offline")
+    assert ("T1", True) in heard and heard[-1] == ("T1", False)
+    assert list(client.known_tables()) == ["T1"]
+
+
+def test_a_broker_restart_mid_stream_loses_and_repeats_nothing(tmp_path, make_broker, make_publisher):
+    broker = make_broker(persistence=True)
+    recorder = Recorder()
+    client = TableClient(
+        broker.host, broker.port, client_id="gs", marks=tmp_path / "m.sqlite3", on_event=recorder.on_event
+    )
+    client.start()
+    pub = make_publisher(settings(broker))
+    events = sample_events(FLOOR, 60)
+    try:
+        pub.submit(events[:30])
+        wait_until(lambda: len(recorder.events()) >= 10, 20, "the first events")
+        broker.restart()  # what it had queued for us, and our session, are on its disk
+        pub.submit(events[30:])
+        wait_until(lambda: client.high_water("T1") == FLOOR + 59, 30, "the last event")
+    finally:
+        client.stop()
+    assert recorder.events() == events
+
+
+def test_more_tables_than_the_brokers_window_all_get_their_availability_told(mosquitto, make_client):
+    """Mosquitto sends at most 20 unacknowledged messages: each must be acknowledged once told."""
+    raw = GameServer(mosquitto, ["unused/topic"])
+    for n in range(40):
+        status = StatusPayload(state="online", version="0.1.0", table_id=f"T{n}")
+        raw.request(f"casino/tables/T{n}/status", status.model_dump(mode="json"), retain=True)
+    raw.close()
+    heard: set[str] = set()
+    client = make_client(Recorder(), on_availability=lambda table, a: heard.add(table))
+    wait_until(lambda: len(heard) == 40, 20, "every table's status told")
+    assert len(client.known_tables()) == 40
+
+
+def test_a_handler_that_fails_gets_the_same_event_again_and_nothing_is_skipped(mosquitto, tmp_path):
+    got: list[int] = []
+    failures = [FLOOR + 2]
+
+    def on_event(event: Event, db: sqlite3.Connection) -> None:
+        db.execute("CREATE TABLE IF NOT EXISTS seen (seq INTEGER)")
+        db.execute("INSERT INTO seen VALUES (?)", (event.seq,))
+        if event.seq in failures:
+            failures.remove(event.seq)
+            raise RuntimeError("the ledger is busy")
+        got.append(event.seq)
+
+    client = TableClient(
+        mosquitto.host, mosquitto.port, client_id="gs", marks=tmp_path / "m.sqlite3", on_event=on_event
+    )
+    client.start()
+    raw = GameServer(mosquitto, ["unused/topic"])
+    try:
+        publish(raw, sample_events(FLOOR, 5))
+        wait_until(lambda: client.high_water("T1") == FLOOR + 4, 20, "the last event")
+    finally:
+        raw.close()
+        client.stop()
+    assert got == list(range(FLOOR, FLOOR + 5))
+    with sqlite3.connect(tmp_path / "m.sqlite3") as db:  # the failed try's write was rolled back
+        assert [s for (s,) in db.execute("SELECT seq FROM seen")] == got
+
+
+def test_without_a_broker_start_fails_clearly(tmp_path):
+    client = TableClient("127.0.0.1", 1, client_id="gs", marks=tmp_path / "m.sqlite3", on_event=print)
+    with pytest.raises(ConnectionError, match=r"no MQTT broker answered at 127\.0\.0\.1:1 "):
+        client.start(timeout=1.0)
+
+
+def test_a_retained_event_is_not_taken_for_the_stream(mosquitto, make_client):
+    raw = GameServer(mosquitto, ["unused/topic"])
+    shoe = next(e for e in sample_events(FLOOR, 4) if e.kind == "shoe")
+    raw.request(f"{BASE}/shoe", json.dumps(shoe.model_dump(mode="json")), retain=True)
+    recorder = Recorder()
+    client = make_client(recorder)
+    publish(raw, sample_events(FLOOR + 10, 2))
+    wait_until(lambda: client.high_water("T1") == FLOOR + 11, 20, "the live events")
+    raw.close()
+    assert [e.seq for e in recorder.events()] == [FLOOR + 10, FLOOR + 11]
+
+
+def test_tls_with_a_client_certificate_and_a_broker_we_do_not_trust_refused(tmp_path, make_broker):
+    tls = make_tls(tmp_path / "tls", clients=("gameserver",))
+    broker = make_broker(tls=tls)
+    cert, key = tls.client("gameserver")
+
+    def client(host: str, ca: Path) -> TableClient:
+        return TableClient(
+            host, broker.port, client_id="gs", marks=":memory:", on_event=print,
+            tls_ca=str(ca), tls_cert=str(cert), tls_key=str(key),
+        )  # fmt: skip
+
+    good = client("localhost", tls.ca)
+    good.start()
+    assert good.connected
+    good.stop()
+    with pytest.raises(ConnectionError, match="no MQTT broker answered"):
+        client("localhost", tls.dir / "stranger-ca.crt").start(timeout=2)

@@ -1,0 +1,136 @@
+"""The client library in worker processes: killed mid-stream, and two workers sharing the tables.
+
+The workers are ``tests/client_support.py`` processes: each writes what it is
+given into the marks database through the client's transaction, so the
+database is exactly what the game server did.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from scannerd.cards import ALL_CARDS
+from scannerd.daemon import Daemon
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.publisher import Publisher
+from simulators.serial_pty import PtyPort
+from tests.broker import Broker, sample_events, wait_until
+from tests.client_support import handled
+from tests.fault_support import EventLog, config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class Worker:
+    """One ``tests.client_support`` process."""
+
+    def __init__(self, broker: Broker, marks: Path, client_id: str, group: str | None = None) -> None:
+        argv = [sys.executable, "-m", "tests.client_support", broker.host, str(broker.port), str(marks)]
+        argv += [client_id, *([group] if group else [])]
+        self.log = marks.with_name(f"{client_id}.log")
+        with self.log.open("a") as err:
+            self.proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()  # bounded by the client's own 10 s start timeout
+        assert line == "ready\n", f"worker {client_id} did not start: {line!r}"
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(10)
+
+    def stop(self) -> str:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(15)
+        assert self.proc.stdout is not None
+        return self.proc.stdout.read()
+
+
+def frame(card: str) -> bytes:
+    return f" [Game]<Card:{card}> \r\n".encode()
+
+
+@pytest.mark.timeout(120)
+def test_a_consumer_killed_mid_stream_gets_every_event_exactly_once_in_order(
+    tmp_path, make_broker: Callable[..., Broker]
+) -> None:
+    broker = make_broker(persistence=True)  # keeps the consumer's session and its queue
+    marks = tmp_path / "marks.sqlite3"
+    worker = Worker(broker, marks, "game-server")
+    pty = PtyPort(tmp_path / "shoe")
+    daemon = Daemon(config(tmp_path, broker, "beetek", pty.path))
+    stored = EventLog()
+    daemon.listeners.append(stored)
+    rng = random.Random(7)
+    dealt = threading.Event()
+
+    def deal() -> None:
+        for _ in range(400):
+            pty.write(frame(rng.choice(ALL_CARDS)))
+            time.sleep(0.005)
+        dealt.set()
+
+    daemon.start()
+    try:
+        wait_until(lambda: daemon.publisher.connected and daemon.reader.link_up, 15, "daemon up")
+        dealer = threading.Thread(target=deal, daemon=True)
+        dealer.start()
+        wait_until(lambda: len(handled(marks)) >= 150, 30, "the worker to handle 150 events")
+        worker.kill()
+        before_kill = len(handled(marks))
+        time.sleep(0.5)  # the table keeps dealing while the game server is down
+        worker = Worker(broker, marks, "game-server")
+        assert dealt.wait(60), "the dealing did not finish"
+        dealer.join()
+        assert daemon.publisher.flush(20)
+        last = daemon.validator.next_seq - 1
+        wait_until(lambda: any(seq == last for _, _, seq, _ in handled(marks)), 30, f"seq {last}")
+    finally:
+        daemon.stop()
+        output = worker.stop()
+        pty.close()
+
+    rows = handled(marks)
+    assert [(t, seq, kind) for _, t, seq, kind in rows] == [("T1", e.seq, e.kind) for e in stored.events]
+    assert rows[0][2] > 10**12  # the table's clock floor, not 1
+    assert 0 < before_kill < len(rows) - 100  # killed mid-stream, with much still to come
+    assert "gap" not in output
+
+
+@pytest.mark.timeout(120)
+def test_two_workers_in_a_share_group_split_the_events_and_keep_each_table_in_order(
+    tmp_path, make_broker: Callable[..., Broker], make_publisher: Callable[..., Publisher]
+) -> None:
+    broker = make_broker()
+    marks = tmp_path / "marks.sqlite3"
+    workers = [Worker(broker, marks, f"worker-{n}", group="game-servers") for n in (1, 2)]
+    settings = MqttSettings(host=broker.host, port=broker.port)
+    floor = int(time.time() * 1000)
+    tables = {t: make_publisher(settings, table_id=t) for t in ("T1", "T2", "T3")}
+    streams = {t: sample_events(floor + 1000 * i, 120, t) for i, t in enumerate(tables)}
+    try:
+        for i in range(0, 120, 3):
+            for t, pub in tables.items():
+                pub.submit(streams[t][i : i + 3])
+        assert all(pub.flush(20) for pub in tables.values())
+        wait_until(lambda: len(handled(marks)) >= 360, 60, "every event handled")
+        time.sleep(0.3)  # a repeat would show up now
+    finally:
+        outputs = [w.stop() for w in workers]
+    rows = handled(marks)
+    for t, events in streams.items():
+        assert [seq for _, table, seq, _ in rows if table == t] == [e.seq for e in events]
+    by_worker = {w for w, *_ in rows}
+    assert by_worker == {"worker-1", "worker-2"}  # both did a share of the work
+    assert not any("gap" in out for out in outputs)
+    assert os.path.getsize(marks) > 0

@@ -1,0 +1,95 @@
+"""``scannerd pit`` as a command: a real process on a real broker, and its start-up errors."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from scannerd.client import Availability
+from scannerd.events import RoundEvent
+from scannerd.payloads import StatusPayload
+from scannerd.pit import PitBoard
+from tests.broker import GameServer, wait_until
+from tests.command_support import scannerd
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.timeout(60)
+def test_the_command_serves_the_tables_it_hears_and_stops_on_ctrl_c(mosquitto, tmp_path):
+    table = GameServer(mosquitto, ["unused/topic"])
+    status = StatusPayload(state="online", version="0.1.0", table_id="BAC-09")
+    table.request("casino/tables/BAC-09/status", status.model_dump(mode="json"), retain=True)
+    out = tmp_path / "out.txt"
+    with out.open("w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "scannerd", "pit", "--host", mosquitto.host, "--port", str(mosquitto.port),
+             "--listen", "127.0.0.1:0"],
+            cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        wait_until(lambda: "pit view   http://" in out.read_text(), 20, "the page's address")
+        url = out.read_text().split("pit view   ", 1)[1].split()[0]
+        with urllib.request.urlopen(url, timeout=10) as page:
+            assert b"/static/pit.js" in page.read()
+
+        def tables() -> list[str]:
+            with urllib.request.urlopen(f"{url}api/state", timeout=10) as answer:
+                return [t["table_id"] for t in json.loads(answer.read())["tables"]]
+
+        wait_until(lambda: tables() == ["BAC-09"], 20, "the table on the pit")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(15)
+        table.close()
+    assert code == 0 and "Traceback" not in out.read_text()
+
+
+def test_no_broker_is_one_line_and_status_1(capsys):
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    code = scannerd("pit", "--host", "127.0.0.1", "--port", str(port), "--listen", "127.0.0.1:0")
+    assert code == 1
+    assert capsys.readouterr().err == f"pit: no MQTT broker answered at 127.0.0.1:{port} within 10.0 s\n"
+
+
+def test_a_password_file_that_cannot_be_read_is_one_line_naming_it(capsys, tmp_path):
+    missing = tmp_path / "no-such-password"
+    assert scannerd("pit", "--username", "pit", "--password-file", str(missing)) == 2
+    assert capsys.readouterr().err == (
+        f"pit: cannot read the password file {missing}: No such file or directory\n"
+    )
+
+
+def test_a_bad_listen_address_is_refused_by_name(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        scannerd("pit", "--listen", "everywhere")
+    assert exit_.value.code == 2
+    assert "'everywhere': expected HOST:PORT" in capsys.readouterr().err
+
+
+def test_a_state_older_than_what_the_board_has_applied_is_not_taken():
+    board = PitBoard()
+    board.set_availability(
+        "T1", Availability(status=StatusPayload(state="online", version="x", table_id="T1"))
+    )
+    later = RoundEvent(seq=500, ts=1.0, table_id="T1", round_id="R9", phase="betting", hand_no=9)
+    assert board.apply(later)
+    stale = {"table_id": "T1", "seq": 400, "link_up": True, "shoe": None, "round": None, "alerts": []}
+    assert not board.load_state("T1", stale)
+    assert board.tile("T1")["round"]["hand_no"] == 9
+    assert board.snapshot()["counts"] == {
+        "tables": 1,
+        "online": 1,
+        "offline": 0,
+        "misdeals": 0,
+        "warnings": 0,
+    }
