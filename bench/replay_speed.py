@@ -5,7 +5,7 @@ clean-shoe sample (read, decode, validate, build and serialise every
 message as ``--emit jsonl`` prints it); the baseline in the same run is only
 reading the file and decoding its bytes with the driver's codec, so the
 ratio says what judging and publishing cost on top of merely reading,
-whatever the machine's speed today. The issue's bar: well under a second.
+whatever the machine's speed today. The target: well under a second.
 
     python bench/replay_speed.py [--file samples/clean-shoe.jsonl.gz] [--repeat 3]
 """

@@ -61,7 +61,8 @@ Level = Literal["ok", "warn", "full"]
 RECLAIM_PAGES = 256
 """Free pages (4 KiB each) worth giving back to the disk once the outbox is empty: 1 MiB."""
 RECLAIM_STEP = 1024
-"""Pages given back per acknowledgement (4 MiB, tens of ms): a card never waits long behind it."""
+"""Pages given back per acknowledgement (4 MiB): a card waiting for the lock meanwhile waits for one step,
+not for a whole backlog (``python -m bench.latency_stages`` shows what the store costs a card)."""
 _BACKLOG_BYTES = RECLAIM_PAGES * 4096 // 2
 """Waiting rows of fewer bytes than this cannot have filled RECLAIM_PAGES pages (appended rows fill a
 page well over half), so draining them can leave no free pages worth asking SQLite about."""
@@ -179,8 +180,9 @@ class Outbox:
         self._wal_fd: int | None = None
         self._dirty = False  # committed since the last sync
         # Whether free pages may be worth giving back (``_reclaim``): a file opened may carry a past
-        # backlog's, and a backlog sets it again. Asking SQLite costs ~0.1 ms under the lock, too
-        # much for every acknowledgement of a table that merely publishes.
+        # backlog's, and a backlog sets it again. Asking SQLite is one more statement under the lock,
+        # which the next card's store waits behind: not worth it for every acknowledgement of a table
+        # that merely publishes (``python -m bench.latency_stages`` shows what the store costs a card).
         self._reclaim_due = True
         self._reserve = self.path.with_name(self.path.stem + ".reserve")
         self._undeleted: set[int] = set()  # acknowledged rows a full disk kept us from deleting yet
@@ -368,8 +370,10 @@ class Outbox:
 
         Only when the outbox is empty, so a table that merely publishes never
         pays for it, and the file does not keep its high-water size after a
-        long broker outage; a step at a time, since the next card waits for
-        the lock meanwhile (80 MB at once took 0.8 s here). Caller holds the lock.
+        long broker outage; a step at a time (``RECLAIM_STEP``), since the next
+        card waits for the lock meanwhile, and a long backlog's pages given back
+        at once would hold it for as long as the disk takes to rewrite them.
+        Caller holds the lock.
         """
         if self._db.execute("PRAGMA freelist_count").fetchone()[0] < RECLAIM_PAGES:
             self._reclaim_due = False

@@ -4,7 +4,8 @@ paho's network thread reads requests and writes events. It used to run each
 request itself (under the daemon's lock, with the table's state to encode):
 under a flood it was busy running requests instead of writing, and the
 answers queued in paho ahead of the next card, which then waited seconds
-behind them. Now the network thread only parses a request and queues it
+behind them (``tests/test_fault_request_flood.py``; its figures, before and
+after, are in docs/reliability.md). Now the network thread only parses a request and queues it
 here, and one worker thread runs the queue in order and sends the answers,
 at most ``WINDOW`` unacknowledged at a time: well inside the room paho keeps
 above the events' window (``Publisher``), so an event never waits behind

@@ -1,9 +1,9 @@
 """The outcome a correct validator gives for each dealer action, judged from the spec.
 
 This is a second, deliberately plain reading of the validator's contract
-(issue 2) for the actions a dealer can take, so end-to-end tests can say
-"this misdeal must raise exactly these alerts" without asking the code under
-test. It shares nothing with ``scannerd.validator`` but the house settings.
+(``docs/validator.md``) for the actions a dealer can take, so end-to-end
+tests can say "this misdeal must raise exactly these alerts" without asking
+the code under test. It shares nothing with ``scannerd.validator`` but the house settings.
 """
 
 from __future__ import annotations

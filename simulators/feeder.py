@@ -48,7 +48,7 @@ class SimDevice(Protocol):
 
 
 def beetek_frame(action: CardAction, rng: random.Random, crlf: bool = False) -> bytes | None:
-    """A Bee-Tek message for the action, varied the way real firmware varies (shared/notes/devices.md)."""
+    """A Bee-Tek message for the action, varied the way real firmware varies (docs/devices.md)."""
     if isinstance(action, CutCard):
         return None  # the Bee-Tek shoe has no cut-card message
     tag = "[Manual Burn Cards]" if isinstance(action, Draw) and action.burn else "[Game]"

@@ -3,8 +3,8 @@
 This deliberately does not import ``scannerd.baccarat``: end-to-end tests
 compare the daemon's validator against this dealer, and a shared bug would
 let both agree on a wrong deal. The tables below are transcribed from
-``shared/notes/rules.md``; the banker's is written as "stands on", the
-opposite of how the validator's is written, so a slip would not be copied.
+``docs/rules.md``; the banker's is written as "stands on", the opposite of
+how the validator's is written, so a slip would not be copied.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The drawing rules as written in shared/notes/rules.md, kept apart from the code under test."""
+"""The drawing rules as written in docs/rules.md, kept apart from the code under test."""
 
 from __future__ import annotations
 

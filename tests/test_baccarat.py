@@ -2,11 +2,12 @@
 
 from fractions import Fraction
 from itertools import product
+from pathlib import Path
 
 import pytest
 
 from scannerd.baccarat import next_position
-from tests.reference_rules import expected_draws
+from tests.reference_rules import BANKER_TABLE, expected_draws
 
 # A card of each point value, to build layouts from values.
 CARD_OF = {0: "KS", 1: "AS", 2: "2S", 3: "3S", 4: "4S", 5: "5S", 6: "6S", 7: "7S", 8: "8S", 9: "9S"}
@@ -75,3 +76,29 @@ def test_enumerating_every_eight_deck_draw_gives_the_published_odds():
     assert round(float(odds["banker"]), 6) == 0.458597
     assert round(float(odds["player"]), 6) == 0.446247
     assert round(float(odds["tie"]), 6) == 0.095156
+
+
+def _values(text: str) -> set[int]:
+    """``0-7, 9`` -> {0, ..., 7, 9}; ``never`` -> {}; a remark in brackets is ignored."""
+    text = text.split("(")[0].strip()
+    if text == "never":
+        return set()
+    values: set[int] = set()
+    for part in text.split(","):
+        low, _, high = part.strip().partition("-")
+        values.update(range(int(low), int(high or low) + 1))
+    return values
+
+
+def test_the_reference_table_is_the_one_docs_rules_md_gives():
+    """docs/rules.md is where the rule is written down: the table the tests use must be that one."""
+    doc = (Path(__file__).parent.parent / "docs" / "rules.md").read_text()
+    rows = {}
+    for line in doc.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0][:1].isdigit():
+            draws, stands = _values(cells[1]), _values(cells[2])
+            assert draws | stands == set(range(10)) and not draws & stands, line
+            for total in _values(cells[0]):
+                rows[total] = "".join("D" if v in draws else "S" for v in range(10))
+    assert rows == BANKER_TABLE

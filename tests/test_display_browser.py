@@ -1,4 +1,4 @@
-"""The dealer display in a real headless Chromium, fed by a real validator (issue 8)."""
+"""The dealer display in a real headless Chromium, fed by a real validator."""
 
 from __future__ import annotations
 

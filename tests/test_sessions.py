@@ -35,7 +35,7 @@ def test_every_hand_written_case_is_in_the_library(tmp_path: Path) -> None:
 
 
 def test_the_library_covers_every_misdeal_driver_and_policy() -> None:
-    """What the library is for (issue 6): a golden file for each of these."""
+    """What the library is for: a golden file for each of these."""
     text = "".join(p.read_text() for p in (golden_path(r) for r in recordings()))
     for code in (
         "CARD_BEFORE_BETS_CLOSED",

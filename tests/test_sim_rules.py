@@ -1,10 +1,10 @@
-"""The simulator's drawing rules against a table transcribed from shared/notes/rules.md."""
+"""The simulator's drawing rules against a table transcribed from docs/rules.md."""
 
 import pytest
 
 from simulators.rules import next_card_for, points, position_of, value, winner
 
-# rules.md: "Banker total | draws when Player's 3rd card is" (Player drew, no natural).
+# docs/rules.md: "Banker draws when the Player's third card is worth" (Player drew, no natural).
 BANKER_DRAWS_WHEN_PLAYER_THIRD_IS = {
     0: "0123456789",
     1: "0123456789",
@@ -20,7 +20,7 @@ CARD_OF = {0: "KH", 1: "AS", 2: "2D", 3: "3C", 4: "4H", 5: "5S", 6: "6D", 7: "7C
 
 
 def expected_deal(p: int, b: int, third: int) -> list[str]:
-    """The hands that take a card after the first four, in order, straight from rules.md."""
+    """The hands that take a card after the first four, in order, straight from docs/rules.md."""
     if p >= 8 or b >= 8:
         return []  # natural: both stand
     if p <= 5:

@@ -27,7 +27,7 @@ A_1010 = tap(0x04, modifier=0x02) + tap(0x1E) + tap(0x27) + tap(0x1E) + tap(0x27
 
 
 def suit_digit_code(card: str, position: str = "A") -> str:
-    """The table scanner's code, worked out here from devices.md rather than the codec's table."""
+    """The table scanner's code, worked out here from docs/devices.md rather than the codec's table."""
     return f"{position}{'SHCD'.index(card[1]) + 1}{RANKS.index(card[0]) + 1:02d}0"
 
 
@@ -35,7 +35,7 @@ def test_a_typed_code_and_enter_is_a_card() -> None:
     assert HidScannerCodec().feed(A_1010) == [DeviceCard("AS")]
 
 
-def test_table_examples_from_the_field_notes() -> None:
+def test_table_examples_from_docs_devices_md() -> None:
     codec = HidScannerCodec()
     jack_of_clubs = tap(0x20) + tap(0x1E) + tap(0x1E) + tap(0x27) + tap(0x28)  # "3110"
     assert codec.feed(jack_of_clubs) == [DeviceCard("JC")]

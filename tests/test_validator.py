@@ -1,4 +1,4 @@
-"""One test per misdeal code and house policy, with their edges (issue: the deal validator)."""
+"""One test per misdeal code and house policy, with their edges (docs/validator.md)."""
 
 import pytest
 
