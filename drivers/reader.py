@@ -137,13 +137,19 @@ class DeviceReader:
         self._close("stopped")
 
     def _connect(self) -> bool:
+        # The link is reported outside the device lock: reporting takes the consumer's lock, and a
+        # consumer holding that may wait for the device lock (an ack, the alarm): the other order.
         with self._lock:
             try:
                 self.driver.open()
             except DriverError as exc:
-                self.last_error = exc
-                self._set_link(False, str(exc))
-                return False
+                failure: DriverError | None = exc
+            else:
+                failure = None
+        if failure is not None:
+            self.last_error = failure
+            self._set_link(False, str(failure))
+            return False
         self._opens += 1
         self.reconnects = max(0, self._opens - 1)
         self._set_link(True, self.driver.description)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from drivers.base import DriverOperationError
+from drivers.base import Codec, Driver, DriverInitError, DriverOperationError
 from drivers.beetek import BeetekDriver
 from drivers.codecs.beetek import BeetekCodec
 from drivers.events import DeviceCard, DeviceEvent, LinkDown, LinkUp
@@ -248,5 +248,45 @@ def test_a_link_that_fails_at_once_backs_off_instead_of_spinning(port: PtyPort) 
         wait_until(lambda: reader.reconnects >= 4, 20, "several attempts")
         assert reader.backoff == 1.0  # grew to the cap although every open succeeded
         assert sink.links()[:4] == ["up", "down", "up", "down"]
+    finally:
+        reader.stop()
+
+
+def test_a_failed_open_reports_the_link_without_holding_the_device_lock() -> None:
+    """A consumer holding its own lock may need the device lock meanwhile (the daemon putting the
+    shoe's alarm out for an acknowledged alert while the shoe is still being looked for)."""
+
+    class SlowAbsent(Driver):
+        name = "slow-absent"
+
+        def make_codec(self) -> Codec:
+            return BeetekCodec()
+
+        def open(self) -> None:
+            time.sleep(0.2)  # looking the channel up (list_ports, libusb) takes a while
+            raise DriverInitError("not there")
+
+        def read(self, timeout: float) -> bytes:
+            return b""
+
+        def write(self, data: bytes) -> None:
+            pass
+
+        def close(self) -> None:
+            pass
+
+    hold = threading.RLock()
+    reader = DeviceReader(SlowAbsent("x"), lambda ts, e: None, hold=hold).start()
+    try:
+        time.sleep(0.05)  # the reader is inside its first open, holding the device lock
+        done = threading.Event()
+
+        def consumer() -> None:
+            with hold:
+                reader.set_alert(False, False)
+            done.set()
+
+        threading.Thread(target=consumer, daemon=True).start()
+        assert done.wait(5), "the reader and the consumer wait for each other"
     finally:
         reader.stop()
