@@ -57,9 +57,13 @@ log = structlog.get_logger(__name__)
 EventListener = Callable[[Sequence[Event]], None]
 """Called with each batch of events after they are stored; must not block (display, shoe alarm)."""
 
-CLOCK_STEP_S = 2.0
-"""A jump of the wall clock against the monotonic one of at least this much is a step, not drift
-(NTP slews by half a millisecond a second at most; a thread paused between the two readings is not)."""
+CLOCK_STEP_FORWARD_S = 0.5
+"""A jump of the wall clock ahead of the monotonic one by this much is a step: NTP slews by half a
+millisecond a second at most, and the two are read within a few milliseconds of each other."""
+CLOCK_STEP_BACK_S = 0.05
+"""Any jump back beyond reading noise is a step: a slewed clock never runs backwards."""
+_READ_WINDOW_S = 0.005
+"""Wall and monotonic readings farther apart than this (the thread was paused) are taken again."""
 
 SEQ_SKIP_AFTER_POWER_LOSS = 1000
 """More than one read's events: the most that can be published and not yet synced when the power goes."""
@@ -170,8 +174,12 @@ class Daemon:
         is ready only once it can read cards; an absent shoe does not hold the
         daemon back (its link-down alert says what is wrong).
         """
+        if self._state_lost:
+            # Before the recorder: a recording cannot replay this alert (its cause is no input), so
+            # the first file's header holds the state after it, seq and all.
+            self._lost_state_alert()
         if self.recorder is not None:
-            self.recorder.start(self.clock())  # first: its header holds the state before any input
+            self.recorder.start(self.clock())  # its header holds the state before any input
         if self.display is not None:
             self.display.start()  # before any event, so it sees the state they apply to
         self._resume()  # before the broker can hand over requests queued for us meanwhile
@@ -193,7 +201,7 @@ class Daemon:
         """
         ceiling = self._ceiling.value
         self.validator.next_seq = max(clock_floor(self.clock()), ceiling or 1)
-        if ceiling is None:
+        if ceiling is None and not self._ceiling.damaged:
             log.info("no saved state: a new table", next_seq=self.validator.next_seq)
             return
         self._state_lost = True
@@ -203,6 +211,18 @@ class Daemon:
             ceiling_file=str(self._ceiling.path),
             next_seq=self.validator.next_seq,
         )
+
+    def _lost_state_alert(self) -> None:
+        with self._lock:
+            self._apply(
+                Fault(
+                    self._now(),
+                    "STATE_LOST",
+                    f"Table state lost - events continue from {self.validator.next_seq}; "
+                    "clear the cards on the table, acknowledge, call technical support",
+                ),
+                None,
+            )
 
     def _reserve_seq(self, seq: int) -> None:
         if self._ceiling.covers(seq):
@@ -222,17 +242,6 @@ class Daemon:
         missing from the restored state, and its round cannot be trusted either.
         The validator decides what that means for the round (``Restarted``).
         """
-        if self._state_lost:
-            with self._lock:
-                self._apply(
-                    Fault(
-                        self._now(),
-                        "STATE_LOST",
-                        f"Table state lost - events continue from {self.validator.next_seq}; "
-                        "call technical support",
-                    ),
-                    None,
-                )
         if not self._restored:
             return
         repeats = False
@@ -395,11 +404,17 @@ class Daemon:
         is told of the step as an input, before the input stamped after it.
         Caller holds the lock.
         """
-        wall, mono = self.clock(), time.monotonic()
+        for _ in range(3):
+            before = time.monotonic()
+            wall = self.clock()
+            after = time.monotonic()
+            if after - before <= _READ_WINDOW_S:
+                break
+        mono = (before + after) / 2
         last, self._wall_mono = self._wall_mono, (wall, mono)
         if last is not None:
             step = (wall - last[0]) - (mono - last[1])
-            if abs(step) >= CLOCK_STEP_S:
+            if step >= CLOCK_STEP_FORWARD_S or step <= -CLOCK_STEP_BACK_S:
                 log.warning("the wall clock stepped", seconds=round(step, 3))
                 self._apply(ClockStepped(wall, step), None)
         return wall

@@ -39,6 +39,7 @@ def clock_floor(ts: float) -> int:
 class SeqCeiling:
     def __init__(self, outbox: Path) -> None:
         self.path = ceiling_path(outbox)
+        self.damaged = False  # there, but unreadable: the table had state, and what it says is gone
         self.value: int | None = self._read()
 
     def _read(self) -> int | None:
@@ -47,8 +48,12 @@ class SeqCeiling:
         except FileNotFoundError:
             return None
         except (OSError, ValueError, KeyError, TypeError):
-            return None  # unreadable: as if absent, the clock floor still holds
-        return value if isinstance(value, int) and value > 0 else None
+            self.damaged = True  # the clock floor still holds
+            return None
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            self.damaged = True
+            return None
+        return value
 
     def covers(self, seq: int) -> bool:
         return self.value is not None and seq < self.value

@@ -146,3 +146,36 @@ def test_a_clock_step_does_not_make_a_framed_shoe_look_silent(tmp_path, mosquitt
     assert "DEVICE_DISCONNECTED" not in alerts(server), log[-3000:]
     (end,) = [r for r in server.payloads("/round") if r["phase"] in ("complete", "void")]
     assert end["phase"] == "complete"
+
+
+@pytest.mark.timeout(90)
+def test_repeated_small_steps_neither_raise_a_stall_nor_hide_one(tmp_path, mosquitto: Broker) -> None:
+    """A clock that keeps jumping a second at a time (a bad time source) is still judged step by step."""
+    offset = tmp_path / "faketime"
+    step(offset, 0)
+    port = PtyPort(tmp_path / "shoe")
+    config = write_config(
+        tmp_path,
+        mosquitto,
+        "beetek",
+        port.path,
+        rules={"round_control": "auto", "burn": "none", "stall_timeout_s": 6},
+    )
+    server = GameServer(mosquitto, [f"{BASE}/#"])
+    proc = start(config, tmp_path / "scannerd.log", offset)
+    try:
+        wait_open(server)
+        port.write(beetek("9H") + beetek("2S"))
+        server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
+        dealt = time.monotonic()
+        for k in range(1, 9):  # eight seconds on the wall clock in four real ones
+            step(offset, k)
+            time.sleep(0.5)
+        assert "ROUND_STALLED" not in alerts(server)
+        server.wait_for(lambda _: "ROUND_STALLED" in alerts(server), 20)
+        assert time.monotonic() - dealt >= 6  # raised when six real seconds had passed, not before
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(15)
+        server.close()
+        port.close()

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from scannerd.replay import replay
 from simulators.serial_pty import PtyPort
 from tests.broker import Broker, GameServer, wait_until
 from tests.config_support import write_config
@@ -205,3 +206,61 @@ def test_a_second_config_for_the_same_table_refuses_to_start(tmp_path, mosquitto
         shoe1.close()
         shoe2.close()
     assert not [m for m in server.messages("/status") if b"offline" in m.payload][:-1]  # never kicked off
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("damage", [b"", b"\x00garbage\xff"], ids=["empty", "garbage"])
+def test_a_lost_outbox_is_loud_when_the_ceiling_file_is_damaged_too(
+    tmp_path, mosquitto: Broker, damage
+) -> None:
+    port = PtyPort(tmp_path / "shoe")
+    config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=RULES, log={"format": "json"})
+    log = tmp_path / "scannerd.log"
+    server = GameServer(mosquitto, [f"{BASE}/#"])
+    proc = start_daemon(config, log)
+    try:
+        wait_open(server, 1)
+        stop(proc)
+        lose(tmp_path / "outbox.sqlite3", "deleted")
+        (tmp_path / "outbox.seq").write_bytes(damage)
+        proc = start_daemon(config, log)
+        server.wait_for(lambda _: any(a["code"] == "STATE_LOST" for a in server.payloads("/alert")))
+    finally:
+        stop(proc)
+        server.close()
+        port.close()
+    assert "saved state lost" in log.read_text()
+
+
+@pytest.mark.timeout(90)
+def test_the_recording_after_a_lost_outbox_replays_what_followed_the_loss(
+    tmp_path, mosquitto: Broker
+) -> None:
+    """STATE_LOST has no input to record: the file after it begins with the state it left, seq and all."""
+    port = PtyPort(tmp_path / "shoe")
+    record = tmp_path / "rec"
+    config = write_config(
+        tmp_path, mosquitto, "beetek", port.path, rules=RULES, record={"dir": str(record), "compress": False}
+    )
+    log = tmp_path / "scannerd.log"
+    server = GameServer(mosquitto, [f"{BASE}/#"])
+    proc = start_daemon(config, log)
+    try:
+        wait_open(server, 1)
+        stop(proc)
+        lose(tmp_path / "outbox.sqlite3", "deleted")
+        proc = start_daemon(config, log)
+        wait_open(server, 2)
+        server.wait_for(lambda _: any(a["code"] == "STATE_LOST" for a in server.payloads("/alert")))
+        (lost_alert,) = [a for a in server.payloads("/alert") if a["code"] == "STATE_LOST"]
+        server.request(f"{BASE}/request/ack_alert", {"alert_id": lost_alert["alert_id"]})
+        server.wait_for(lambda _: any(a.get("acknowledged") for a in server.payloads("/alert")))
+        deal_round(port, server)
+    finally:
+        stop(proc)
+        server.close()
+        port.close()
+    (after,) = [f for f in record.glob("*.jsonl") if '"STATE_LOST"' in f.read_text()]
+    replayed = [p.payload for p in replay(after) if "/response/" not in p.topic]
+    live = [m.payload for m in server.messages() if m.topic.endswith(("/card", "/round", "/alert", "/shoe"))]
+    assert replayed == live[live.index(next(m for m in live if b'"STATE_LOST"' in m)) + 1 :]
