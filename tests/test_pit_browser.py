@@ -192,6 +192,15 @@ def test_each_tile_says_what_its_table_is_doing(page, sim):
     )
 
 
+def test_the_dealer_signed_in_at_a_table_shows_on_its_tile(page, sim):
+    sim.command("BAC-03", "dealer_sign_in", dealer_id="D-117")
+    selector = '.tile[data-table="BAC-03"] .dealer'
+    wait_for(page, lambda b: b.find_elements("css selector", selector), 10, "the dealer on BAC-03's tile")
+    assert page.find_element("css selector", selector).text == "D-117"
+    sim.command("BAC-03", "dealer_sign_out")
+    wait_for(page, lambda b: not b.find_elements("css selector", selector), 10, "the dealer gone")
+
+
 def test_a_round_dealt_at_a_table_shows_on_its_tile(page, sim):
     before = js(page, "scannerdPit.view.tables.find(t => t.table_id === 'BAC-02').counts.hands")
     sim.deal_round("BAC-02")

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from scannerd.events import AlertEvent, CardEvent, Event, RoundEvent, ShoeEvent
+from scannerd.events import Event
 from scannerd.payloads import DevicePayload, StatusPayload
 from scannerd.requests import Response
 
 EVENT_MODELS: dict[str, type[Event]] = {
-    model.model_fields["kind"].default: model for model in (CardEvent, RoundEvent, AlertEvent, ShoeEvent)
+    model.model_fields["kind"].default: model for model in get_args(Event)
 }
+"""Every kind of event the table publishes, by its topic's last level (one list: ``Event``)."""
 _Model = TypeVar("_Model", bound=BaseModel)
 
 

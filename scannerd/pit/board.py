@@ -79,6 +79,7 @@ class PitBoard:
             "shoe": shoe
             and {k: shoe[k] for k in ("shoe_id", "status", "decks", "cards_dealt", "cards_remaining")},
             "round": rnd and {k: rnd[k] for k in ("round_id", "hand_no", "phase", "winner", "last_hand")},
+            "dealer": view.dealer_id,
             "alerts": [
                 {k: a[k] for k in ("alert_id", "code", "severity", "message")} for a in snap["alerts"]
             ],

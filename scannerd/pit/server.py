@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import re
 import socket
 import threading
 from collections.abc import Callable
@@ -24,8 +23,8 @@ from aiohttp import web
 
 from scannerd import __version__
 from scannerd.client import RequestTimeout
+from scannerd.idents import check_table_id
 from scannerd.requests import Response
-from scannerd.topics import TABLE_ID_PATTERN
 
 log = structlog.get_logger(__name__)
 
@@ -182,7 +181,7 @@ class PitServer:
             return _error("malformed JSON", 400)
         table_id = body.get("table_id") if isinstance(body, dict) else None
         alert_id = body.get("alert_id") if isinstance(body, dict) else None
-        if not isinstance(table_id, str) or not re.match(TABLE_ID_PATTERN, table_id):
+        if not isinstance(table_id, str) or not _is_table_id(table_id):
             return _error("table_id must be a table id", 400)
         if not isinstance(alert_id, int) or isinstance(alert_id, bool):
             return _error("alert_id must be an integer", 400)
@@ -201,3 +200,11 @@ class PitServer:
 
 def _error(text: str, status: int) -> web.Response:
     return web.json_response({"command": "ack_alert", "status": "error", "error": text}, status=status)
+
+
+def _is_table_id(value: str) -> bool:
+    try:
+        check_table_id(value)
+    except ValueError:
+        return False
+    return True

@@ -96,6 +96,11 @@ function tile(t) {
   } else {
     rnd.append(el("span", "dim", "no round"));
   }
+  if (t.dealer) {
+    const dealer = el("span", "dealer", t.dealer);
+    dealer.title = "dealer signed in";
+    rnd.append(dealer);
+  }
   node.append(rnd);
 
   const shoe = el("div", "line shoe");
