@@ -52,6 +52,7 @@ StateSource = Callable[[], dict[str, Any]]
 """The table's state for a header; only called from ``on_input`` (under the daemon's lock) or before start."""
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+_STAMP = re.compile(r"\d{8}T\d{6}Z")
 
 
 def _day(ts: float) -> str:
@@ -272,19 +273,31 @@ class Recorder:
             scannerd=__version__,
         )
         self.dir.mkdir(parents=True, exist_ok=True)
-        stem = f"{self.table_id}-{started.strftime('%Y%m%dT%H%M%SZ')}"
-        shoe = ((state or {}).get("validator") or {}).get("shoe") or {}
-        if shoe.get("shoe_id"):
-            stem += "-" + _SAFE.sub("_", str(shoe["shoe_id"]))
-        path = self.dir / (stem + SUFFIX)
-        n = 1
-        while path.exists() or path.with_name(path.name + ".gz").exists():
-            path = self.dir / f"{stem}.{n}{SUFFIX}"
-            n += 1
+        path = self._new_path(started, state)
         self._writer = RecordingWriter.create(path, header)
         self._path = path
         self.files.append(path)
         _say("info", "recording", file=str(path))
+
+    def _new_path(self, started: datetime, state: dict[str, Any] | None) -> Path:
+        """A name that sorts after every file this table has in the directory, whatever the clock did.
+
+        A directory is replayed in name order. The name carries the file's start,
+        but never an earlier one than the newest file already there (a clock
+        stepped back), and a file begun in a second that already has one is
+        numbered ``_01``, ``_02``... right after the time, which sorts after it.
+        """
+        prefix = f"{self.table_id}-"
+        stamp = started.strftime("%Y%m%dT%H%M%SZ")
+        names = [p.name[len(prefix) :] for p in self.dir.glob(f"{prefix}*{SUFFIX}*")]
+        stamp = max([stamp, *(n[: len(stamp)] for n in names if _STAMP.match(n))])
+        same = [n[len(stamp) :] for n in names if n.startswith(stamp)]
+        numbers = [int(rest[1:3]) for rest in same if rest[:1] == "_" and rest[1:3].isdigit()]
+        stem = prefix + stamp + (f"_{max(numbers, default=0) + 1:02d}" if same else "")
+        shoe = ((state or {}).get("validator") or {}).get("shoe") or {}
+        if shoe.get("shoe_id"):
+            stem += "-" + _SAFE.sub("_", str(shoe["shoe_id"]))
+        return self.dir / (stem + SUFFIX)
 
     def _finish(self) -> None:
         """End the current file and compress it; a failure leaves it uncompressed, not lost."""

@@ -120,6 +120,27 @@ def test_uncompressed_files_left_by_a_crash_are_compressed_at_start(tmp_path: Pa
     ]
 
 
+def test_file_names_sort_in_the_order_they_were_begun_whatever_the_clock_did(tmp_path: Path) -> None:
+    """A directory replays in name order: a clock stepped back, or two starts in one second, keep it."""
+    rec = make(tmp_path)
+    rec.start(T0)
+    rec.stop()
+    again = make(tmp_path)  # the daemon restarted within the same second
+    again.start(T0 + 0.5)
+    again.stop()
+    stepped_back = make(tmp_path)  # and then started under a clock an hour behind
+    stepped_back.start(T0 - 3600)
+    stepped_back.stop()
+    names = [p.name for r in (rec, again, stepped_back) for p in r.files]
+    assert names == sorted(names), names
+    assert names == [
+        "T1-20240501T120000Z.jsonl.gz",
+        "T1-20240501T120000Z_01.jsonl.gz",
+        "T1-20240501T120000Z_02.jsonl.gz",
+    ]
+    assert read(stepped_back.files[0])[0].start_ts == int(T0 - 3600)  # the header keeps the real start
+
+
 def test_without_compression_files_stay_plain(tmp_path: Path) -> None:
     rec = make(tmp_path, compress=False)
     rec.start(T0)
