@@ -14,6 +14,7 @@ to the disk, not one per card.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -116,6 +117,8 @@ class Daemon:
                 )
             self.validator = Validator.restore(self.table_id, config.rules, snapshot)
             log.info("state restored", next_seq=self.validator.next_seq)
+            if self.validator.next_seq <= self._ceiling.published:
+                self._rolled_back()
         else:
             self.validator = Validator(self.table_id, config.rules)
             self._start_seq()
@@ -224,6 +227,20 @@ class Daemon:
                 None,
             )
 
+    def _rolled_back(self) -> None:
+        """The outbox's state is older than what was published: numbers from it would be reused."""
+        stale = self.validator.next_seq
+        self.validator.next_seq = max(clock_floor(self.clock()), self._ceiling.value or 1)
+        self._state_lost = True
+        log.error(
+            "saved state older than what was published (an outbox put back from a copy, or its WAL "
+            "lost): seq continues above anything published",
+            outbox=str(self.outbox.path),
+            stale_next_seq=stale,
+            published=self._ceiling.published,
+            next_seq=self.validator.next_seq,
+        )
+
     def _reserve_seq(self, seq: int) -> None:
         if self._ceiling.covers(seq):
             return
@@ -272,6 +289,8 @@ class Daemon:
         if self.display is not None:
             self.display.stop()
         self.outbox.close()
+        with contextlib.suppress(OSError):  # a full disk: the ceiling still holds
+            self._ceiling.note_published(self.validator.next_seq - 1)
         if self.outbox.lost_at_close:
             log.error("events lost: no room on disk for them at stop", events=self.outbox.lost_at_close)
         self._instance.release()

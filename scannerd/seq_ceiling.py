@@ -14,6 +14,11 @@ that was replaced. Two guards keep ``seq`` rising whatever happened to it:
 - with no state at all, ``seq`` starts from the wall clock in milliseconds
   (``clock_floor``), which is above anything a table publishing fewer than
   a thousand events a second on average can have reached before.
+
+The file also keeps the highest ``seq`` known published (``published``), as
+of the last clean stop or reserve: a saved state below it is an outbox put
+back from a copy, or one that lost its WAL, and reusing its numbers would
+have consumers drop the new events as repeats.
 """
 
 from __future__ import annotations
@@ -40,19 +45,22 @@ class SeqCeiling:
     def __init__(self, outbox: Path) -> None:
         self.path = ceiling_path(outbox)
         self.damaged = False  # there, but unreadable: the table had state, and what it says is gone
+        self.published = 0  # the highest seq known to have gone out when the file was last written
         self.value: int | None = self._read()
 
     def _read(self) -> int | None:
         try:
-            value = json.loads(self.path.read_text())["ceiling"]
+            data = json.loads(self.path.read_text())
+            value, published = data["ceiling"], data.get("published", 0)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             self.damaged = True  # the clock floor still holds
             return None
-        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (value, published)) or value <= 0:
             self.damaged = True
             return None
+        self.published = published
         return value
 
     def covers(self, seq: int) -> bool:
@@ -62,10 +70,17 @@ class SeqCeiling:
         """Make the ceiling exceed ``seq`` (and the next ``RESERVE``), durably, before ``seq`` is used."""
         if self.covers(seq):
             return
-        value = seq + RESERVE
+        self._write(seq + RESERVE, max(self.published, seq - 1))
+
+    def note_published(self, seq: int) -> None:
+        """At a clean stop: ``seq`` has gone out, so no saved state below it may be trusted again."""
+        if seq > self.published and self.value is not None:
+            self._write(self.value, seq)
+
+    def _write(self, value: int, published: int) -> None:
         tmp = self.path.with_name(self.path.name + ".tmp")
         with open(tmp, "w") as f:
-            f.write(json.dumps({"ceiling": value}) + "\n")
+            f.write(json.dumps({"ceiling": value, "published": published}) + "\n")
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path)
@@ -75,4 +90,4 @@ class SeqCeiling:
                 os.fsync(dir_fd)
             finally:
                 os.close(dir_fd)
-        self.value = value
+        self.value, self.published = value, published

@@ -72,9 +72,10 @@ def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
         proc.wait(15)
         port.write(beetek("9C"))  # dealt while nobody reads: waits in the tty, which the next open discards
         time.sleep(0.2)
+        opened = len([m for m in server.messages("/device") if b'"link":"up"' in m.payload])
         proc = start_daemon(config, log)
         server.wait_for(lambda got: any(m.topic.endswith("/round") and b'"void"' in m.payload for m in got))
-        wait_shoe_open(server, 2)
+        wait_shoe_open(server, opened + 1)
         # The dealer, unaware, deals the void round on: its last card must not open a new round.
         port.write(beetek("3D"))
         server.wait_for(lambda _: len(kept(server, "card")) == 3)

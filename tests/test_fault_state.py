@@ -61,6 +61,11 @@ def wait_open(server: GameServer, times: int) -> None:
     )
 
 
+def ups(server: GameServer) -> int:
+    """How many times the shoe was reported open so far."""
+    return len([m for m in server.messages("/device") if b'"link":"up"' in m.payload])
+
+
 def lose(outbox: Path, how: str) -> None:
     if how == "deleted":
         for suffix in ("", "-wal", "-shm"):
@@ -87,8 +92,9 @@ def test_seq_never_goes_back_when_the_outbox_is_lost_and_the_loss_is_loud(
         stop(proc)
         before = max(event_seqs(server))
         lose(tmp_path / "outbox.sqlite3", how)
+        opened = ups(server)
         proc = start_daemon(config, log)
-        wait_open(server, 2)
+        wait_open(server, opened + 1)
         server.wait_for(lambda _: any(a["code"] == "STATE_LOST" for a in server.payloads("/alert")))
         # The dealer clears whatever was on the table and acknowledges; then the next round.
         (lost_alert,) = [a for a in server.payloads("/alert") if a["code"] == "STATE_LOST"]
@@ -249,8 +255,9 @@ def test_the_recording_after_a_lost_outbox_replays_what_followed_the_loss(
         wait_open(server, 1)
         stop(proc)
         lose(tmp_path / "outbox.sqlite3", "deleted")
+        opened = ups(server)
         proc = start_daemon(config, log)
-        wait_open(server, 2)
+        wait_open(server, opened + 1)
         server.wait_for(lambda _: any(a["code"] == "STATE_LOST" for a in server.payloads("/alert")))
         (lost_alert,) = [a for a in server.payloads("/alert") if a["code"] == "STATE_LOST"]
         server.request(f"{BASE}/request/ack_alert", {"alert_id": lost_alert["alert_id"]})
@@ -264,3 +271,40 @@ def test_the_recording_after_a_lost_outbox_replays_what_followed_the_loss(
     replayed = [p.payload for p in replay(after) if "/response/" not in p.topic]
     live = [m.payload for m in server.messages() if m.topic.endswith(("/card", "/round", "/alert", "/shoe"))]
     assert replayed == live[live.index(next(m for m in live if b'"STATE_LOST"' in m)) + 1 :]
+
+
+@pytest.mark.timeout(90)
+def test_an_outbox_put_back_from_a_copy_does_not_reuse_seq(tmp_path, mosquitto: Broker) -> None:
+    """An operator restores yesterday's copy of the state directory's outbox: its seqs went out since."""
+    port = PtyPort(tmp_path / "shoe")
+    config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=RULES, log={"format": "json"})
+    log = tmp_path / "scannerd.log"
+    outbox = tmp_path / "outbox.sqlite3"
+    server = GameServer(mosquitto, [f"{BASE}/#"])
+    proc = start_daemon(config, log)
+    try:
+        wait_open(server, 1)
+        deal_round(port, server)
+        stop(proc)
+        copy = tmp_path / "copy.sqlite3"
+        copy.write_bytes(outbox.read_bytes())  # a clean stop leaves the whole state in the main file
+        opened = ups(server)
+        proc = start_daemon(config, log)
+        wait_open(server, opened + 1)
+        deal_round(port, server)
+        stop(proc)
+        before = max(event_seqs(server))
+        outbox.write_bytes(copy.read_bytes())
+        for suffix in ("-wal", "-shm"):
+            Path(f"{outbox}{suffix}").unlink(missing_ok=True)
+        opened = ups(server)
+        proc = start_daemon(config, log)
+        wait_open(server, opened + 1)
+        server.wait_for(lambda _: any(a["code"] == "STATE_LOST" for a in server.payloads("/alert")))
+    finally:
+        stop(proc)
+        server.close()
+        port.close()
+    seqs = event_seqs(server)
+    assert min(seqs[seqs.index(before) + 1 :]) > before
+    assert "saved state older than what was published" in log.read_text()
