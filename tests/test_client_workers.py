@@ -42,7 +42,10 @@ class Worker:
             self.proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=err, text=True)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()  # bounded by the client's own 10 s start timeout
-        assert line == "ready\n", f"worker {client_id} did not start: {line!r}"
+        if line != "ready\n":
+            self.proc.kill()
+            self.proc.wait(10)
+            raise AssertionError(f"worker {client_id} did not start: {line!r}")
 
     def kill(self) -> None:
         self.proc.send_signal(signal.SIGKILL)
@@ -66,9 +69,9 @@ def test_a_consumer_killed_mid_stream_gets_every_event_exactly_once_in_order(
 ) -> None:
     broker = make_broker(persistence=True)  # keeps the consumer's session and its queue
     marks = tmp_path / "marks.sqlite3"
-    worker = Worker(broker, marks, "game-server")
     pty = PtyPort(tmp_path / "shoe")
     daemon = Daemon(config(tmp_path, broker, "beetek", pty.path))
+    worker: Worker | None = None
     stored = EventLog()
     daemon.listeners.append(stored)
     rng = random.Random(7)
@@ -80,8 +83,9 @@ def test_a_consumer_killed_mid_stream_gets_every_event_exactly_once_in_order(
             time.sleep(0.005)
         dealt.set()
 
-    daemon.start()
     try:
+        worker = Worker(broker, marks, "game-server")
+        daemon.start()
         wait_until(lambda: daemon.publisher.connected and daemon.reader.link_up, 15, "daemon up")
         dealer = threading.Thread(target=deal, daemon=True)
         dealer.start()
@@ -97,7 +101,7 @@ def test_a_consumer_killed_mid_stream_gets_every_event_exactly_once_in_order(
         wait_until(lambda: any(seq == last for _, _, seq, _ in handled(marks)), 30, f"seq {last}")
     finally:
         daemon.stop()
-        output = worker.stop()
+        output = worker.stop() if worker is not None else ""  # never left running after the test
         pty.close()
 
     rows = handled(marks)
@@ -113,12 +117,13 @@ def test_two_workers_in_a_share_group_split_the_events_and_keep_each_table_in_or
 ) -> None:
     broker = make_broker()
     marks = tmp_path / "marks.sqlite3"
-    workers = [Worker(broker, marks, f"worker-{n}", group="game-servers") for n in (1, 2)]
+    workers: list[Worker] = []
     settings = MqttSettings(host=broker.host, port=broker.port)
     floor = int(time.time() * 1000)
     tables = {t: make_publisher(settings, table_id=t) for t in ("T1", "T2", "T3")}
     streams = {t: sample_events(floor + 1000 * i, 120, t) for i, t in enumerate(tables)}
     try:
+        workers += [Worker(broker, marks, f"worker-{n}", group="game-servers") for n in (1, 2)]
         for i in range(0, 120, 3):
             for t, pub in tables.items():
                 pub.submit(streams[t][i : i + 3])
