@@ -71,6 +71,20 @@ class Table:
         self.client.loop_stop()
 
 
+def daemon_at(broker: Broker, tmp_path: Path, shoe_port: str) -> Daemon:
+    """Table T1's daemon on ``broker``, reading a framed shoe on ``shoe_port``; not started."""
+    return Daemon(
+        Config(
+            table_id="T1",
+            device=DeviceSettings(driver="framed", port=shoe_port),
+            rules={"burn": "none"},
+            mqtt=MqttSettings(host=broker.host, port=broker.port),
+            outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
+            display={"enabled": False},
+        )
+    )
+
+
 @pytest.fixture
 def watch(mosquitto: Broker) -> Iterator[TableWatch]:
     w = TableWatch(mosquitto.host, mosquitto.port, PREFIX, "T1", get_state=False)
@@ -114,16 +128,7 @@ def test_the_round_shoe_and_alerts_published_by_a_table_are_drawn(mosquitto, wat
 def test_a_watch_started_mid_round_asks_the_table_for_its_state(mosquitto, tmp_path: Path):
     port = PtyPort(tmp_path / "shoe", baudrate=115200)
     shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
-    daemon = Daemon(
-        Config(
-            table_id="T1",
-            device=DeviceSettings(driver="framed", port=port.path),
-            rules={"burn": "none"},
-            mqtt=MqttSettings(host=mosquitto.host, port=mosquitto.port),
-            outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
-            display={"enabled": False},
-        )
-    )
+    daemon = daemon_at(mosquitto, tmp_path, port.path)
     daemon.start()
     watch = TableWatch(mosquitto.host, mosquitto.port, PREFIX)  # no table id: follows the first one heard
     try:
@@ -179,16 +184,7 @@ def test_nothing_is_shown_as_connected_or_waiting_before_the_table_says_so(mosqu
 
 
 def test_a_table_whose_daemon_stops_is_shown_offline(mosquitto, tmp_path: Path, shoe):
-    daemon = Daemon(
-        Config(
-            table_id="T1",
-            device=DeviceSettings(driver="framed", port=shoe.port.path),
-            rules={"burn": "none"},
-            mqtt=MqttSettings(host=mosquitto.host, port=mosquitto.port),
-            outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
-            display={"enabled": False},
-        )
-    )
+    daemon = daemon_at(mosquitto, tmp_path, shoe.port.path)
     daemon.start()
     watch = TableWatch(mosquitto.host, mosquitto.port, PREFIX, "T1")
     watch.start()
@@ -237,3 +233,34 @@ def test_into_a_pipe_it_writes_a_line_per_event(mosquitto):
     assert "3 round R1 hand=1 betting dealer=D-117" in body
     assert any(line.endswith("R1 hand=1 complete winner=player dealer=D-117") for line in body)
     assert body[-1].endswith("EXTRA_CARD misdeal: Extra card A\u2663: no card is due - set it aside")
+
+
+def test_a_watch_started_before_its_broker_says_disconnected_until_the_broker_is_there(tmp_path: Path):
+    broker = Broker(tmp_path / "broker")  # not running yet: a broker restarting, a laptop off the network
+    watch = TableWatch(broker.host, broker.port, PREFIX, "T1", get_state=False)
+    watch.start()
+    live = f"broker {broker.host}:{broker.port} CONNECTED"
+    try:
+        assert "DISCONNECTED" in screen(watch) and live not in screen(watch)
+        broker.start()
+        wait_until(lambda: live in screen(watch), 20, "the broker, once it is there")
+        broker.stop()
+        wait_until(lambda: "DISCONNECTED" in screen(watch), 20, "the broker gone")
+    finally:
+        watch.stop()
+        broker.stop()
+
+
+def test_a_watch_started_before_the_daemon_asks_its_state_once_it_is_online(mosquitto, tmp_path: Path, shoe):
+    watch = TableWatch(mosquitto.host, mosquitto.port, PREFIX, "T1")
+    watch.start()
+    daemon = daemon_at(mosquitto, tmp_path, shoe.port.path)
+    try:
+        wait_until(lambda: watch.connected, 10, "the broker")
+        assert "WAITING FOR THE TABLE" in screen(watch)
+        daemon.start()  # its status says online: now the table can say where it is
+        wait_until(lambda: "WAITING FOR BETS" in screen(watch), 10, "the table's state")
+        assert "daemon ONLINE" in screen(watch)
+    finally:
+        watch.stop()
+        daemon.stop()
