@@ -321,3 +321,25 @@ def test_a_retained_event_is_handed_over_apart_from_the_stream(mosquitto, make_c
     raw.close()
     assert recorder.events() == live  # a live shoe is the stream's, retained or not
     assert retained == [old_shoe]
+
+
+def test_events_a_state_taken_has_are_skipped_and_the_next_comes_at_once(mosquitto, make_client):
+    """A consumer without a lasting session missed events, then loaded get_state: no gap to wait for."""
+    recorder = Recorder()
+    client = make_client(recorder, marks=":memory:")
+    raw = GameServer(mosquitto, ["unused/topic"])
+    events = sample_events(FLOOR, 10)
+    try:
+        publish(raw, events[:3])
+        wait_until(lambda: client.high_water("T1") == FLOOR + 2, 20, "the first events")
+        client.skip_to("T1", FLOOR + 5)  # the state it took includes events 3 to 5, never received
+        began = time.monotonic()
+        publish(raw, events[6:8])
+        wait_until(lambda: client.high_water("T1") == FLOOR + 7, 20, "the events after the state")
+        assert time.monotonic() - began < 2.0  # not held as if 3 to 5 were still on their way
+        client.skip_to("T1", FLOOR)  # an older state moves nothing back
+        publish(raw, events[3:6] + events[8:])  # the skipped ones, late, are repeats
+        wait_until(lambda: client.high_water("T1") == FLOOR + 9, 20, "the last events")
+    finally:
+        raw.close()
+    assert recorder.log == events[:3] + events[6:]  # no Gap, nothing twice
