@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,6 +72,59 @@ class Table:
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
+
+
+class Link:
+    """The network between one client and the broker: a TCP relay that can be cut and mended."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.up = True
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                near, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            if not self.up:
+                near.close()  # no route: the client's connection fails at once
+                continue
+            far = socket.create_connection((self.broker.host, self.broker.port))
+            with self._lock:
+                self._open += [near, far]
+            for a, b in ((near, far), (far, near)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            s.close()
+
+    def cut(self) -> None:
+        self.up = False
+        with self._lock:
+            open_, self._open = self._open, []
+        for s in open_:
+            with contextlib.suppress(OSError):  # its pump may have closed it already
+                s.shutdown(socket.SHUT_RDWR)
+
+    def mend(self) -> None:
+        self.up = True
+
+    def close(self) -> None:
+        self.cut()
+        self._listener.close()
 
 
 def daemon_at(broker: Broker, tmp_path: Path, shoe_port: str) -> Daemon:
@@ -263,4 +319,33 @@ def test_a_watch_started_before_the_daemon_asks_its_state_once_it_is_online(mosq
         assert "daemon ONLINE" in screen(watch)
     finally:
         watch.stop()
+        daemon.stop()
+
+
+def test_a_watch_whose_link_was_cut_shows_the_table_as_it_is_and_goes_on_at_once(
+    mosquitto, tmp_path: Path, shoe
+):
+    """The table deals on while the watch's network is down; back, it is shown as it is now."""
+    daemon = daemon_at(mosquitto, tmp_path, shoe.port.path)
+    daemon.start()
+    link = Link(mosquitto)
+    watch = TableWatch("127.0.0.1", link.port, PREFIX, "T1", lines=True)
+    watch.start()
+    try:
+        wait_until(lambda: "WAITING FOR BETS" in screen(watch), 10, "the table's state")
+        daemon.request("betting_open", {"round_id": "R1"})  # the watch's first event
+        wait_until(lambda: "Round R1 \u00b7 hand 1 \u00b7 betting" in screen(watch), 10, "the round")
+        link.cut()
+        wait_until(lambda: not watch.connected, 10, "the link cut")
+        daemon.request("betting_close", {})  # missed by the watch
+        link.mend()
+        wait_until(lambda: "hand 1 \u00b7 dealing" in screen(watch), 15, "the round as it went on meanwhile")
+        shoe.send(DeviceCard("9H"))
+        began = time.monotonic()
+        wait_until(lambda: "9\u2665" in screen(watch), 10, "the card dealt after it came back")
+        assert time.monotonic() - began < 2.0  # not held back as if the events missed were still to come
+        assert any(line.endswith("card player1 9\u2665 round=R1") for line in watch.take_lines())
+    finally:
+        watch.stop()
+        link.close()
         daemon.stop()

@@ -154,22 +154,24 @@ class TableWatch:
             response = self._client.request(self.table_id, "get_state", timeout=STATE_TIMEOUT_S)
         except RequestTimeout:
             return  # the events still show, from the next one on
-        if response.status == "ok" and response.data:
-            self._load_state(response.data)
+        if response.status == "ok" and response.data and self._load_state(response.data):
+            # Whatever was missed before (a reconnection) is in the state: the next event is due now.
+            self._client.skip_to(self.table_id, self.view.seq)
 
     def _on_gap(self, gap: Gap) -> None:
-        # Events were lost on the way (a reconnection); the client asked the table where it is now.
+        # Events were lost on the way; the client asked the table where it is now.
         if gap.state is not None and self._ours(gap.table_id):
             self._load_state(gap.state)
 
-    def _load_state(self, state: dict[str, Any]) -> None:
+    def _load_state(self, state: dict[str, Any]) -> bool:
         with self.lock:
             try:
                 self.view.load_state(state)
             except (KeyError, TypeError, ValueError, AttributeError):
-                return  # not the table's answer after all: anyone may publish a response
+                return False  # not the table's answer after all
             self._line(describe("response/get_state", {"status": "ok"}))
         self.changed.set()
+        return True
 
     def _ours(self, table_id: str) -> bool:
         """Whether the table is the one watched; without ``table_id``, the first one heard is."""
