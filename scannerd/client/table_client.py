@@ -300,17 +300,21 @@ class TableClient:
         with self._cond:
             return dict(self._availability)
 
-    def skip_to(self, table_id: str, seq: int) -> None:
+    def skip_to(self, table_id: str, seq: int | None) -> None:
         """Count the table's events up to ``seq`` as handled: the caller took a state that has them.
 
         For a consumer that loads a ``get_state`` answer (``seq`` is the last event in it) after
         missing events, as one without a lasting session does on reconnecting: the next event it
         needs is ``seq + 1``, delivered at once, rather than the missed ones, waited for as a gap.
-        A mark already above ``seq`` stays. Not from inside ``on_event``, whose transaction is open.
+        A mark already above ``seq`` stays. With ``seq=None`` (a caller that may not ask for the
+        state) the next event, whatever its seq, is taken as the first, as for a table never heard
+        from. Not from inside ``on_event``, whose transaction is open.
         """
         with self._marks.transaction() as db:
             high = self._marks.get(table_id)
-            if high is None or seq > high:
+            if seq is None:
+                self._marks.forget(db, table_id)
+            elif high is None or seq > high:
                 self._marks.set(db, table_id, seq)
 
     def high_water(self, table_id: str) -> int | None:
