@@ -322,24 +322,29 @@ def test_a_watch_started_before_the_daemon_asks_its_state_once_it_is_online(mosq
         daemon.stop()
 
 
+@pytest.mark.parametrize("get_state", [True, False], ids=["get-state", "no-get-state"])
 def test_a_watch_whose_link_was_cut_shows_the_table_as_it_is_and_goes_on_at_once(
-    mosquitto, tmp_path: Path, shoe
+    mosquitto, tmp_path: Path, shoe, get_state: bool
 ):
-    """The table deals on while the watch's network is down; back, it is shown as it is now."""
+    """The table deals on while the watch's network is down; back, it shows what it can at once."""
     daemon = daemon_at(mosquitto, tmp_path, shoe.port.path)
     daemon.start()
     link = Link(mosquitto)
-    watch = TableWatch("127.0.0.1", link.port, PREFIX, "T1", lines=True)
+    watch = TableWatch("127.0.0.1", link.port, PREFIX, "T1", get_state=get_state, lines=True)
     watch.start()
     try:
-        wait_until(lambda: "WAITING FOR BETS" in screen(watch), 10, "the table's state")
+        wait_until(lambda: "daemon ONLINE" in screen(watch), 10, "the table's status")
+        if get_state:
+            wait_until(lambda: "WAITING FOR BETS" in screen(watch), 10, "the table's state")
         daemon.request("betting_open", {"round_id": "R1"})  # the watch's first event
         wait_until(lambda: "Round R1 \u00b7 hand 1 \u00b7 betting" in screen(watch), 10, "the round")
         link.cut()
         wait_until(lambda: not watch.connected, 10, "the link cut")
         daemon.request("betting_close", {})  # missed by the watch
         link.mend()
-        wait_until(lambda: "hand 1 \u00b7 dealing" in screen(watch), 15, "the round as it went on meanwhile")
+        wait_until(lambda: watch.connected, 15, "the link mended")
+        if get_state:
+            wait_until(lambda: "hand 1 \u00b7 dealing" in screen(watch), 10, "the round as it went on")
         shoe.send(DeviceCard("9H"))
         began = time.monotonic()
         wait_until(lambda: "9\u2665" in screen(watch), 10, "the card dealt after it came back")

@@ -106,6 +106,10 @@ class TableWatch:
             self._state_asked = False  # a new connection: what was missed meanwhile is in the state
             self._line(f"- broker {self.host}:{self.port} {'connected' if connected else 'disconnected'}")
         self.changed.set()
+        if connected and not self.get_state and self.table_id is not None:
+            # What was missed meanwhile is gone for good and there is no state to ask for: show the
+            # next event as it comes rather than wait for the missed ones as a gap.
+            self._client.skip_to(self.table_id, None)
 
     def _on_event(self, event: Event, _db: sqlite3.Connection) -> None:
         self._fold(event)
