@@ -275,3 +275,74 @@ def test_tls_with_a_client_certificate_and_a_broker_we_do_not_trust_refused(tmp_
     good.stop()
     with pytest.raises(ConnectionError, match="no MQTT broker answered"):
         client("localhost", tls.dir / "stranger-ca.crt").start(timeout=2)
+
+
+def test_a_client_started_before_its_broker_tells_each_connection_made_and_lost(tmp_path):
+    """A screen says whether it is live: the broker comes up late, restarts, and each change is told."""
+    broker = Broker(tmp_path / "broker")  # not started yet
+    told: list[object] = []
+    client = TableClient(
+        broker.host, broker.port, client_id="gs", marks=":memory:", on_event=print,
+        on_connection=told.append, on_availability=lambda table, a: told.append((table, a.online)),
+    )  # fmt: skip
+    began = time.monotonic()
+    client.start(timeout=None)  # returns at once, and keeps trying
+    try:
+        assert time.monotonic() - began < 1.0 and not client.connected
+        broker.start()
+        raw = GameServer(broker, ["unused/topic"])
+        status = StatusPayload(state="online", version="0.1.0", table_id="T1")
+        raw.request(f"{BASE}/status", status.model_dump(mode="json"), retain=True)
+        raw.close()
+        wait_until(lambda: ("T1", True) in told, 20, "the connection and the status")
+        assert told[0] is True  # the connection is told before anything that came on it
+        broker.restart()
+        wait_until(lambda: told.count(True) == 2, 20, "the connection made again")
+        assert told[told.index(True, 1) - 1] is False  # lost in between
+    finally:
+        client.stop()
+        broker.stop()
+
+
+@pytest.mark.parametrize("protocol", ["5", "3.1.1"])
+def test_a_retained_event_is_handed_over_apart_from_the_stream(mosquitto, make_client, protocol):
+    """A live screen wants the table's last shoe at once; it is still not the stream's next event."""
+    raw = GameServer(mosquitto, ["unused/topic"])
+    old_shoe = next(e for e in sample_events(FLOOR - 10, 4) if e.kind == "shoe")
+    raw.request(f"{BASE}/shoe", json.dumps(old_shoe.model_dump(mode="json")), retain=True)
+    retained: list[Event] = []
+    recorder = Recorder()
+    client = make_client(recorder, on_retained=retained.append, protocol=protocol, marks=":memory:")
+    wait_until(lambda: retained == [old_shoe], 10, "the retained shoe")
+    live = sample_events(FLOOR, 8)
+    for event in live:  # the table retains each shoe event it sends
+        raw.request(f"{BASE}/{event.kind}", event.model_dump(mode="json"), retain=event.kind == "shoe")
+    wait_until(lambda: client.high_water("T1") == FLOOR + 7, 20, "the live events")
+    raw.close()
+    assert recorder.events() == live  # a live shoe is the stream's, retained or not
+    assert retained == [old_shoe]
+
+
+@pytest.mark.parametrize("state_seq", [FLOOR + 5, None], ids=["state", "no-state"])
+def test_events_a_state_taken_has_are_skipped_and_the_next_comes_at_once(
+    mosquitto, make_client, state_seq: int | None
+):
+    """A consumer without a lasting session missed events, then loaded get_state (or may not ask it)."""
+    recorder = Recorder()
+    client = make_client(recorder, marks=":memory:")
+    raw = GameServer(mosquitto, ["unused/topic"])
+    events = sample_events(FLOOR, 10)
+    try:
+        publish(raw, events[:3])
+        wait_until(lambda: client.high_water("T1") == FLOOR + 2, 20, "the first events")
+        client.skip_to("T1", state_seq)  # the state it took includes events 3 to 5, never received
+        began = time.monotonic()
+        publish(raw, events[6:8])
+        wait_until(lambda: client.high_water("T1") == FLOOR + 7, 20, "the events after the state")
+        assert time.monotonic() - began < 2.0  # not held as if 3 to 5 were still on their way
+        client.skip_to("T1", FLOOR)  # an older state moves nothing back
+        publish(raw, events[3:6] + events[8:])  # the skipped ones, late, are repeats
+        wait_until(lambda: client.high_water("T1") == FLOOR + 9, 20, "the last events")
+    finally:
+        raw.close()
+    assert recorder.log == events[:3] + events[6:]  # no Gap, nothing twice

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,6 +74,73 @@ class Table:
         self.client.loop_stop()
 
 
+class Link:
+    """The network between one client and the broker: a TCP relay that can be cut and mended."""
+
+    def __init__(self, broker: Broker) -> None:
+        self.broker = broker
+        self.up = True
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                near, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            if not self.up:
+                near.close()  # no route: the client's connection fails at once
+                continue
+            far = socket.create_connection((self.broker.host, self.broker.port))
+            with self._lock:
+                self._open += [near, far]
+            for a, b in ((near, far), (far, near)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            s.close()
+
+    def cut(self) -> None:
+        self.up = False
+        with self._lock:
+            open_, self._open = self._open, []
+        for s in open_:
+            with contextlib.suppress(OSError):  # its pump may have closed it already
+                s.shutdown(socket.SHUT_RDWR)
+
+    def mend(self) -> None:
+        self.up = True
+
+    def close(self) -> None:
+        self.cut()
+        self._listener.close()
+
+
+def daemon_at(broker: Broker, tmp_path: Path, shoe_port: str) -> Daemon:
+    """Table T1's daemon on ``broker``, reading a framed shoe on ``shoe_port``; not started."""
+    return Daemon(
+        Config(
+            table_id="T1",
+            device=DeviceSettings(driver="framed", port=shoe_port),
+            rules={"burn": "none"},
+            mqtt=MqttSettings(host=broker.host, port=broker.port),
+            outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
+            display={"enabled": False},
+        )
+    )
+
+
 @pytest.fixture
 def watch(mosquitto: Broker) -> Iterator[TableWatch]:
     w = TableWatch(mosquitto.host, mosquitto.port, PREFIX, "T1", get_state=False)
@@ -114,16 +184,7 @@ def test_the_round_shoe_and_alerts_published_by_a_table_are_drawn(mosquitto, wat
 def test_a_watch_started_mid_round_asks_the_table_for_its_state(mosquitto, tmp_path: Path):
     port = PtyPort(tmp_path / "shoe", baudrate=115200)
     shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
-    daemon = Daemon(
-        Config(
-            table_id="T1",
-            device=DeviceSettings(driver="framed", port=port.path),
-            rules={"burn": "none"},
-            mqtt=MqttSettings(host=mosquitto.host, port=mosquitto.port),
-            outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
-            display={"enabled": False},
-        )
-    )
+    daemon = daemon_at(mosquitto, tmp_path, port.path)
     daemon.start()
     watch = TableWatch(mosquitto.host, mosquitto.port, PREFIX)  # no table id: follows the first one heard
     try:
@@ -179,16 +240,7 @@ def test_nothing_is_shown_as_connected_or_waiting_before_the_table_says_so(mosqu
 
 
 def test_a_table_whose_daemon_stops_is_shown_offline(mosquitto, tmp_path: Path, shoe):
-    daemon = Daemon(
-        Config(
-            table_id="T1",
-            device=DeviceSettings(driver="framed", port=shoe.port.path),
-            rules={"burn": "none"},
-            mqtt=MqttSettings(host=mosquitto.host, port=mosquitto.port),
-            outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
-            display={"enabled": False},
-        )
-    )
+    daemon = daemon_at(mosquitto, tmp_path, shoe.port.path)
     daemon.start()
     watch = TableWatch(mosquitto.host, mosquitto.port, PREFIX, "T1")
     watch.start()
@@ -237,3 +289,68 @@ def test_into_a_pipe_it_writes_a_line_per_event(mosquitto):
     assert "3 round R1 hand=1 betting dealer=D-117" in body
     assert any(line.endswith("R1 hand=1 complete winner=player dealer=D-117") for line in body)
     assert body[-1].endswith("EXTRA_CARD misdeal: Extra card A\u2663: no card is due - set it aside")
+
+
+def test_a_watch_started_before_its_broker_says_disconnected_until_the_broker_is_there(tmp_path: Path):
+    broker = Broker(tmp_path / "broker")  # not running yet: a broker restarting, a laptop off the network
+    watch = TableWatch(broker.host, broker.port, PREFIX, "T1", get_state=False)
+    watch.start()
+    live = f"broker {broker.host}:{broker.port} CONNECTED"
+    try:
+        assert "DISCONNECTED" in screen(watch) and live not in screen(watch)
+        broker.start()
+        wait_until(lambda: live in screen(watch), 20, "the broker, once it is there")
+        broker.stop()
+        wait_until(lambda: "DISCONNECTED" in screen(watch), 20, "the broker gone")
+    finally:
+        watch.stop()
+        broker.stop()
+
+
+def test_a_watch_started_before_the_daemon_asks_its_state_once_it_is_online(mosquitto, tmp_path: Path, shoe):
+    watch = TableWatch(mosquitto.host, mosquitto.port, PREFIX, "T1")
+    watch.start()
+    daemon = daemon_at(mosquitto, tmp_path, shoe.port.path)
+    try:
+        wait_until(lambda: watch.connected, 10, "the broker")
+        assert "WAITING FOR THE TABLE" in screen(watch)
+        daemon.start()  # its status says online: now the table can say where it is
+        wait_until(lambda: "WAITING FOR BETS" in screen(watch), 10, "the table's state")
+        assert "daemon ONLINE" in screen(watch)
+    finally:
+        watch.stop()
+        daemon.stop()
+
+
+@pytest.mark.parametrize("get_state", [True, False], ids=["get-state", "no-get-state"])
+def test_a_watch_whose_link_was_cut_shows_the_table_as_it_is_and_goes_on_at_once(
+    mosquitto, tmp_path: Path, shoe, get_state: bool
+):
+    """The table deals on while the watch's network is down; back, it shows what it can at once."""
+    daemon = daemon_at(mosquitto, tmp_path, shoe.port.path)
+    daemon.start()
+    link = Link(mosquitto)
+    watch = TableWatch("127.0.0.1", link.port, PREFIX, "T1", get_state=get_state, lines=True)
+    watch.start()
+    try:
+        wait_until(lambda: "daemon ONLINE" in screen(watch), 10, "the table's status")
+        if get_state:
+            wait_until(lambda: "WAITING FOR BETS" in screen(watch), 10, "the table's state")
+        daemon.request("betting_open", {"round_id": "R1"})  # the watch's first event
+        wait_until(lambda: "Round R1 \u00b7 hand 1 \u00b7 betting" in screen(watch), 10, "the round")
+        link.cut()
+        wait_until(lambda: not watch.connected, 10, "the link cut")
+        daemon.request("betting_close", {})  # missed by the watch
+        link.mend()
+        wait_until(lambda: watch.connected, 15, "the link mended")
+        if get_state:
+            wait_until(lambda: "hand 1 \u00b7 dealing" in screen(watch), 10, "the round as it went on")
+        shoe.send(DeviceCard("9H"))
+        began = time.monotonic()
+        wait_until(lambda: "9\u2665" in screen(watch), 10, "the card dealt after it came back")
+        assert time.monotonic() - began < 2.0  # not held back as if the events missed were still to come
+        assert any(line.endswith("card player1 9\u2665 round=R1") for line in watch.take_lines())
+    finally:
+        watch.stop()
+        link.close()
+        daemon.stop()

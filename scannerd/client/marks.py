@@ -75,6 +75,10 @@ class Marks:
             (table_id, seq),
         )
 
+    def forget(self, db: sqlite3.Connection, table_id: str) -> None:
+        """Drop the table's mark, inside :meth:`transaction`: its next event counts as its first."""
+        db.execute("DELETE FROM client_marks WHERE table_id = ?", (table_id,))
+
     def settle_first(self, db: sqlite3.Connection, table_id: str, seq: int, settle_s: float) -> int | None:
         """A table no worker has a mark for: its mark once ``settle_s`` has passed, None until then.
 

@@ -68,6 +68,8 @@ _IDLE = object()  # the queue had nothing for a while: time to look at held even
 EventHandler = Callable[[Event, sqlite3.Connection], None]
 GapHandler = Callable[["Gap"], None]
 AvailabilityHandler = Callable[[str, Availability], None]
+ConnectionHandler = Callable[[bool], None]
+RetainedHandler = Callable[[Event], None]
 
 
 class RequestTimeout(TimeoutError):
@@ -107,6 +109,7 @@ class _Inbound:
     connection: int  # which connection it came on: a PUBACK means something only on that one
     event: Event | None = None
     availability: Availability | None = None
+    retained: bool = False  # the event is the broker's retained copy, sent because we subscribed
 
 
 class TableClient:
@@ -124,6 +127,12 @@ class TableClient:
     subscription: the broker hands each event to one worker of the group.
     The workers must share the marks file (one host), which keeps each
     table's events in order across them.
+
+    ``on_connection(connected)`` is told each connection made and lost (a
+    screen that shows whether it is live). ``on_retained(event)`` is handed a
+    table's retained event (its ``shoe``) as the broker sends it at subscribe
+    time; without it that event is not sent at all (it is old news, not the
+    stream's next event).
     """
 
     def __init__(
@@ -136,6 +145,8 @@ class TableClient:
         on_event: EventHandler,
         on_gap: GapHandler | None = None,
         on_availability: AvailabilityHandler | None = None,
+        on_connection: ConnectionHandler | None = None,
+        on_retained: RetainedHandler | None = None,
         prefix: str = DEFAULT_PREFIX,
         tables: Sequence[str] | None = None,
         share_group: str | None = None,
@@ -161,9 +172,11 @@ class TableClient:
         self._on_event = on_event
         self._on_gap = on_gap
         self._on_availability = on_availability
+        self._on_connection = on_connection
+        self._on_retained = on_retained
         self._marks = Marks(marks)
         self._availability: dict[str, Availability] = {}
-        self._inbox: queue.Queue[_Inbound | None] = queue.Queue()
+        self._inbox: queue.Queue[_Inbound | bool | None] = queue.Queue()  # bool: connected or not
         self._held: dict[str, _Held] = {}  # table -> events that came early (delivery thread only)
         self._waiting: set[str] = set()  # transactions of requests still waiting for their answer
         self._responses: dict[str, Response] = {}
@@ -191,6 +204,7 @@ class TableClient:
         self._client.on_connect = self._on_connect
         self._client.on_subscribe = self._on_subscribe
         self._client.on_message = self._on_message
+        self._client.on_disconnect = self._on_disconnect
 
     @classmethod
     def from_settings(cls, settings: MqttSettings, **kwargs: Any) -> TableClient:
@@ -217,8 +231,12 @@ class TableClient:
 
     # ------------------------------------------------------------------ control
 
-    def start(self, timeout: float = 10.0) -> None:
-        """Connect and subscribe; raises ConnectionError when no broker has taken the subscription in time."""
+    def start(self, timeout: float | None = 10.0) -> None:
+        """Connect and subscribe; raises ConnectionError when no broker has taken the subscription in time.
+
+        With ``timeout=None`` it returns at once and keeps trying in the background (a screen that
+        says it is disconnected until the broker is there, rather than giving up).
+        """
         if self.mqtt5:
             props = Properties(PacketTypes.CONNECT)
             props.SessionExpiryInterval = self.session_expiry_s
@@ -229,7 +247,7 @@ class TableClient:
             self._client.connect_async(self.host, self.port, self.keepalive)
         self._delivery.start()
         self._client.loop_start()
-        if not self._subscribed.wait(timeout):
+        if timeout is not None and not self._subscribed.wait(timeout):
             self.stop()
             raise ConnectionError(f"no MQTT broker answered at {self.host}:{self.port} within {timeout} s")
 
@@ -282,6 +300,23 @@ class TableClient:
         with self._cond:
             return dict(self._availability)
 
+    def skip_to(self, table_id: str, seq: int | None) -> None:
+        """Count the table's events up to ``seq`` as handled: the caller took a state that has them.
+
+        For a consumer that loads a ``get_state`` answer (``seq`` is the last event in it) after
+        missing events, as one without a lasting session does on reconnecting: the next event it
+        needs is ``seq + 1``, delivered at once, rather than the missed ones, waited for as a gap.
+        A mark already above ``seq`` stays. With ``seq=None`` (a caller that may not ask for the
+        state) the next event, whatever its seq, is taken as the first, as for a table never heard
+        from. Not from inside ``on_event``, whose transaction is open.
+        """
+        with self._marks.transaction() as db:
+            high = self._marks.get(table_id)
+            if seq is None:
+                self._marks.forget(db, table_id)
+            elif high is None or seq > high:
+                self._marks.set(db, table_id, seq)
+
     def high_water(self, table_id: str) -> int | None:
         """The highest seq delivered for the table (None: none yet)."""
         return self._marks.get(table_id)
@@ -295,8 +330,12 @@ class TableClient:
     def _filters(self) -> list[tuple[str, Any]]:
         # A retained event is old news at subscribe time, not the stream's next event: MQTT 5 is
         # asked not to send it (retainHandling 2); with 3.1.1 its retain flag gives it away and it
-        # is skipped. Status and device are wanted at once.
-        events: Any = SubscribeOptions(qos=1, retainHandling=SubscribeOptions.RETAIN_DO_NOT_SEND)
+        # is skipped. Status and device are wanted at once; so is the retained event, by a caller
+        # that takes it (``on_retained``), still apart from the stream.
+        retained = SubscribeOptions.RETAIN_DO_NOT_SEND
+        if self._on_retained is not None:
+            retained = SubscribeOptions.RETAIN_SEND_ON_SUBSCRIBE
+        events: Any = SubscribeOptions(qos=1, retainHandling=retained)
         state: Any = SubscribeOptions(qos=1)
         if not self.mqtt5:
             events = state = 1
@@ -317,7 +356,13 @@ class TableClient:
         # broker sends them again on this one (they are then repeats), and their packet ids may
         # already name other messages here.
         self._connection += 1
+        if self._on_connection is not None:
+            self._inbox.put(True)  # told before anything that comes on this connection
         client.subscribe(self._filters())
+
+    def _on_disconnect(self, _client: mqtt.Client, _ud: Any, _flags: Any, _reason: Any, _props: Any) -> None:
+        if self._on_connection is not None:
+            self._inbox.put(False)
 
     def _on_subscribe(self, _client: mqtt.Client, _ud: Any, _mid: int, codes: list[Any], _props: Any) -> None:
         refused = [str(c) for c in codes if c.is_failure]
@@ -328,11 +373,12 @@ class TableClient:
     def _on_message(self, client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
         levels = msg.topic[len(self.prefix) + 1 :].split("/") if msg.topic.startswith(self.prefix) else []
         table_id, name = (levels[0], "/".join(levels[1:])) if len(levels) > 1 else ("", "")
-        if name in EVENT_KINDS and not msg.retain:
+        if name in EVENT_KINDS and (not msg.retain or self._on_retained is not None):
             event = parse_event(name, msg.payload)
             if event is not None and event.table_id == table_id:
-                self._inbox.put(_Inbound(table_id, msg.mid, self._connection, event=event))
-                return  # acknowledged by the delivery thread, after the mark is committed
+                item = _Inbound(table_id, msg.mid, self._connection, event=event, retained=msg.retain)
+                self._inbox.put(item)
+                return  # acknowledged by the delivery thread, once the mark is committed or the caller has it
             self._complain(f"not a {name} event of table {table_id}", msg.topic)
         elif name in ("status", "device"):
             new = self._note_availability(table_id, name, msg.payload)
@@ -378,26 +424,36 @@ class TableClient:
                 item = _IDLE
             if item is None:
                 return
-            if item is not _IDLE:
+            if isinstance(item, bool):
+                self._until_it_works("", partial(self._tell_connection, item))
+            elif item is not _IDLE:
                 self._take(item)
             self._retry_held()
 
     def _take(self, item: _Inbound) -> None:
         """Deliver, drop (a repeat) or hold (it came early) one message off the queue."""
-        if item.event is None:
-            if self._until_it_works(item, partial(self._tell_availability, item)) is not None:
+        if item.event is None or item.retained:
+            if self._until_it_works(item.table_id, partial(self._tell, item)) is not None:
                 self._ack(item)
             return
-        outcome = self._until_it_works(item, partial(self._try, item))
+        outcome = self._until_it_works(item.table_id, partial(self._try, item))
         if outcome == "early":
             held = self._held.setdefault(item.table_id, _Held(time.monotonic()))
             held.items.append(item)
         elif outcome is not None:
             self._ack(item)
 
-    def _tell_availability(self, item: _Inbound) -> bool:
+    def _tell(self, item: _Inbound) -> bool:
+        """Hand the caller a message that is not part of the stream: availability, a retained event."""
         if item.availability is not None and self._on_availability is not None:
             self._on_availability(item.table_id, item.availability)
+        if item.retained and item.event is not None and self._on_retained is not None:
+            self._on_retained(item.event)
+        return True
+
+    def _tell_connection(self, connected: bool) -> bool:
+        if self._on_connection is not None:
+            self._on_connection(connected)
         return True
 
     def _retry_held(self) -> None:
@@ -412,7 +468,7 @@ class TableClient:
                     if high is not None and item.event is not None and item.event.seq > high + 1:
                         self._report_gap(table_id, high + 1, item.event.seq)
                     force = True
-                outcome = self._until_it_works(item, partial(self._try, item, force))
+                outcome = self._until_it_works(item.table_id, partial(self._try, item, force))
                 if outcome in (None, "early"):
                     break
                 held.items.pop(0)
@@ -421,7 +477,7 @@ class TableClient:
             if not held.items:
                 del self._held[table_id]
 
-    def _until_it_works(self, item: _Inbound, attempt: Callable[[], _T]) -> _T | None:
+    def _until_it_works(self, table_id: str, attempt: Callable[[], _T]) -> _T | None:
         """``attempt()``, again after each failure (an event is never skipped); None if stopped first."""
         failures = 0
         while not self._stopping.is_set():
@@ -430,11 +486,11 @@ class TableClient:
             except Exception:
                 failures += 1
                 if failures == 1:  # once with the traceback; the count when it goes through
-                    log.exception("handler failed; trying again until it succeeds", table_id=item.table_id)
+                    log.exception("handler failed; trying again until it succeeds", table_id=table_id)
                 self._stopping.wait(RETRY_S)
                 continue
             if failures:
-                log.warning("handler succeeded after failing", table_id=item.table_id, failures=failures)
+                log.warning("handler succeeded after failing", table_id=table_id, failures=failures)
             return result
         return None
 

@@ -3,7 +3,10 @@
 For developers and the pit: it needs only the table's topics, not the table
 PC. It keeps the same :class:`~scannerd.display.view.TableView` as the dealer
 display, so the terminal and the dealer's screen can never disagree about
-what the table is doing. On connecting it asks the table for its state
+what the table is doing. It hears the table through the game server's own
+client library (:mod:`scannerd.client`), so the project's consumer is used
+every day. Whenever it hears the table is online (its retained status on
+connecting, or the daemon starting again) it asks the table for its state
 (``get_state``) so a round already under way shows at once; where the
 broker's ACL forbids that, the retained shoe, status and device still show,
 and everything else from the next event on.
@@ -12,29 +15,29 @@ and everything else from the next event on.
 from __future__ import annotations
 
 import argparse
-import json
+import sqlite3
 import sys
 import threading
 import uuid
-from typing import Any, TypeVar
+from typing import Any
 
-import paho.mqtt.client as mqtt
-from paho.mqtt.enums import CallbackAPIVersion
-from pydantic import BaseModel, ValidationError
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from scannerd import logs
 from scannerd.cards import card_name
+from scannerd.client import Availability, Gap, RequestTimeout, TableClient
+from scannerd.client.table_client import DEFAULT_PREFIX
 from scannerd.commands import arguments
+from scannerd.config import LogSettings
 from scannerd.display.view import TableView, dealer_text
-from scannerd.events import AlertEvent, CardEvent, DealerEvent, RoundEvent, ShoeEvent
-from scannerd.payloads import DevicePayload, StatusPayload
-from scannerd.topics import EVENT_KINDS
+from scannerd.events import Event
 
-DEFAULT_PREFIX = "casino/tables"
+STATE_TIMEOUT_S = 5.0
+"""How long a ``get_state`` may take; events wait behind it, so the state comes before them."""
 _TONE_STYLE = {"go": "bold green", "wait": "bold white", "burn": "bold yellow", "stop": "bold white on red"}
 _WINNER_STYLE = {"banker": "white on red", "player": "white on blue", "tie": "white on green"}
 _BEAD_COLUMNS = 16  # the last columns of each road that are shown
@@ -42,11 +45,13 @@ _BIG_COLUMNS = 24
 
 
 class TableWatch:
-    """An MQTT subscriber folding one table's topics into a :class:`TableView`.
+    """One table's topics folded into a :class:`TableView`, through the game server's client library.
 
     With no ``table_id`` it follows the first table it hears from under ``prefix``.
-    Messages arrive on paho's thread; ``lock`` guards the view, and ``changed``
-    is set after every message that altered it.
+    It keeps nothing after it stops: its marks are in memory and its session ends
+    with its connection. The client's callbacks run on its delivery thread, one at
+    a time and in the order the broker sent them; ``lock`` guards the view for the
+    screen, and ``changed`` is set after every message that altered it.
     """
 
     def __init__(
@@ -58,7 +63,7 @@ class TableWatch:
         get_state: bool = True,
         lines: bool = False,
     ) -> None:
-        self.host, self.port, self.prefix = host, port, prefix.rstrip("/")
+        self.host, self.port = host, port
         self.table_id = table_id
         self.get_state = get_state
         self.view = TableView(table_id or "?")
@@ -68,95 +73,118 @@ class TableWatch:
         self.changed = threading.Event()
         # With ``lines``: one line per message folded in, for a log or a pipe rather than a screen.
         self.lines: list[str] | None = [] if lines else None
-        self._transaction = f"watch-{uuid.uuid4().hex[:12]}"
-        self._client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv311)
-        self._client.on_connect = self._on_connect
-        self._client.on_disconnect = self._on_disconnect
-        self._client.on_message = self._on_message
-        self._client.reconnect_delay_set(1, 5)
+        self._availability = Availability()
+        self._state_asked = False  # since this connection, or since the table was last offline
+        self._client = TableClient(
+            host,
+            port,
+            client_id=f"scannerd-watch-{uuid.uuid4().hex[:12]}",
+            marks=":memory:",
+            on_event=self._on_event,
+            on_gap=self._on_gap,
+            on_availability=self._on_availability,
+            on_connection=self._on_connection,
+            on_retained=self._on_retained,
+            prefix=prefix,
+            tables=[table_id] if table_id else None,
+            session_expiry_s=0,
+            protocol="3.1.1",  # every broker speaks it, the demo's embedded one too
+        )
 
     def start(self) -> None:
-        self._client.connect_async(self.host, self.port, keepalive=30)
-        self._client.loop_start()
+        """Connect in the background: until a broker answers, the screen says DISCONNECTED."""
+        self._client.start(timeout=None)
 
     def stop(self) -> None:
-        self._client.disconnect()
-        self._client.loop_stop()
+        self._client.stop()
 
-    def _base(self) -> str:
-        return f"{self.prefix}/{self.table_id or '+'}"
+    # ------------------------------------------------------------------ the client's delivery thread
 
-    def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, rc: Any, _props: Any) -> None:
-        if rc.is_failure:
-            return
+    def _on_connection(self, connected: bool) -> None:
         with self.lock:
-            self.connected = True
-            self._line(f"- broker {self.host}:{self.port} connected")
-        client.subscribe([(f"{self._base()}/+", 1), (f"{self._base()}/response/get_state", 1)])
-        self._ask_state()
+            self.connected = connected
+            self._state_asked = False  # a new connection: what was missed meanwhile is in the state
+            self._line(f"- broker {self.host}:{self.port} {'connected' if connected else 'disconnected'}")
         self.changed.set()
+        if connected and not self.get_state and self.table_id is not None:
+            # What was missed meanwhile is gone for good and there is no state to ask for: show the
+            # next event as it comes rather than wait for the missed ones as a gap.
+            self._client.skip_to(self.table_id, None)
 
-    def _on_disconnect(self, _client: mqtt.Client, _ud: Any, _flags: Any, _rc: Any, _props: Any) -> None:
-        with self.lock:
-            self.connected = False
-            self._line(f"- broker {self.host}:{self.port} disconnected")
-        self.changed.set()
+    def _on_event(self, event: Event, _db: sqlite3.Connection) -> None:
+        self._fold(event)
 
-    def _ask_state(self) -> None:
-        if self.get_state and self.table_id:
-            topic = f"{self.prefix}/{self.table_id}/request/get_state"
-            self._client.publish(topic, json.dumps({"transaction": self._transaction}), qos=1)
+    def _on_retained(self, event: Event) -> None:
+        # The table's last shoe, as the broker kept it: what --no-get-state has of the shoe at first.
+        self._fold(event)
 
-    def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
-        levels = msg.topic[len(self.prefix) + 1 :].split("/")
-        if self.table_id is None:
-            self.table_id = self.view.table_id = levels[0]
-            self._ask_state()
-        if levels[0] != self.table_id:
-            return  # another table under the same prefix
-        try:
-            payload = json.loads(msg.payload)
-        except ValueError:
-            return  # the table never publishes such a thing; someone else's message
-        if not isinstance(payload, dict):
+    def _fold(self, event: Event) -> None:
+        if not self._ours(event.table_id):
             return
-        name = "/".join(levels[1:])
+        payload = event.model_dump(mode="json")
         with self.lock:
-            changed = self._apply(name, payload)
+            changed = self.view.apply(payload)
             if changed:
-                self._line(describe(name, payload))
+                self._line(describe(event.kind, payload))
         if changed:
             self.changed.set()
 
-    def _apply(self, name: str, payload: dict[str, Any]) -> bool:
-        """Fold one message in; anything that is not the contract is ignored, never fatal.
+    def _on_availability(self, table_id: str, availability: Availability) -> None:
+        if not self._ours(table_id):
+            return
+        old, self._availability = self._availability, availability
+        with self.lock:
+            if availability.status is not None and availability.status != old.status:
+                self.status = availability.status.state
+                self._line(describe("status", availability.status.model_dump(mode="json")))
+            if availability.device is not None and availability.device != old.device:
+                self.view.set_device(availability.device.model_dump(mode="json"))
+                self._line(describe("device", availability.device.model_dump(mode="json")))
+        self.changed.set()
+        if not availability.online:
+            self._state_asked = False  # when it is back, it has a new state to tell
+        elif self.get_state and not self._state_asked:
+            self._state_asked = True
+            self._ask_state()
 
-        Any client the broker lets in may publish under a table's topics, and an
-        exception here would end paho's network thread: the screen would freeze
-        while still saying CONNECTED.
+    def _ask_state(self) -> None:
+        """The table's state as the view's truth, before any event behind it is folded in.
+
+        Asked on the delivery thread, so the events that come meanwhile wait: those the state
+        includes are then old news to the view, the rest come after it in order.
         """
-        if name in EVENT_KINDS:
-            kind = payload.get("kind")
-            event = _contract(_EVENT_MODELS.get(kind) if isinstance(kind, str) else None, payload)
-            return event is not None and event.kind == name and self.view.apply(event.model_dump(mode="json"))
-        if name == "status":
-            status = _contract(StatusPayload, payload)
-            if status is not None:
-                self.status = status.state
-            return status is not None
-        if name == "device":
-            device = _contract(DevicePayload, payload)
-            if device is not None:
-                self.view.set_device(device.model_dump(mode="json"))
-            return device is not None
-        ours = name == "response/get_state" and payload.get("transaction") == self._transaction
-        if ours and payload.get("status") == "ok" and payload.get("data"):
+        assert self.table_id is not None  # set by _ours before any table is heard
+        try:
+            response = self._client.request(self.table_id, "get_state", timeout=STATE_TIMEOUT_S)
+        except RequestTimeout:
+            return  # the events still show, from the next one on
+        if response.status == "ok" and response.data and self._load_state(response.data):
+            # Whatever was missed before (a reconnection) is in the state: the next event is due now.
+            self._client.skip_to(self.table_id, self.view.seq)
+
+    def _on_gap(self, gap: Gap) -> None:
+        # Events were lost on the way; the client asked the table where it is now.
+        if gap.state is not None and self._ours(gap.table_id):
+            self._load_state(gap.state)
+
+    def _load_state(self, state: dict[str, Any]) -> bool:
+        with self.lock:
             try:
-                self.view.load_state(payload["data"])
+                self.view.load_state(state)
             except (KeyError, TypeError, ValueError, AttributeError):
                 return False  # not the table's answer after all
-            return True
-        return False
+            self._line(describe("response/get_state", {"status": "ok"}))
+        self.changed.set()
+        return True
+
+    def _ours(self, table_id: str) -> bool:
+        """Whether the table is the one watched; without ``table_id``, the first one heard is."""
+        if self.table_id is None:
+            with self.lock:
+                self.table_id = self.view.table_id = table_id
+        return table_id == self.table_id
+
+    # ------------------------------------------------------------------ the screen's thread
 
     def _line(self, line: str) -> None:
         if self.lines is not None:
@@ -172,23 +200,6 @@ class TableWatch:
         """The terminal screen for the view as it is now."""
         with self.lock:
             return render(self.view.snapshot(), self.status, self.connected, f"{self.host}:{self.port}")
-
-
-_EVENT_MODELS: dict[str, type[BaseModel]] = {
-    model.model_fields["kind"].default: model
-    for model in (CardEvent, RoundEvent, AlertEvent, ShoeEvent, DealerEvent)
-}
-_Model = TypeVar("_Model", bound=BaseModel)
-
-
-def _contract(model: type[_Model] | None, payload: dict[str, Any]) -> _Model | None:
-    """``payload`` as ``model``, or None when it is not one; fields a newer table adds are left out."""
-    if model is None:
-        return None
-    try:
-        return model.model_validate({k: v for k, v in payload.items() if k in model.model_fields})
-    except ValidationError:
-        return None
 
 
 # ------------------------------------------------------------------ drawing
@@ -375,6 +386,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     # Redrawing a screen into a file or a pipe leaves a mess: there, one line per message instead.
     on_terminal = sys.stdout.isatty()
+    # stdout is the view's; the client's log (messages that are not the contract, lost events)
+    # goes to stderr, and only what is worth a look.
+    logs.configure(LogSettings(level="warning"), args.table_id or "watch")
     watch = TableWatch(
         args.host, args.port, args.prefix, args.table_id, args.get_state, lines=not on_terminal
     )
