@@ -301,7 +301,7 @@ class Recorder:
         self._file_number, self._chain = self._file_number + 1, chain
         self._path = path
         self.files.append(path)
-        _say("info", "recording", file=str(path))
+        _say("info", "recording", file=str(path), key=self._key_id)
 
     def _new_path(self, started: datetime, state: dict[str, Any] | None) -> Path:
         """A name that sorts after every file this table has in the directory, whatever the clock did.
@@ -332,16 +332,15 @@ class Recorder:
         names = sorted(
             p for p in self.dir.glob(f"{self.table_id}-*{SUFFIX}*") if not p.name.endswith(".part")
         )
-        if not names:
-            return 0, None
-        try:
-            newest = read_chained(names[-1])
-        except RecordingError as exc:
-            _say("warning", "recording chain begins again", reason=str(exc))
-            return 0, None
-        if not newest.chained:
-            return 0, None
-        return newest.number, Chain(newest.last)
+        for path in reversed(names):  # the glob also finds a table "T1-x"'s files beside "T1"'s
+            try:
+                newest = read_chained(path)
+            except RecordingError as exc:
+                _say("warning", "recording chain begins again", reason=str(exc))
+                return 0, None
+            if newest.header.table_id == self.table_id:
+                return (newest.number, Chain(newest.last)) if newest.chained else (0, None)
+        return 0, None
 
     def _finish(self) -> None:
         """End the current file and compress it; a failure leaves it uncompressed, not lost."""

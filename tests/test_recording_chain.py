@@ -37,12 +37,14 @@ def shoe_state(shoe_id: str) -> dict[str, Any]:
     return {"validator": {"shoe": {"shoe_id": shoe_id, "cards_dealt": 0, "hands_started": 0}}}
 
 
-def record(directory: Path, key: Path | None, shoes: int = 3, start: float = T0) -> list[Path]:
+def record(
+    directory: Path, key: Path | None, shoes: int = 3, start: float = T0, table_id: str = "T1"
+) -> list[Path]:
     """``shoes`` files of one table, as the daemon's recorder writes them: a shoe per file, gzipped."""
     state = {"now": shoe_state("S1")}
     rec = Recorder(
         RecordSettings(dir=directory, rotate="shoe"),
-        table_id="T1",
+        table_id=table_id,
         driver="linecode",
         rules=HouseRules(burn="none"),
         state=lambda: state["now"],
@@ -243,6 +245,18 @@ def test_a_restart_continues_the_chain_from_the_newest_file(
     second = record(tmp_path / "rec", keys[0], shoes=2, start=T0 + 3600)
     assert json.loads(lines(second[0])[0])["chain"]["file"] == 3
     assert verify(capsys, *first, *second, "--key", keys[1])[0] == 0
+
+
+def test_a_restart_continues_its_own_tables_chain_beside_another_tables_files(
+    tmp_path: Path, keys: tuple[Path, Path], capsys
+) -> None:
+    # "T1-x"'s files match the name pattern of "T1"'s and sort after them.
+    record(tmp_path / "rec", keys[0], shoes=2)
+    record(tmp_path / "rec", keys[0], shoes=2, start=T0 + 600, table_id="T1-x")
+    again = record(tmp_path / "rec", keys[0], shoes=1, start=T0 + 3600)
+    assert json.loads(lines(again[0])[0])["chain"]["file"] == 3
+    status, out = verify(capsys, tmp_path / "rec", "--key", keys[1])
+    assert status == 0, out
 
 
 def test_a_crash_leaves_the_cut_file_named_and_the_next_run_continuing_from_its_last_line(
