@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "watch": ("watch", "a live terminal view of one table's rounds, shoe and alerts, from any broker"),
     "install": ("install", "put the units, udev rules, sysusers file and examples in place on this PC"),
     "pit": ("pit", "a live web page of every table under the prefix, for the pit boss"),
+    "keygen": ("keygen", "make the key pair that signs a table's recordings"),
+    "verify": ("verify", "check that recordings are whole and signed: every line, every file, in order"),
 }
 
 

@@ -132,6 +132,12 @@ class RecordSettings(_Section):
     dir: FilePath | None = Field(None, description="Directory for recordings; None to record nothing.")
     rotate: Literal["shoe", "day"] = Field("shoe", description="Start a new file per shoe or per day.")
     compress: bool = Field(True, description="Gzip finished recordings.")
+    key_file: FilePath | None = Field(
+        None,
+        description="File holding the Ed25519 private key (PEM, made by scannerd keygen) that signs each "
+        "finished recording. A relative path is taken inside $CREDENTIALS_DIRECTORY. Unset: "
+        "$CREDENTIALS_DIRECTORY/recording-key if it exists, else files are chained but not signed.",
+    )
 
 
 class DisplaySettings(_Section):

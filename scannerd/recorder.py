@@ -16,6 +16,11 @@ Each file's header carries the table's state when the file began (validator
 snapshot and framed dedup state, as the outbox stores them), taken under the
 daemon's lock at the moment of rotation, so every file replays on its own to
 exactly what the table published while it was being written.
+
+Every line is chained to the one before (scannerd/chain.py), across files
+too: the first file of a run continues from the last line of the table's
+newest file in the directory, each header names the file before's last
+digest, and each finished file is sealed, signed when the table has a key.
 """
 
 from __future__ import annotations
@@ -34,13 +39,17 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from scannerd import __version__
+from scannerd import __version__, signing
+from scannerd.chain import Chain
 from scannerd.config import RecordSettings
 from scannerd.events import ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
 from scannerd.house import HouseRules
-from scannerd.recording import SUFFIX, Header, RecordingWriter, whole_second
+from scannerd.recording import SUFFIX, ChainLink, Header, RecordingError, RecordingWriter, whole_second
+from scannerd.verify import read_chained
 
 if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     from scannerd.daemon import Daemon
 
 log = structlog.get_logger(__name__)
@@ -72,6 +81,7 @@ class Recorder:
         driver_options: dict[str, Any] | None = None,
         state: StateSource | None = None,
         queue_limit: int = QUEUE_LIMIT,
+        key: Ed25519PrivateKey | None = None,
     ) -> None:
         if settings.dir is None:
             raise ValueError("recording needs record.dir")
@@ -82,6 +92,12 @@ class Recorder:
         self.rules = rules
         self.driver_options = dict(driver_options or {})
         self._state = state
+        self._key = key
+        self._key_id = signing.fingerprint(key.public_key()) if key is not None else None
+        # The chain so far: the last file's number and its chain (the digest of its last line written).
+        self._file_number = 0
+        self._chain: Chain | None = None
+        self._linked = False  # whether the directory was read for where the chain stands
         self._queue: queue.Queue[tuple[Any, ...]] = queue.Queue(queue_limit)
         self._lock = threading.Lock()  # the gap flag, for listeners on several threads
         self._day: str | None = None  # UTC day of the current file (rotation per day)
@@ -101,7 +117,7 @@ class Recorder:
     def attach(cls, daemon: Daemon) -> Recorder:
         """A recorder for ``daemon``'s table, listening to its raw bytes and inputs."""
         config = daemon.config
-
+        key_path = signing.private_key_path(config.record.key_file)
         recorder = cls(
             config.record,
             table_id=config.table_id,
@@ -109,6 +125,7 @@ class Recorder:
             rules=config.rules,
             driver_options=dict(config.device.options),
             state=daemon.saved_state,
+            key=signing.load_private_key(key_path) if key_path is not None else None,
         )
         daemon.rx_listeners.append(recorder.on_rx)
         daemon.input_listeners.append(recorder.on_input)
@@ -263,6 +280,11 @@ class Recorder:
 
     def _open(self, ts: float, state: dict[str, Any] | None) -> None:
         started = whole_second(ts)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if not self._linked:
+            self._linked = True
+            self._file_number, self._chain = self._newest_link()
+        prev = self._chain.digest if self._chain else None
         header = Header(
             table_id=self.table_id,
             driver=self.driver,
@@ -271,13 +293,15 @@ class Recorder:
             driver_options=self.driver_options,
             state=state,
             scannerd=__version__,
+            chain=ChainLink(file=self._file_number + 1, prev=prev.hex() if prev else None, key=self._key_id),
         )
-        self.dir.mkdir(parents=True, exist_ok=True)
         path = self._new_path(started, state)
-        self._writer = RecordingWriter.create(path, header)
+        chain = Chain(prev) if prev else Chain()
+        self._writer = RecordingWriter.create(path, header, chain, self._key)
+        self._file_number, self._chain = self._file_number + 1, chain
         self._path = path
         self.files.append(path)
-        _say("info", "recording", file=str(path))
+        _say("info", "recording", file=str(path), key=self._key_id)
 
     def _new_path(self, started: datetime, state: dict[str, Any] | None) -> Path:
         """A name that sorts after every file this table has in the directory, whatever the clock did.
@@ -299,6 +323,25 @@ class Recorder:
             stem += "-" + _SAFE.sub("_", str(shoe["shoe_id"]))
         return self.dir / (stem + SUFFIX)
 
+    def _newest_link(self) -> tuple[int, Chain | None]:
+        """Where the table's chain stands in the directory: its newest file's number and last good digest.
+
+        A file cut short by a crash still gives its last whole line, so the
+        chain goes on from there and a verifier sees exactly where it broke.
+        """
+        names = sorted(
+            p for p in self.dir.glob(f"{self.table_id}-*{SUFFIX}*") if not p.name.endswith(".part")
+        )
+        for path in reversed(names):  # the glob also finds a table "T1-x"'s files beside "T1"'s
+            try:
+                newest = read_chained(path)
+            except RecordingError as exc:
+                _say("warning", "recording chain begins again", reason=str(exc))
+                return 0, None
+            if newest.header.table_id == self.table_id:
+                return (newest.number, Chain(newest.last)) if newest.chained else (0, None)
+        return 0, None
+
     def _finish(self) -> None:
         """End the current file and compress it; a failure leaves it uncompressed, not lost."""
         writer, path = self._writer, self._path
@@ -306,6 +349,7 @@ class Recorder:
         if writer is None or path is None:
             return
         try:
+            writer.seal()
             writer.close()
             if self.settings.compress:
                 self.files[self.files.index(path)] = _gzip(path)

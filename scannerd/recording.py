@@ -21,12 +21,16 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Annotated, Any, Literal, Self
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
+from scannerd.chain import Chain, b64, seal_message
 from scannerd.house import HouseRules
 from scannerd.idents import TABLE_ID_PATTERN
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 FORMAT = "scannerd-recording"
 VERSION = 1
@@ -46,6 +50,18 @@ def rfc3339(moment: datetime) -> str:
 
 def _compact(data: dict[str, Any]) -> str:
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+class ChainLink(BaseModel):
+    """Where a chained file's header joins the table's chain (scannerd/chain.py)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    file: int = Field(ge=1, description="This file's number in the table's chain, the first 1.")
+    prev: str | None = Field(
+        None, pattern=r"^[0-9a-f]{64}$", description="The previous file's last digest; None for the first."
+    )
+    key: str | None = Field(None, description="Fingerprint of the key that signs the file; None: unsigned.")
 
 
 class Header(BaseModel):
@@ -68,6 +84,7 @@ class Header(BaseModel):
     driver_options: dict[str, str | int | float | bool] = Field(default_factory=dict)
     state: dict[str, Any] | None = None
     scannerd: str | None = Field(None, description="Version of the scannerd that wrote the file.")
+    chain: ChainLink | None = None
 
     @field_validator("started_at")
     @classmethod
@@ -150,6 +167,8 @@ AnyLine = RxLine | CmdLine | LinkLine | RestartLine
 Line = Annotated[AnyLine, Field(discriminator="event")]
 _LINE = TypeAdapter(Line)
 EVENT_KINDS = frozenset({"rx", "cmd", "link", "restart"})
+SEAL = "seal"
+"""A chained file's last line (scannerd/chain.py): it proves the file; a replay has nothing to do with it."""
 
 
 def _open_text(path: Path, mode: Literal["r", "w"]) -> IO[str]:
@@ -266,6 +285,8 @@ class RecordingReader(_File):
                 if raw is None:
                     return
                 event = raw.get("event")
+                if event == SEAL:
+                    continue
                 if not isinstance(event, str) or event not in EVENT_KINDS:  # a list or object is no kind
                     self.skipped += 1
                     continue
@@ -296,26 +317,55 @@ class RecordingWriter(_File):
     With a whole-second ``started_at``, ``t = ts - start`` is exact in binary
     floating point, so a replay's ``start + t`` gives back the very ``ts``
     the live table stamped.
+
+    With a ``chain`` (a header with ``chain`` set), every line is chained to
+    the one before and :meth:`seal` ends the file, signed with ``key``.
     """
 
-    def __init__(self, stream: IO[str], header: Header) -> None:
+    def __init__(
+        self,
+        stream: IO[str],
+        header: Header,
+        chain: Chain | None = None,
+        key: Ed25519PrivateKey | None = None,
+    ) -> None:
         self.stream = stream
         self.header = header
         self.start = header.start_ts
         self.lines = 0
+        self.chain = chain
+        self._key = key
         self._last_t = 0.0
-        stream.write(header.to_json() + "\n")
+        self._put(header.to_json())
 
     @classmethod
-    def create(cls, path: str | Path, header: Header) -> RecordingWriter:
+    def create(
+        cls,
+        path: str | Path,
+        header: Header,
+        chain: Chain | None = None,
+        key: Ed25519PrivateKey | None = None,
+    ) -> RecordingWriter:
         """A new file at ``path``, gzip-compressed when its name ends in ``.gz``."""
-        return cls(_open_text(Path(path), "w"), header)
+        return cls(_open_text(Path(path), "w"), header, chain, key)
+
+    def _put(self, body: str) -> None:
+        self.stream.write((self.chain.extend(body) if self.chain else body) + "\n")
 
     def _write(self, ts: float, fields: dict[str, Any]) -> None:
         t = max(ts - self.start, self._last_t)
         self._last_t = t
-        self.stream.write(_compact({"t": t, **fields}) + "\n")
+        self._put(_compact({"t": t, **fields}))
         self.lines += 1
+
+    def seal(self) -> None:
+        """The chained file's last line: what lets a verifier call the file whole and, with a key, signed."""
+        if self.chain is None:
+            return
+        fields: dict[str, Any] = {"t": self._last_t, "event": SEAL}
+        if self._key is not None:
+            fields["sig"] = b64(self._key.sign(seal_message(self.chain.digest)))
+        self._put(_compact(fields))
 
     def rx(self, ts: float, data: bytes) -> None:
         self._write(ts, {"event": "rx", "hex": data.hex()})

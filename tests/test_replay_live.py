@@ -5,7 +5,9 @@ turning recording on, a simulated shoe behind a real pty, a dealer making
 mistakes (an unreadable card, a pulled cable, a new shoe), the game server
 stand-in running the betting over Mosquitto. Every event the broker got
 must come out of the replay of the recorded files, byte for byte: same
-seq, same ts, same payload.
+seq, same ts, same payload. The table signs with a key it takes as a
+systemd credential, and ``scannerd verify`` finds every file whole and
+signed with it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from scannerd.replay import Published, replay
+from scannerd.signing import write_key_pair
 from simulators.actions import Step, Unplug
 from simulators.feeder import Feeder, make_device
 from simulators.game_server import GameServer as BettingServer
@@ -74,6 +77,9 @@ def test_a_recording_of_a_live_run_replays_to_exactly_what_it_published(
     )
     server = GameServer(mosquitto, ["casino/tables/T1/#"])
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("SCANNERD_")}
+    (tmp_path / "credentials").mkdir()
+    write_key_pair(tmp_path / "credentials" / "recording-key", tmp_path / "recording-key.pub")
+    env["CREDENTIALS_DIRECTORY"] = str(tmp_path / "credentials")
     with (tmp_path / "stderr").open("w") as stderr:
         proc = subprocess.Popen(
             [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
@@ -117,3 +123,8 @@ def test_a_recording_of_a_live_run_replays_to_exactly_what_it_published(
     assert {"UNREADABLE_CARD", "DEVICE_DISCONNECTED", "DEVICE_RECONNECTED"} <= codes
     assert len(live) > 60
     assert replayed_events(files) == live
+    verify = [sys.executable, "-m", "scannerd", "verify", str(tmp_path / "recordings")]
+    checked = subprocess.run(
+        [*verify, "--key", str(tmp_path / "recording-key.pub")], capture_output=True, text=True
+    )
+    assert checked.returncode == 0 and checked.stdout.startswith(f"intact: {len(files)} file(s)"), checked

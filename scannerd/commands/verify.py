@@ -1,0 +1,55 @@
+"""``scannerd verify FILES|DIR``: whether recordings are as the table wrote them (docs/recording.md).
+
+Exit status: 0 intact; 1 something was edited, inserted, removed, moved,
+cut short or signed by another key (each named on stdout); 2 for input that
+cannot be checked at all (no such file, not a recording, not a key).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from scannerd.recording import RecordingError
+from scannerd.signing import fingerprint, load_public_key
+from scannerd.verify import verify
+
+EXIT_TAMPERED = 1
+EXIT_BAD_INPUT = 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths", type=Path, nargs="+", metavar="FILE|DIR", help="recordings, or directories of them"
+    )
+    parser.add_argument(
+        "--key",
+        type=Path,
+        metavar="FILE",
+        help="the table's public key (scannerd keygen's FILE.pub): every file must be signed with it",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        key = load_public_key(args.key) if args.key is not None else None
+    except OSError as exc:
+        print(f"scannerd verify: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        verdict = verify(args.paths, key)
+    except RecordingError as exc:
+        print(f"scannerd verify: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for note in verdict.notes:
+        print(f"note: {note}")
+    for problem in verdict.problems:
+        print(problem)
+    if not verdict.intact:
+        print(f"NOT intact: {len(verdict.problems)} problem(s) in {len(verdict.files)} file(s)")
+        return EXIT_TAMPERED
+    lines = sum(f.lines for f in verdict.files)
+    signed = f"signed with {fingerprint(key)}" if key else "signatures not checked (no --key)"
+    print(f"intact: {len(verdict.files)} file(s), {lines} lines, {signed}")
+    return 0
