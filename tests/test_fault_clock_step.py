@@ -165,9 +165,9 @@ def test_repeated_small_steps_neither_raise_a_stall_nor_hide_one(tmp_path, mosqu
     proc = start(config, tmp_path / "scannerd.log", offset)
     try:
         wait_open(server)
+        dealt = time.monotonic()  # before the cards: the table's own time for them can only be later
         port.write(beetek("9H") + beetek("2S"))
         server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
-        dealt = time.monotonic()
         for k in range(1, 9):  # eight seconds on the wall clock in four real ones
             step(offset, k)
             time.sleep(0.5)
