@@ -118,12 +118,6 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def process_pool(workers: int) -> Executor:
-    from concurrent.futures import ProcessPoolExecutor
-
-    return ProcessPoolExecutor(max_workers=workers)
-
-
 class ClusterUnavailable(RuntimeError):
     """No Dask here, or no scheduler at the address; ``str()`` says which, for one line on stderr."""
 

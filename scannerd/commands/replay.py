@@ -37,7 +37,6 @@ from scannerd.replay_many import (
     ClusterUnavailable,
     dask_executor,
     default_workers,
-    process_pool,
     reader_notes,
     recordings_in,
     replay_many,
@@ -181,7 +180,9 @@ def _executor(args: argparse.Namespace, files: int) -> tuple[Executor | None, Ca
     workers = min(args.workers or default_workers(), files)
     if workers == 1:
         return None, lambda: None
-    pool = process_pool(workers)
+    from concurrent.futures import ProcessPoolExecutor  # multiprocessing: not for a single file's start-up
+
+    pool = ProcessPoolExecutor(max_workers=workers)
     return pool, lambda: pool.shutdown(cancel_futures=True)
 
 
