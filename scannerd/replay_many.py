@@ -107,10 +107,19 @@ def replay_many(
     futures: dict[Path, Future[FileReplay]] = {p: executor.submit(replay_file, p, **options) for p in by_size}
     try:
         for path in ordered:
-            yield futures[path].result()
+            yield _result(path, futures[path])
     finally:
         for future in futures.values():
             future.cancel()
+
+
+def _result(path: Path, future: Future[FileReplay]) -> FileReplay:
+    """The worker's result; a worker that died (killed, out of memory) or a lost cluster fails that file."""
+    try:
+        return future.result()
+    except Exception as exc:
+        note = f"{path}: not replayed: its worker failed ({type(exc).__name__})"
+        return FileReplay(path, "", (note,), failed=True)
 
 
 def default_workers() -> int:

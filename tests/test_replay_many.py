@@ -149,3 +149,26 @@ def test_a_mistyped_scheduler_address_is_one_line(tables: Path) -> None:
     assert done.returncode == 2, done.stderr.decode()
     lines = done.stderr.decode().splitlines()
     assert len(lines) == 1 and lines[0].startswith("replay: no Dask scheduler at tpc://127.0.0.1:8786"), lines
+
+
+def test_a_worker_killed_mid_replay_fails_its_files_and_nothing_else_breaks(tables: Path) -> None:
+    """The kernel's OOM killer or an operator's kill takes a pool process while it replays."""
+    import os
+    import signal
+    import threading
+    from concurrent.futures import ProcessPoolExecutor
+
+    paths = recordings_in(tables)
+    with ProcessPoolExecutor(2) as pool:
+        list(pool.map(abs, [1, 2]))  # both processes up
+        victim = next(iter(pool._processes))
+        threading.Timer(0.05, os.kill, (victim, signal.SIGKILL)).start()
+        results = list(replay_many(paths, pool))
+    assert [r.path for r in results] == defined_order(paths)
+    failed = [r for r in results if r.failed]
+    assert failed, "the kill came after every file was done: make the files longer"
+    for r in failed:
+        assert r.text == "" and r.notes == (f"{r.path}: not replayed: its worker failed (BrokenProcessPool)",)
+    for r in results:
+        if not r.failed:
+            assert r.text == render(r.path)
