@@ -11,8 +11,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from scannerd.events import AlertEvent, CardEvent, RoundEvent
+from scannerd.recording import Header
 from scannerd.replay import Published
 from scannerd.requests import Response
 
@@ -73,3 +75,10 @@ def summarize(messages: Iterable[Published]) -> Summary:
     for message in messages:
         summary.add(message)
     return summary
+
+
+def summary_text(path: Path, header: Header, messages: Iterable[Published]) -> str:
+    """What ``scannerd replay`` prints for one file: which table and when, then its summary."""
+    lines = [f"{path}: table {header.table_id}, {header.driver} shoe, recorded from {header.started_at}"]
+    lines += [f"  {line}" for line in summarize(messages).lines()]
+    return "".join(line + "\n" for line in lines)

@@ -35,3 +35,19 @@ def test_a_full_shoe_replays_to_the_end() -> None:
 def test_the_recorder_overhead_bench_loses_no_line() -> None:
     report = bench("recorder_overhead.py", "--cards", "2000")
     assert report["lines_lost"] == 0 and report["recorded_us_per_card"] > 0
+
+
+@pytest.mark.timeout(300)
+def test_the_parallel_replay_bench_replays_the_same_cards_on_every_executor() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.parallel_replay", "--files", "2", "--shoes", "1", "--repeat", "1"],
+        capture_output=True,
+        text=True,
+        timeout=280,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert report["cards"] > 300 and report["workers"] >= 1
+    assert set(report["speedup"]) <= {"workers", "dask"} and "workers" in report["speedup"]
+    assert report["target_speedup"] == round(0.8 * report["workers"], 2)

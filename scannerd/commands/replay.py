@@ -1,10 +1,15 @@
-"""``scannerd replay FILE``: what a recorded session came to, what it publishes (JSON lines), or to a broker.
+"""``scannerd replay FILE|DIR``: what recordings came to, what they publish (JSON lines), or to a broker.
 
 House settings come from the recording's header; ``--config`` overrides the
 ones its ``[rules]`` section sets, and supplies the broker for ``--emit
 mqtt``. A replay to a broker publishes as ``<table>-replay`` unless
 ``--table-id`` says otherwise, so that it never passes for the live table
 (its retained shoe and status topics would overwrite the table's own).
+
+A directory's recordings are replayed in parallel (``scannerd.replay_many``),
+as fast as they go, on every core or on a Dask cluster (``--cluster``); what
+is printed is what replaying each file in turn prints, in the order that
+module defines.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +31,17 @@ from scannerd.commands import arguments
 from scannerd.config import ConfigError, LogSettings, load_config
 from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
-from scannerd.recording import Header, RecordingError, RecordingReader
+from scannerd.recording import RecordingError, RecordingReader
 from scannerd.replay import Published, messages
-from scannerd.replay_summary import summarize
+from scannerd.replay_many import (
+    ClusterUnavailable,
+    dask_executor,
+    default_workers,
+    reader_notes,
+    recordings_in,
+    replay_many,
+)
+from scannerd.replay_summary import summary_text
 from scannerd.requests import Response
 
 EXIT_BAD_INPUT = 2
@@ -37,7 +51,12 @@ FLUSH_TIMEOUT_S = 30.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", type=Path, metavar="FILE", help="a recording (.jsonl or .jsonl.gz)")
+    parser.add_argument(
+        "file",
+        type=Path,
+        metavar="FILE|DIR",
+        help="a recording (.jsonl or .jsonl.gz), or a directory of them: replayed in parallel, at full speed",
+    )
     pace = parser.add_mutually_exclusive_group()
     pace.add_argument("--fast", action="store_true", help="ignore the recorded timing: as fast as possible")
     pace.add_argument(
@@ -66,6 +85,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="ID",
         help="publish as this table (default: the recording's; with --emit mqtt, '<that>-replay')",
     )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=arguments.positive_int,
+        metavar="N",
+        help="with a directory: replay N files at a time, each in its own process (default: every core)",
+    )
+    where.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="with a directory: replay on the Dask cluster whose scheduler is at ADDRESS "
+        "(e.g. tcp://10.0.0.5:8786; its workers must see the same paths; needs the 'dask' extra)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         log_settings = config.log
     # Logs to stderr (or the config's file), never into the messages on stdout.
     logs.configure(log_settings, args.table_id or "replay")
+    if args.file.is_dir():
+        return run_directory(args, rules, mqtt.prefix)
     try:
         with RecordingReader(args.file) as reader:
             table_id = args.table_id or reader.header.table_id + ("-replay" if args.emit == "mqtt" else "")
@@ -93,19 +127,63 @@ def run(args: argparse.Namespace) -> int:
             if not args.fast and args.emit != "summary":  # a summary is for now, not at the table's pace
                 batches = paced(batches, args.speed)
             if args.emit == "summary":
-                status = emit_summary(args.file, reader.header, stream)
+                sys.stdout.write(summary_text(args.file, reader.header, stream))
+                status = 0
             elif args.emit == "jsonl":
                 status = emit_jsonl(batches, flush_each=not args.fast)
             else:
                 status = emit_mqtt(batches, mqtt, table_id)
-            if reader.truncated:
-                _note(f"{args.file} ends in a cut-off line (the recording was interrupted)")
-            if reader.skipped:
-                _note(f"skipped {reader.skipped} lines of kinds this scannerd does not know")
+            for note in reader_notes(reader):
+                _note(note)
             return status
     except (RecordingError, DriverInitError) as exc:
         _note(str(exc))
         return EXIT_BAD_INPUT
+
+
+def run_directory(args: argparse.Namespace, rules: dict[str, Any], prefix: str) -> int:
+    """Each recording in a directory as a replay of it alone prints it; a bad one is named and skipped."""
+    if args.emit == "mqtt":
+        _note(f"{args.file} is a directory: --emit mqtt publishes one recording at a time")
+        return EXIT_BAD_INPUT
+    paths = recordings_in(args.file)
+    if not paths:
+        _note(f"no recordings (.jsonl, .jsonl.gz) in {args.file}")
+        return EXIT_BAD_INPUT
+    try:
+        executor, release = _executor(args, len(paths))
+    except ClusterUnavailable as exc:
+        _note(str(exc))
+        return EXIT_BAD_INPUT
+    failed = False
+
+    def texts() -> Iterator[str]:
+        nonlocal failed
+        options = {"emit": args.emit, "rules": rules, "prefix": prefix, "table_id": args.table_id}
+        for result in replay_many(paths, executor, **options):
+            for note in result.notes:
+                _note(note)
+            failed |= result.failed
+            yield result.text
+
+    try:
+        write_out(texts(), flush_each=True)
+    finally:
+        release()
+    return EXIT_BAD_INPUT if failed else 0
+
+
+def _executor(args: argparse.Namespace, files: int) -> tuple[Executor | None, Callable[[], None]]:
+    """Where the files go: a Dask cluster, a pool of processes, or (one worker) this process."""
+    if args.cluster:
+        return dask_executor(args.cluster)
+    workers = min(args.workers or default_workers(), files)
+    if workers == 1:
+        return None, lambda: None
+    from concurrent.futures import ProcessPoolExecutor  # multiprocessing: not for a single file's start-up
+
+    pool = ProcessPoolExecutor(max_workers=workers)
+    return pool, lambda: pool.shutdown(cancel_futures=True)
 
 
 def _note(text: str) -> None:
@@ -130,25 +208,22 @@ def paced(
         yield batch
 
 
-def emit_summary(path: Path, header: Header, stream: Iterable[Published]) -> int:
-    summary = summarize(stream)
-    print(f"{path}: table {header.table_id}, {header.driver} shoe, recorded from {header.started_at}")
-    for line in summary.lines():
-        print(f"  {line}")
+def emit_jsonl(batches: Iterable[list[Published]], flush_each: bool = False) -> int:
+    write_out(("".join(message.to_json() + "\n" for message in batch) for batch in batches), flush_each)
     return 0
 
 
-def emit_jsonl(batches: Iterable[list[Published]], flush_each: bool = False) -> int:
+def write_out(texts: Iterable[str], flush_each: bool = False) -> None:
+    """Text to stdout until it ends or the reader goes away."""
     out = sys.stdout
     try:
-        for batch in batches:
-            out.writelines(message.to_json() + "\n" for message in batch)
+        for text in texts:
+            out.write(text)
             if flush_each:
                 out.flush()
         out.flush()
     except BrokenPipeError:  # `| head` closed the pipe: that is the reader's choice, not an error
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the interpreter's own flush at exit
-    return 0
 
 
 def emit_mqtt(batches: Iterable[list[Published]], settings: MqttSettings, table_id: str) -> int:

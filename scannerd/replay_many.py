@@ -1,0 +1,146 @@
+"""Replaying many recordings at once: a directory on every core, or an archive on a cluster.
+
+A recording begins from the state its header saved, so each file replays on
+its own and the files can go to different processes; each worker replays a
+whole file and hands back the text a sequential ``scannerd replay`` of that
+file prints, so the result cannot differ from one. The work goes through
+``concurrent.futures.Executor``: a ``ProcessPoolExecutor`` on this machine,
+or a Dask cluster's executor (``Client.get_executor()``), whose workers must
+see the same paths (a shared filesystem).
+
+The output comes in one defined order, whatever order the workers finish
+in: by the table id in each file's header, then by file name. The recorder
+names a table's files so that name order is the order they were begun
+(``Recorder._new_path``), so each table's files come out in the order they
+were recorded. The largest files are handed out first, so that one long day
+does not start last and leave the other workers idle at the end.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from drivers.base import DriverInitError
+from scannerd.recording import SUFFIX, RecordingError, RecordingReader
+from scannerd.replay import DEFAULT_PREFIX, messages
+from scannerd.replay_summary import summary_text
+
+Emit = Literal["summary", "jsonl"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileReplay:
+    """What one file's replay printed (``text``) and said about the file on the side (``notes``)."""
+
+    path: Path
+    text: str
+    notes: tuple[str, ...] = ()
+    failed: bool = False
+
+
+def recordings_in(directory: Path) -> list[Path]:
+    """The recordings (``.jsonl``, ``.jsonl.gz``) directly in ``directory``, by name."""
+    return sorted(p for p in directory.iterdir() if p.name.endswith((SUFFIX, SUFFIX + ".gz")) and p.is_file())
+
+
+def reader_notes(reader: RecordingReader) -> tuple[str, ...]:
+    """What a replay says about a file it could read to the end: a cut-off last line, skipped lines."""
+    notes = []
+    if reader.truncated:
+        notes.append(f"{reader.path} ends in a cut-off line (the recording was interrupted)")
+    if reader.skipped:
+        notes.append(f"skipped {reader.skipped} lines of kinds this scannerd does not know")
+    return tuple(notes)
+
+
+def replay_file(
+    path: Path,
+    emit: Emit = "jsonl",
+    rules: dict[str, Any] | None = None,
+    prefix: str = DEFAULT_PREFIX,
+    table_id: str | None = None,
+) -> FileReplay:
+    """One file, replayed whole; a top-level function, so that a worker process can be given it by name."""
+    try:
+        with RecordingReader(path) as reader:
+            stream = messages(reader, rules=rules, prefix=prefix, table_id=table_id)
+            if emit == "summary":
+                text = summary_text(path, reader.header, stream)
+            else:
+                text = "".join(message.to_json() + "\n" for message in stream)
+            return FileReplay(path, text, reader_notes(reader))
+    except (RecordingError, DriverInitError) as exc:
+        return FileReplay(path, "", (str(exc),), failed=True)
+
+
+def _order_key(path: Path) -> tuple[str, str]:
+    """By table, then name; a file whose header cannot be read comes first (its worker says why)."""
+    try:
+        with RecordingReader(path) as reader:
+            return reader.header.table_id, path.name
+    except RecordingError:
+        return "", path.name
+
+
+def replay_many(
+    paths: list[Path],
+    executor: Executor | None = None,
+    **options: Any,
+) -> Iterator[FileReplay]:
+    """Each file's replay, in the defined order, yielded as soon as it and every file before it are done.
+
+    ``options`` are :func:`replay_file`'s. Without an executor the files are
+    replayed one after the other in this process: the sequential run that a
+    parallel one must equal.
+    """
+    ordered = sorted(paths, key=_order_key)
+    if executor is None:
+        for path in ordered:
+            yield replay_file(path, **options)
+        return
+    by_size = sorted(ordered, key=lambda p: p.stat().st_size, reverse=True)
+    futures: dict[Path, Future[FileReplay]] = {p: executor.submit(replay_file, p, **options) for p in by_size}
+    try:
+        for path in ordered:
+            yield _result(path, futures[path])
+    finally:
+        for future in futures.values():
+            future.cancel()
+
+
+def _result(path: Path, future: Future[FileReplay]) -> FileReplay:
+    """The worker's result; a worker that died (killed, out of memory) or a lost cluster fails that file."""
+    try:
+        return future.result()
+    except Exception as exc:
+        note = f"{path}: not replayed: its worker failed ({type(exc).__name__})"
+        return FileReplay(path, "", (note,), failed=True)
+
+
+def default_workers() -> int:
+    """Every core this process may run on (a service's CPU affinity can be narrower than the machine)."""
+    return len(os.sched_getaffinity(0))
+
+
+class ClusterUnavailable(RuntimeError):
+    """No Dask here, or no scheduler at the address; ``str()`` says which, for one line on stderr."""
+
+
+def dask_executor(address: str) -> tuple[Executor, Callable[[], None]]:
+    """An executor on the Dask cluster whose scheduler is at ``address``, and how to let go of it."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ClusterUnavailable(
+            "--cluster needs Dask: install scannerd with the 'dask' extra (pip install 'scannerd[dask]')"
+        ) from None
+    try:
+        client = Client(address, timeout=10)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ClusterUnavailable(f"no Dask scheduler at {address}: {exc}") from None
+    return client.get_executor(), client.close
