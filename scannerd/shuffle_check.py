@@ -34,6 +34,7 @@ import base64
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from scannerd.cards import ALL_CARDS
@@ -66,6 +67,16 @@ ALTERNATIVES: tuple[tuple[float, float], ...] = (
 THRESHOLD = math.log(SHOES_KEPT / FALSE_ALARM)
 """Natural log of the evidence that raises the alert."""
 
+# Under alternative k the next card follows the earlier order forwards with chance a_f, backwards
+# with a_b, and is drawn as a proper shuffle would with the rest: the likelihood ratio of a forward
+# hit whose chance by luck is p is (a_f + rest * p) / p, of a miss just the rest.
+_FORWARD = tuple(a_f for a_f, _ in ALTERNATIVES)
+_BACKWARD = tuple(a_b for _, a_b in ALTERNATIVES)
+_REST = tuple(1.0 - a_f - a_b for a_f, a_b in ALTERNATIVES)
+_LOG_REST = tuple(math.log(r) for r in _REST)
+
+_Neighbours = tuple[int, tuple[str, ...], int, tuple[str, ...]]
+
 _FACES = {card: i for i, card in enumerate(ALL_CARDS)}
 _N = len(ALL_CARDS)
 _ROW_BYTES = (_N + 7) // 8
@@ -84,6 +95,7 @@ class Fingerprint:
     shoe_id: str
     rows: list[int] = field(default_factory=lambda: [0] * _N)
     cards: int = 0
+    _table: list[_Neighbours] | None = field(default=None, repr=False, compare=False)
 
     def encode(self) -> str:
         raw = b"".join(row.to_bytes(_ROW_BYTES, "little") for row in self.rows)
@@ -97,15 +109,29 @@ class Fingerprint:
         rows = [int.from_bytes(raw[i : i + _ROW_BYTES], "little") for i in range(0, len(raw), _ROW_BYTES)]
         return cls(shoe_id, rows, cards)
 
-    def columns(self) -> list[int]:
-        """Row y of the transpose: the faces y followed."""
-        cols = [0] * _N
+    def neighbours(self) -> list[_Neighbours]:
+        """Per face x: the faces that followed it (mask, codes), and those only before it.
+
+        Worked out once, when a finished shoe is first compared with: a card's check is then
+        two bit tests, and a sum over a few faces on a hit.
+        """
+        if self._table is not None:
+            return self._table
+        before = [0] * _N
         for x, row in enumerate(self.rows):
-            bit = 1 << x
             for y in range(_N):
                 if row >> y & 1:
-                    cols[y] |= bit
-        return cols
+                    before[y] |= 1 << x
+        out = []
+        for x, after in enumerate(self.rows):
+            only_before = before[x] & ~after
+            out.append((after, _codes(after), only_before, _codes(only_before)))
+        self._table = out
+        return out
+
+
+def _codes(mask: int) -> tuple[str, ...]:
+    return tuple(card for f, card in enumerate(ALL_CARDS) if mask >> f & 1)
 
 
 @dataclass(slots=True)
@@ -113,16 +139,22 @@ class Comparison:
     """The evidence, so far in this shoe, that it repeats one earlier shoe."""
 
     earlier: str
-    logs: list[float] = field(default_factory=lambda: [0.0] * len(ALTERNATIVES))
+    logs: list[float] = field(default_factory=lambda: [0.0] * len(ALTERNATIVES))  # over the hits
     pairs: int = 0  # neighbouring pairs judged
     forward: int = 0
     backward: int = 0
+    misses: int = 0  # pairs neither way: each multiplies alternative k by its share left to chance
     alert_id: int | None = None  # the alert raised on it, once raised
     final: bool = False  # the shoe is over and the alert restated with the whole shoe's figures
 
     @property
     def log_evidence(self) -> float:
-        return _log_mean_exp(self.logs)
+        return _log_mean_exp(self.log_ratios())
+
+    def log_ratios(self) -> list[float]:
+        """The log likelihood ratio of each alternative: the hits' and the misses' together."""
+        misses = self.misses
+        return [v + misses * m for v, m in zip(self.logs, _LOG_REST, strict=True)]
 
     def figures(self) -> dict[str, Any]:
         """What an alert says of it (``ShuffleEvidence``): the earlier shoe and the statistic."""
@@ -144,7 +176,6 @@ class ShuffleCheck:
         self.current: Fingerprint | None = None
         self.tail: list[int] = []  # faces of the last WINDOW readable cards, oldest first
         self.comparisons: list[Comparison] = []
-        self._cols: dict[str, list[int]] = {}
 
     def new_shoe(self, shoe_id: str) -> None:
         """Keep the shoe just finished (if it dealt enough) and start comparing the next with it."""
@@ -154,7 +185,6 @@ class ShuffleCheck:
         self.current = Fingerprint(shoe_id)
         self.tail = []
         self.comparisons = [Comparison(fp.shoe_id) for fp in self.history]
-        self._cols = {}
 
     def finish(self) -> list[Comparison]:
         """At the shoe's end, once: the comparisons that raised an alert, their figures now final."""
@@ -178,48 +208,47 @@ class ShuffleCheck:
             return []
         crossed: list[Comparison] = []
         if self.tail and self.comparisons and seen.get(card, 0) <= decks:
-            left = [max(decks - seen.get(c, 0), 0) for c in ALL_CARDS]
-            left[face] += 1
-            crossed = self._judge(self.tail[-1], face, left)
+            # Cards left before this one was drawn (foreign copies aside, which only a miscounted
+            # shoe has): what a proper shuffle drew it from.
+            total = decks * _N - sum(seen.values()) + 1
+            crossed = self._judge(self.tail[-1], face, card, seen, decks, total)
         for prev in self.tail:
             fp.rows[prev] |= 1 << face
         fp.cards += 1
         self.tail = [*self.tail, face][-WINDOW:]
         return crossed
 
-    def _judge(self, x: int, y: int, left: list[int]) -> list[Comparison]:
-        total = sum(left)
+    def _judge(
+        self, x: int, y: int, card: str, seen: Mapping[str, int], decks: int, total: int
+    ) -> list[Comparison]:
+        """Each comparison's factor for the pair (x, y); only a hit needs its chance worked out.
+
+        A miss multiplies alternative k by the share it leaves to chance, whatever the odds.
+        """
         crossed = []
         for fp, comp in zip(self.history, self.comparisons, strict=True):
-            follows = fp.rows[x]
-            cols = self._cols.get(fp.shoe_id)
-            if cols is None:
-                cols = self._cols[fp.shoe_id] = fp.columns()
-            precedes = cols[x] & ~follows
-            p_f = sum(left[f] for f in range(_N) if follows >> f & 1) / total
-            p_b = sum(left[f] for f in range(_N) if precedes >> f & 1) / total
-            if follows >> y & 1:
-                outcome, p = "f", p_f
-                comp.forward += 1
-            elif precedes >> y & 1:
-                outcome, p = "b", p_b
-                comp.backward += 1
-            else:
-                outcome, p = "n", 1.0 - p_f - p_b
+            after, after_codes, before, before_codes = fp.neighbours()[x]
             comp.pairs += 1
-            if p <= 0.0:  # impossible under a proper shuffle: only a miscounted shoe gets here
+            if after >> y & 1:
+                comp.forward += 1
+                codes, shares = after_codes, _FORWARD
+            elif before >> y & 1:
+                comp.backward += 1
+                codes, shares = before_codes, _BACKWARD
+            else:
+                comp.misses += 1
                 continue
-            for k, (a_f, a_b) in enumerate(ALTERNATIVES):
-                rest = 1.0 - a_f - a_b
-                if outcome == "f":
-                    q = a_f + rest * p
-                elif outcome == "b":
-                    q = a_b + rest * p
-                else:
-                    q = rest * p
-                comp.logs[k] += math.log(q / p)
-            if comp.alert_id is None and comp.log_evidence >= THRESHOLD:
-                crossed.append(comp)
+            # Copies of those faces left before this card, which was one of them (a foreign copy
+            # counts against them: only a miscounted shoe, already alerted, has one).
+            left = decks * len(codes) - sum(map(seen.get, codes, repeat(0))) + 1
+            if left <= 0 or total <= 0:
+                continue  # no such card was left: the shoe's count is wrong, not its shuffle
+            p = left / total
+            comp.logs = [v + math.log(a / p + r) for v, a, r in zip(comp.logs, shares, _REST, strict=True)]
+            if comp.alert_id is None:
+                ratios = comp.log_ratios()  # their mean is never above their largest
+                if max(ratios) >= THRESHOLD and _log_mean_exp(ratios) >= THRESHOLD:
+                    crossed.append(comp)
         return crossed
 
     # ------------------------------------------------------------------ state
@@ -232,7 +261,7 @@ class ShuffleCheck:
             "current": None if cur is None else [cur.shoe_id, cur.cards, cur.encode()],
             "tail": list(self.tail),
             "comparisons": [
-                [c.earlier, list(c.logs), c.pairs, c.forward, c.backward, c.alert_id, c.final]
+                [c.earlier, list(c.logs), c.pairs, c.forward, c.backward, c.misses, c.alert_id, c.final]
                 for c in self.comparisons
             ],
         }
@@ -245,7 +274,7 @@ class ShuffleCheck:
         check.current = None if cur is None else Fingerprint.decode(cur[0], cur[2], int(cur[1]))
         check.tail = [int(f) for f in snap["tail"]]
         check.comparisons = [
-            Comparison(e, [float(v) for v in logs], int(p), int(f), int(b), a, bool(final))
-            for e, logs, p, f, b, a, final in snap["comparisons"]
+            Comparison(e, [float(v) for v in logs], int(p), int(f), int(b), int(m), a, bool(final))
+            for e, logs, p, f, b, m, a, final in snap["comparisons"]
         ]
         return check
