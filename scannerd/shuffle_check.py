@@ -67,6 +67,15 @@ ALTERNATIVES: tuple[tuple[float, float], ...] = (
 THRESHOLD = math.log(SHOES_KEPT / FALSE_ALARM)
 """Natural log of the evidence that raises the alert."""
 
+CLEARED = math.log(1e-2)
+"""Once every alternative's evidence is below 1/100, the earlier shoe is no longer compared with.
+
+A properly shuffled shoe gets there about 150 cards in, and the check's cost with it; no lazy shoe
+of the calibration bench ever fell that low before its alert. Stopping never raises an alert, so
+it cannot add a false one.
+"""
+_CLEARED_EVERY = 16  # pairs between looks: the evidence only falls on a miss, and slowly
+
 # Under alternative k the next card follows the earlier order forwards with chance a_f, backwards
 # with a_b, and is drawn as a proper shuffle would with the rest: the likelihood ratio of a forward
 # hit whose chance by luck is p is (a_f + rest * p) / p, of a miss just the rest.
@@ -119,9 +128,8 @@ class Fingerprint:
             return self._table
         before = [0] * _N
         for x, row in enumerate(self.rows):
-            for y in range(_N):
-                if row >> y & 1:
-                    before[y] |= 1 << x
+            for y in _faces(row):
+                before[y] |= 1 << x
         out = []
         for x, after in enumerate(self.rows):
             only_before = before[x] & ~after
@@ -130,8 +138,18 @@ class Fingerprint:
         return out
 
 
+def _faces(mask: int) -> list[int]:
+    """The faces whose bits are set, visiting only those."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
 def _codes(mask: int) -> tuple[str, ...]:
-    return tuple(card for f, card in enumerate(ALL_CARDS) if mask >> f & 1)
+    return tuple(ALL_CARDS[f] for f in _faces(mask))
 
 
 @dataclass(slots=True)
@@ -144,6 +162,7 @@ class Comparison:
     forward: int = 0
     backward: int = 0
     misses: int = 0  # pairs neither way: each multiplies alternative k by its share left to chance
+    cleared: bool = False  # the evidence fell below CLEARED: not compared any more in this shoe
     alert_id: int | None = None  # the alert raised on it, once raised
     final: bool = False  # the shoe is over and the alert restated with the whole shoe's figures
 
@@ -227,6 +246,8 @@ class ShuffleCheck:
         """
         crossed = []
         for fp, comp in zip(self.history, self.comparisons, strict=True):
+            if comp.cleared:
+                continue
             after, after_codes, before, before_codes = fp.neighbours()[x]
             comp.pairs += 1
             if after >> y & 1:
@@ -237,6 +258,8 @@ class ShuffleCheck:
                 codes, shares = before_codes, _BACKWARD
             else:
                 comp.misses += 1
+                if comp.pairs % _CLEARED_EVERY == 0 and comp.alert_id is None:
+                    comp.cleared = max(comp.log_ratios()) < CLEARED
                 continue
             # Copies of those faces left before this card, which was one of them (a foreign copy
             # counts against them: only a miscounted shoe, already alerted, has one).
@@ -261,7 +284,10 @@ class ShuffleCheck:
             "current": None if cur is None else [cur.shoe_id, cur.cards, cur.encode()],
             "tail": list(self.tail),
             "comparisons": [
-                [c.earlier, list(c.logs), c.pairs, c.forward, c.backward, c.misses, c.alert_id, c.final]
+                [
+                    *(c.earlier, list(c.logs), c.pairs, c.forward, c.backward),
+                    *(c.misses, c.cleared, c.alert_id, c.final),
+                ]
                 for c in self.comparisons
             ],
         }
@@ -274,7 +300,7 @@ class ShuffleCheck:
         check.current = None if cur is None else Fingerprint.decode(cur[0], cur[2], int(cur[1]))
         check.tail = [int(f) for f in snap["tail"]]
         check.comparisons = [
-            Comparison(e, [float(v) for v in logs], int(p), int(f), int(b), int(m), a, bool(final))
-            for e, logs, p, f, b, m, a, final in snap["comparisons"]
+            Comparison(e, [float(v) for v in logs], int(p), int(f), int(b), int(m), bool(c), a, bool(final))
+            for e, logs, p, f, b, m, c, a, final in snap["comparisons"]
         ]
         return check
