@@ -11,8 +11,8 @@ in either direction, a card or two apart. What survives all of that is
 *adjacency*, and that is what a shoe's fingerprint keeps.
 
 Fingerprint: for each ordered pair of card faces (x, y), whether y was dealt
-within ``WINDOW`` cards after x. That is 52 x 52 bits, a fixed 338 bytes per
-shoe however many cards it dealt, and the only thing kept of a finished shoe.
+within ``WINDOW`` cards after x. That is 52 x 52 bits (a row of 7 bytes per face, 364 in
+all) per shoe however many cards it dealt, and the only thing kept of a finished shoe.
 
 Statistic: for each card y dealt after a card x, the earlier shoe says
 whether y followed x there (``forward``), x followed y (``backward``) or

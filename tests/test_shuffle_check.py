@@ -108,7 +108,7 @@ def test_fingerprints_and_figures_survive_a_snapshot_and_stay_small():
         seen[card] += 1
         check.card(card, seen, 8)
     snap = json.loads(json.dumps(check.snapshot()))
-    assert len(json.dumps(snap)) < 3500  # five fingerprints of 338 bytes, the figures against four
+    assert len(json.dumps(snap)) < 3500  # five fingerprints of 364 bytes, the figures against four
     copy = ShuffleCheck.restore(snap)
     for card in drawn[9:40]:
         seen[card] += 1
