@@ -228,7 +228,10 @@ class ShuffleEvidence(BaseModel):
 
 
 class AlertEvent(EventBase):
-    """A misdeal or fault a dealer must see. Misdeals and warnings stay open until acknowledged."""
+    """A misdeal or fault the dealer must see, or a suspect shuffle for the pit.
+
+    Misdeals and warnings stay open until acknowledged.
+    """
 
     kind: Literal["alert"] = "alert"
     alert_id: int
