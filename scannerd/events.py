@@ -137,7 +137,11 @@ AlertCode = Literal[
     "OUTBOX_NEARLY_FULL",
     "OUTBOX_FULL",
     "STATE_LOST",
+    "SHUFFLE_SUSPECT",
 ]
+
+PIT_ONLY_CODES = frozenset({"SHUFFLE_SUSPECT"})
+"""Alerts for the pit and not the dealer: the dealer display leaves them out (docs/shuffle.md)."""
 
 FAULT_CODES = ("DEVICE_FAULT", "OUTBOX_NEARLY_FULL", "OUTBOX_FULL", "STATE_LOST")
 
@@ -208,8 +212,26 @@ class RoundEvent(EventBase):
     dealer_id: str | None = Field(**_OPTIONAL, description="The dealer signed in when the round opened.")
 
 
+class ShuffleEvidence(BaseModel):
+    """What a ``SHUFFLE_SUSPECT`` alert found: the earlier shoe and how strongly this one follows it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    earlier_shoe_id: str = Field(description="The recent shoe whose order this shoe keeps.")
+    log10_evidence: float = Field(
+        description="log10 of the likelihood ratio against a proper shuffle (docs/shuffle.md)."
+    )
+    pairs: int = Field(description="Neighbouring pairs of cards judged so far in this shoe.")
+    forward: int = Field(description="Pairs that followed each other in the earlier shoe, in that order.")
+    backward: int = Field(description="Pairs that followed each other in the earlier shoe, the other way.")
+    final: bool = Field(description="True once the shoe is over: the figures for the whole shoe.")
+
+
 class AlertEvent(EventBase):
-    """A misdeal or fault a dealer must see. Misdeals and warnings stay open until acknowledged."""
+    """A misdeal or fault the dealer must see, or a suspect shuffle for the pit.
+
+    Misdeals and warnings stay open until acknowledged.
+    """
 
     kind: Literal["alert"] = "alert"
     alert_id: int
@@ -219,6 +241,7 @@ class AlertEvent(EventBase):
     message: str
     card: str | None = None
     acknowledged: bool = False
+    shuffle: ShuffleEvidence | None = Field(**_OPTIONAL, description="With SHUFFLE_SUSPECT only.")
 
 
 class ShoeEvent(EventBase):

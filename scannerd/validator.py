@@ -31,10 +31,12 @@ from scannerd.events import (
     Restarted,
     RoundEvent,
     ShoeEvent,
+    ShuffleEvidence,
     Tick,
     ValidatorInput,
 )
 from scannerd.house import HouseRules
+from scannerd.shuffle_check import Comparison, ShuffleCheck
 
 RESULTS_KEPT_WITHOUT_SHOE = 104
 """Hands of results kept while no shoe is known: as many as an 8-deck shoe can deal."""
@@ -101,6 +103,7 @@ _SEVERITY = {
     "OUTBOX_NEARLY_FULL": "warning",
     "OUTBOX_FULL": "warning",
     "STATE_LOST": "warning",
+    "SHUFFLE_SUSPECT": "warning",
 }
 
 _WINNERS = {"B": "banker", "P": "player", "T": "tie"}
@@ -139,6 +142,7 @@ class Validator:
         # One code per hand completed in this shoe, for the scoreboard roads after a restart:
         # the winner's initial (B, P, T), then n for a natural, p / b for a player / banker pair.
         self.results: list[str] = []
+        self.shuffle = ShuffleCheck()  # this shoe's order against the last shoes'
         self._out: list[Event] = []
 
     # ------------------------------------------------------------------ input
@@ -256,6 +260,9 @@ class Validator:
             self._alert(
                 ts, "EXTRA_CARD", f"Extra card {card or '(unread)'}: no card is due - set it aside", card
             )
+        if shoe is not None:
+            for comparison in self.shuffle.card(card, shoe.counts, self.rules.decks):
+                self._shuffle_alert(ts, comparison)
 
         if (
             shoe is not None
@@ -367,6 +374,7 @@ class Validator:
                 del self.results[:-RESULTS_KEPT_WITHOUT_SHOE]
         if rnd.last_hand and self.shoe is not None:
             self.shoe.closed = True
+            self._finish_shuffle(ts)
 
     def _void(self, ts: float, reason: str, detail: str | None = None) -> None:
         """Void the open round now: its event, then the shoe's."""
@@ -528,12 +536,42 @@ class Validator:
         if rnd is not None and rnd.phase in ("betting", "dealing"):
             raise CommandRejected(f"round {rnd.round_id} is still open: void it or finish it first")
         shoe_id = _optional_id(args, "shoe_id") or f"S{_stamp(ts)}"
+        if self.shoe is not None:
+            self._finish_shuffle(ts)  # a shoe ended early, before its last hand
+        self.shuffle.new_shoe(shoe_id)
         burn = self.rules.burn_fixed()
         self.shoe = ShoeState(shoe_id, {}, burn, burning=burn != 0)
         self.results = []
         self.round = None
         self.clearing = False
         self._shoe_event(ts)
+
+    def _finish_shuffle(self, ts: float) -> None:
+        """The shoe is over: restate each shuffle alert it raised with the whole shoe's figures.
+
+        Under the same ``alert_id`` while the pit has not acknowledged it, as a new alert once it has.
+        """
+        for comparison in self.shuffle.finish():
+            self._shuffle_alert(ts, comparison)
+
+    def _shuffle_alert(self, ts: float, comparison: Comparison) -> None:
+        """Raise (or restate) the alert on a shoe that keeps an earlier shoe's order."""
+        shoe = self.shoe
+        assert shoe is not None
+        figures = comparison.figures()
+        message = (
+            f"Shoe {shoe.shoe_id} keeps the order of shoe {comparison.earlier}: "
+            f"evidence 10^{figures['log10_evidence']:g} against a proper shuffle after "
+            f"{figures['pairs']} pairs of cards - check the shuffle"
+        )
+        alert = self.open_alerts.get(comparison.alert_id) if comparison.alert_id is not None else None
+        if alert is None:
+            comparison.alert_id = self.next_seq
+            self._alert(ts, "SHUFFLE_SUSPECT", message, None, shuffle=figures)
+            return
+        update = {"seq": self.next_seq, "ts": ts, "message": message, "shuffle": ShuffleEvidence(**figures)}
+        self.open_alerts[alert.alert_id] = alert = alert.model_copy(update=update)
+        self._emit(alert)
 
     def _betting_open(self, ts: float, args: dict[str, Any]) -> None:
         round_id = _optional_id(args, "round_id")
@@ -674,22 +712,24 @@ class Validator:
         card: str | None,
         round_id: str | None = None,
         severity: str | None = None,
+        shuffle: dict[str, Any] | None = None,
     ) -> None:
         shoe = self.shoe
-        alert = AlertEvent.model_validate(
-            {
-                "seq": self.next_seq,
-                "ts": ts,
-                "table_id": self.table_id,
-                "shoe_id": shoe.shoe_id if shoe else None,
-                "alert_id": self.next_seq,
-                "round_id": round_id,
-                "code": code,
-                "severity": severity or _SEVERITY[code],
-                "message": message,
-                "card": card,
-            }
-        )
+        fields: dict[str, Any] = {
+            "seq": self.next_seq,
+            "ts": ts,
+            "table_id": self.table_id,
+            "shoe_id": shoe.shoe_id if shoe else None,
+            "alert_id": self.next_seq,
+            "round_id": round_id,
+            "code": code,
+            "severity": severity or _SEVERITY[code],
+            "message": message,
+            "card": card,
+        }
+        if shuffle is not None:
+            fields["shuffle"] = shuffle
+        alert = AlertEvent.model_validate(fields)
         if alert.severity != "info":
             self.open_alerts[alert.alert_id] = alert
         self._emit(alert)
@@ -821,6 +861,7 @@ class Validator:
             "results": list(self.results),
             "open_alerts": [a.model_dump(mode="json") for a in self.open_alerts.values()],
             "dealer_id": self.dealer_id,
+            "shuffle": self.shuffle.snapshot(),
         }
 
     @classmethod
@@ -837,6 +878,8 @@ class Validator:
         v.rounds_started = int(snap["rounds_started"])
         v.results = list(snap.get("results", []))
         v.dealer_id = snap.get("dealer_id")
+        if snap.get("shuffle") is not None:  # saved before the shuffle check: nothing to compare yet
+            v.shuffle = ShuffleCheck.restore(snap["shuffle"])
         for raw in snap["open_alerts"]:
             alert = AlertEvent.model_validate(raw)
             v.open_alerts[alert.alert_id] = alert

@@ -20,6 +20,7 @@ from simulators.actions import Action, CutCard, Draw, Pause, ServerCommand, Step
 from simulators.expected import ExpectedTable
 from simulators.rules import position_of
 from simulators.shoe import CUT_CARD, CutPlacement, Shoe
+from simulators.shuffles import KINDS, discard_pile, next_shoe
 
 # Mistakes a dealer makes within a round, and the one made when loading a shoe.
 ROUND_MISTAKES: Final = (
@@ -50,7 +51,9 @@ class Dealer:
 
     ``pace`` is the seconds between cards (pauses between rounds and shoes are
     multiples of it; 0 for tests). ``error_rate`` is the chance that a round
-    (or a shoe's burn) goes wrong, the kind picked from ``mistakes``.
+    (or a shoe's burn) goes wrong, the kind picked from ``mistakes``. ``shuffle`` is how
+    each shoe after the first is made from the last one's discards (``simulators.shuffles``):
+    ``random`` loads a fresh uniform order, the others a proper or a lazy shuffle.
     """
 
     def __init__(
@@ -64,10 +67,14 @@ class Dealer:
         error_rate: float = 0.0,
         mistakes: Sequence[str] = RANDOM_MISTAKES,
         unplug_seconds: float = 2.0,
+        shuffle: str = "random",
     ) -> None:
         unknown = set(mistakes) - set(MISTAKES)
         if unknown:
             raise ValueError(f"unknown mistakes: {sorted(unknown)}")
+        if shuffle not in KINDS:
+            raise ValueError(f"unknown shuffle {shuffle!r}: one of {', '.join(KINDS)}")
+        self.shuffle = shuffle
         self.rules = rules
         self.rng = rng
         self.pace = pace
@@ -84,6 +91,7 @@ class Dealer:
         # Rounds still to deal from this shoe after the current one; None until the cut card.
         self._rounds_after: int | None = None
         self._in_round = False
+        self._rack: list[list[str]] = []  # what went to the discard rack in turn, for the next shuffle
 
     # ------------------------------------------------------------------ steps
     def _step(self, delay: float, action: Action) -> Step:
@@ -123,7 +131,14 @@ class Dealer:
 
     def start_shoe(self, skip_burn: bool = False) -> Iterator[Step]:
         """Load a freshly shuffled shoe, tell the game server, and burn (unless skipping it)."""
-        self.shoe = Shoe(self.rng, self.rules.decks, self.cut, self.rules.burn)
+        last = self.shoe
+        if last is None or self.shuffle == "random":
+            self.shoe = Shoe(self.rng, self.rules.decks, self.cut, self.rules.burn)
+        else:
+            pile = discard_pile(self._rack, last.undealt)
+            order = next_shoe(self.rng, self.shuffle, last.loaded, pile)
+            self.shoe = Shoe(self.rng, self.rules.decks, self.cut, self.rules.burn, order=order)
+        self._rack = []
         self.shoes_started += 1
         self.shoe_rounds = 0
         self._rounds_after = None
@@ -138,6 +153,7 @@ class Dealer:
                 self._rounds_after = 1 if self.rules.last_hand == "one-more" else 0
             else:
                 yield self._step(self.pace, Draw(code, burn=True))
+                self._rack.append([code])
 
     # ------------------------------------------------------------------ rounds
     def deal_round(self, mistake: str | None = None) -> Iterator[Step]:
@@ -157,11 +173,12 @@ class Dealer:
                 3 * self.pace, "betting_open", round_id=f"S{self.shoes_started}-R{self.shoe_rounds}"
             )
             if mistake == "early-card":
-                yield from self._draw()
+                self._rack.append([(yield from self._draw())])  # set aside
             yield self._command(0.0, "betting_close")
         self._in_round = True
         player: list[str] = []
         banker: list[str] = []
+        brought_in: str | None = None  # a foreign card played in the hand: not the shoe's
         try:
             while (position := position_of(player, banker)) is not None:
                 dealt = len(player) + len(banker)
@@ -179,19 +196,25 @@ class Dealer:
                     if step.expect.round_end == "void":
                         return
                     card = foreign.card  # seen too few times to tell: it plays as a card
+                    brought_in = card
                 elif dealt == at and mistake == "unreadable":
                     card = yield from self._next_card()
                     yield self._step(self.pace, Unreadable(card))
+                    self._rack.append([card])  # set aside
                     return
                 else:
                     card = yield from self._draw()
                 (player if position.startswith("player") else banker).append(card)
         finally:
             self._in_round = False
+            picked_up = player + banker
+            if brought_in is not None:
+                picked_up.remove(brought_in)
+            self._rack.append(picked_up)
             if self._rounds_after is not None:
                 self._rounds_after -= 1
         if mistake == "extra-card":
-            yield from self._draw()
+            self._rack.append([(yield from self._draw())])  # set aside
 
     def _foreign_card(self) -> str:
         """A copy of the card seen most often in this shoe: the soonest a ninth copy shows."""

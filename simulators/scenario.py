@@ -29,6 +29,7 @@ from simulators.actions import Pause, Step
 from simulators.dealer import MISTAKES, RANDOM_MISTAKES, ROUND_MISTAKES, Dealer
 from simulators.faults import FaultRates
 from simulators.shoe import CutPlacement
+from simulators.shuffles import KINDS as SHUFFLES
 
 
 class ScenarioError(ValueError):
@@ -53,6 +54,7 @@ class Scenario:
     error_rate: float = 0.0
     mistakes: tuple[str, ...] = RANDOM_MISTAKES
     unplug_seconds: float = 2.0
+    shuffle: str = "random"  # how each shoe after the first is made (simulators/shuffles.py)
     faults: FaultRates = field(default_factory=FaultRates)
     instructions: tuple[Instruction, ...] = ()
 
@@ -76,6 +78,7 @@ class Scenario:
             error_rate=self.error_rate,
             mistakes=self.mistakes,
             unplug_seconds=self.unplug_seconds,
+            shuffle=self.shuffle,
         )
 
     def steps(self, dealer: Dealer) -> Iterator[Step]:
@@ -115,7 +118,17 @@ _STEPS: Final[dict[str, tuple[tuple[int, ...], str]]] = {
     "unplug": ((1,), "seconds"),
     "pause": ((1,), "seconds"),
 }
-_SETTINGS: Final = ("seed", "house", "cut", "pace", "error-rate", "mistakes", "unplug-seconds", "faults")
+_SETTINGS: Final = (
+    "seed",
+    "house",
+    "cut",
+    "pace",
+    "error-rate",
+    "mistakes",
+    "unplug-seconds",
+    "shuffle",
+    "faults",
+)
 
 
 def _check_step(ins: Instruction) -> None:
@@ -190,6 +203,10 @@ def _setting(scenario: Scenario, verb: str, args: tuple[str, ...], line: int) ->
             return replace(scenario, error_rate=rate)
         if verb == "unplug-seconds":
             return replace(scenario, unplug_seconds=_number(args[0], line))
+        if verb == "shuffle":
+            if args[0] not in SHUFFLES:
+                raise ScenarioError(f"line {line}: unknown shuffle {args[0]!r}; one of {', '.join(SHUFFLES)}")
+            return replace(scenario, shuffle=args[0])
         if verb == "mistakes":
             unknown = set(args) - set(MISTAKES)
             if unknown:

@@ -9,6 +9,7 @@ a shoe's sensor would see it pass.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Final
 
 from scannerd.cards import ALL_CARDS
@@ -28,7 +29,11 @@ class ShoeEmpty(Exception):
 
 
 class Shoe:
-    """``decks`` x 52 cards in shuffled order with the cut card in place."""
+    """``decks`` x 52 cards in shuffled order with the cut card in place.
+
+    ``order`` loads the cards in that order instead (first dealt first): the next shoe as a
+    dealer's shuffle of the last one's discards left it (simulators/shuffles.py).
+    """
 
     def __init__(
         self,
@@ -36,11 +41,15 @@ class Shoe:
         decks: int = 8,
         cut: CutPlacement = 14,
         burn: BurnPolicy = "first-card-value",
+        order: Sequence[str] | None = None,
     ) -> None:
         self.decks = decks
         self.burn_policy = burn
-        cards = list(ALL_CARDS) * decks
-        rng.shuffle(cards)
+        if order is None:
+            cards = list(ALL_CARDS) * decks
+            rng.shuffle(cards)
+        else:
+            cards = list(order)
         self._cards = cards
         self._next = 0
         if cut is None:
@@ -56,6 +65,21 @@ class Shoe:
     def size(self) -> int:
         """Cards the shoe was loaded with (the cut card not counted)."""
         return len(self._cards)
+
+    @property
+    def loaded(self) -> list[str]:
+        """Every card in the order it was loaded, first dealt first."""
+        return list(self._cards)
+
+    @property
+    def drawn(self) -> list[str]:
+        """The cards dealt so far, in order."""
+        return self._cards[: self._next]
+
+    @property
+    def undealt(self) -> list[str]:
+        """The cards still in the shoe, next first."""
+        return self._cards[self._next :]
 
     @property
     def remaining(self) -> int:

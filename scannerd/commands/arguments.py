@@ -94,3 +94,14 @@ def host_name(value: str) -> str:
     if not value.strip():
         raise argparse.ArgumentTypeError("the host name is empty")
     return value
+
+
+def add_shuffle(parser: argparse.ArgumentParser) -> None:
+    """``--shuffle``: how the simulated dealer makes each shoe after the first (docs/shuffle.md)."""
+    from simulators.shuffles import KINDS  # the simulator's, imported only by commands that run it
+
+    parser.add_argument(
+        "--shuffle",
+        choices=KINDS,
+        help="how each shoe after the first is shuffled (default: random, or the scenario's)",
+    )

@@ -52,6 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0.15,
         help="chance a round has a dealer mistake (default 0.15)",
     )
+    arguments.add_shuffle(parser)
     parser.add_argument("--betting-time", type=float, default=3.0, help="seconds betting stays open")
     parser.add_argument(
         "--listen",
@@ -76,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"demo: {workdir}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     seed = args.seed if args.seed is not None else random.randrange(2**31)
-    scenario = Scenario(seed=seed, pace=args.pace, error_rate=args.error_rate)
+    scenario = Scenario(
+        seed=seed, pace=args.pace, error_rate=args.error_rate, shuffle=args.shuffle or "random"
+    )
     broker = EmbeddedBroker()
     broker.start()
     device = make_device(args.driver, random.Random(seed), scenario.faults, link=workdir / "shoe")

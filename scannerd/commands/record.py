@@ -60,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--error-rate", type=arguments.fraction, help="chance a round has a dealer mistake (0-1)"
     )
+    arguments.add_shuffle(parser)
     parser.add_argument("--table-id", type=arguments.table_id, default="T1")
     parser.add_argument(
         "--start", help="RFC 3339 time the session begins (default: now), e.g. 2024-05-01T20:00:00Z"
@@ -69,7 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         scenario = load(args.scenario) if args.scenario else Scenario()
-        changes = {k: v for k, v in (("seed", args.seed), ("error_rate", args.error_rate)) if v is not None}
+        given = (("seed", args.seed), ("error_rate", args.error_rate), ("shuffle", args.shuffle))
+        changes = {k: v for k, v in given if v is not None}
         scenario = replace(scenario, **changes)
         now = datetime.now(UTC).timestamp()
         started = datetime.fromisoformat(args.start) if args.start else whole_second(now)

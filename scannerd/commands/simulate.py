@@ -39,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--error-rate", type=arguments.fraction, help="chance a round has a dealer mistake (0-1)"
     )
+    arguments.add_shuffle(parser)
     parser.add_argument("--link", type=Path, help="symlink path for a serial device (default: a temp dir)")
     parser.add_argument(
         "--check",
@@ -59,7 +60,12 @@ def _scenario(args: argparse.Namespace) -> Scenario:
     sc = load(args.scenario) if args.scenario else Scenario()
     changes = {
         name: value
-        for name, value in (("seed", args.seed), ("pace", args.pace), ("error_rate", args.error_rate))
+        for name, value in (
+            ("seed", args.seed),
+            ("pace", args.pace),
+            ("error_rate", args.error_rate),
+            ("shuffle", args.shuffle),
+        )
         if value is not None
     }
     return replace(sc, **changes)

@@ -21,6 +21,7 @@ from typing import Any
 from scannerd.baccarat import next_position
 from scannerd.cards import BURN_COUNT, CARD_POINTS, card_name
 from scannerd.display.roads import ROWS, Result, bead_road, big_road, columns
+from scannerd.events import PIT_ONLY_CODES
 from scannerd.validator import RESULTS_KEPT_WITHOUT_SHOE
 
 _SIDES = ("player", "banker")
@@ -294,10 +295,12 @@ class TableView:
     def open_alerts(self) -> list[dict[str, Any]]:
         """The alerts the dealer must act on, newest first: the one on top is about the hand in play.
 
+        Alerts for the pit (a suspect shuffle) are not the dealer's to act on, nor to see.
         Each carries ``text`` (the message with its card named as the dealer reads it) and
         ``hand`` (``HAND 7``, ``AFTER HAND 7``, or empty when no hand is known).
         """
-        shown = [a for a in self.alerts.values() if not self._cause_over(a)]
+        mine = (a for a in self.alerts.values() if a["code"] not in PIT_ONLY_CODES)
+        shown = [a for a in mine if not self._cause_over(a)]
         hands = self._alert_hands
         return [
             {**a, "text": dealer_text(a["message"], a.get("card")), "hand": hands.get(a["alert_id"], "")}
