@@ -46,7 +46,8 @@ from scannerd.topics import EVENT_KINDS, Topics
 
 log = structlog.get_logger(__name__)
 
-DEFAULT_PREFIX = "casino/tables"
+DEFAULT_PREFIX = MqttSettings.model_fields["prefix"].default
+"""The tables' own default (``[mqtt] prefix``): one fact for both ends of the contract."""
 SESSION_EXPIRY_S = 7 * 24 * 3600
 """How long the broker keeps queuing for a consumer that is away, as the tables' own default."""
 HOLD_S = 5.0

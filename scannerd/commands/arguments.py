@@ -105,3 +105,13 @@ def add_shuffle(parser: argparse.ArgumentParser) -> None:
         choices=KINDS,
         help="how each shoe after the first is shuffled (default: random, or the scenario's)",
     )
+
+
+def add_broker_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where a tool that listens to the tables finds them: broker host, port and topic prefix."""
+    default = MqttSettings.model_fields["prefix"].default
+    parser.add_argument("--host", type=host_name, default="localhost", help="broker host (default localhost)")
+    parser.add_argument("--port", type=port_number, default=1883, help="broker port (default 1883)")
+    parser.add_argument(
+        "--prefix", type=topic_prefix, default=default, help=f"topic prefix (default {default})"
+    )

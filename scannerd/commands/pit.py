@@ -9,7 +9,6 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from scannerd.client.table_client import DEFAULT_PREFIX
 from scannerd.commands import arguments
 from scannerd.config import DisplaySettings
 from scannerd.mqtt_settings import MqttSettings
@@ -19,16 +18,7 @@ DEFAULT_LISTEN = "127.0.0.1:8090"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--host", type=arguments.host_name, default="localhost", help="broker host (default localhost)"
-    )
-    parser.add_argument("--port", type=arguments.port_number, default=1883, help="broker port (default 1883)")
-    parser.add_argument(
-        "--prefix",
-        type=arguments.topic_prefix,
-        default=DEFAULT_PREFIX,
-        help=f"topic prefix (default {DEFAULT_PREFIX})",
-    )
+    arguments.add_broker_arguments(parser)
     parser.add_argument(
         "--listen",
         type=arguments.listen_address,

@@ -362,16 +362,7 @@ def render(view: dict[str, Any], status: str | None, connected: bool, broker: st
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--host", type=arguments.host_name, default="localhost", help="broker host (default localhost)"
-    )
-    parser.add_argument("--port", type=arguments.port_number, default=1883, help="broker port (default 1883)")
-    parser.add_argument(
-        "--prefix",
-        type=arguments.topic_prefix,
-        default=DEFAULT_PREFIX,
-        help=f"topic prefix (default {DEFAULT_PREFIX})",
-    )
+    arguments.add_broker_arguments(parser)
     parser.add_argument(
         "--table-id", type=arguments.table_id, help="the table to watch (default: the first one heard from)"
     )
