@@ -61,6 +61,14 @@ def wait_open(server: GameServer, times: int) -> None:
     )
 
 
+def acknowledge_state_lost(server: GameServer) -> None:
+    """Wait for the table's STATE_LOST alert and acknowledge it, as the dealer does before dealing on."""
+    server.wait_for(lambda _: any(a["code"] == "STATE_LOST" for a in server.payloads("/alert")))
+    (lost,) = [a for a in server.payloads("/alert") if a["code"] == "STATE_LOST"]
+    server.request(f"{BASE}/request/ack_alert", {"alert_id": lost["alert_id"]})
+    server.wait_for(lambda _: any(a.get("acknowledged") for a in server.payloads("/alert")))
+
+
 def ups(server: GameServer) -> int:
     """How many times the shoe was reported open so far."""
     return len([m for m in server.messages("/device") if b'"link":"up"' in m.payload])
@@ -95,11 +103,7 @@ def test_seq_never_goes_back_when_the_outbox_is_lost_and_the_loss_is_loud(
         opened = ups(server)
         proc = start_daemon(config, log)
         wait_open(server, opened + 1)
-        server.wait_for(lambda _: any(a["code"] == "STATE_LOST" for a in server.payloads("/alert")))
-        # The dealer clears whatever was on the table and acknowledges; then the next round.
-        (lost_alert,) = [a for a in server.payloads("/alert") if a["code"] == "STATE_LOST"]
-        server.request(f"{BASE}/request/ack_alert", {"alert_id": lost_alert["alert_id"]})
-        server.wait_for(lambda _: any(a.get("acknowledged") for a in server.payloads("/alert")))
+        acknowledge_state_lost(server)  # the dealer clears the table and acknowledges; then the next round
         deal_round(port, server)
     finally:
         stop(proc)
@@ -258,10 +262,7 @@ def test_the_recording_after_a_lost_outbox_replays_what_followed_the_loss(
         opened = ups(server)
         proc = start_daemon(config, log)
         wait_open(server, opened + 1)
-        server.wait_for(lambda _: any(a["code"] == "STATE_LOST" for a in server.payloads("/alert")))
-        (lost_alert,) = [a for a in server.payloads("/alert") if a["code"] == "STATE_LOST"]
-        server.request(f"{BASE}/request/ack_alert", {"alert_id": lost_alert["alert_id"]})
-        server.wait_for(lambda _: any(a.get("acknowledged") for a in server.payloads("/alert")))
+        acknowledge_state_lost(server)
         deal_round(port, server)
     finally:
         stop(proc)
