@@ -27,6 +27,7 @@ from scannerd.config import DisplaySettings
 from scannerd.credentials import read_secret
 from scannerd.display.access import access_middleware
 from scannerd.display.guard import ConnectionCap, LoopErrors
+from scannerd.display.stream import NO_CACHE, stream_view
 from scannerd.display.view import TableView
 from scannerd.events import Event
 from scannerd.payloads import DevicePayload, DisplayHealth
@@ -35,8 +36,6 @@ from scannerd.requests import RequestError, Response, parse_request
 log = structlog.get_logger(__name__)
 
 STATIC_DIR = Path(__file__).with_name("static")
-PING_S = 5.0
-"""A quiet stream still sends a ping this often, so the page notices a dead link by its silence."""
 START_TIMEOUT_S = 10.0
 RETRY_MIN_S = 1.0
 RETRY_MAX_S = 10.0
@@ -45,7 +44,6 @@ IDLE_S = 10.0
 """A connection with no request under way for this long is closed (one that never sends a byte, too)."""
 TOKEN_CREDENTIAL = "display-token"
 """Looked up in ``$CREDENTIALS_DIRECTORY`` when no ``[display] token_file`` is set."""
-_NO_CACHE = {"Cache-Control": "no-cache"}
 
 
 class Display:
@@ -252,36 +250,19 @@ class Display:
         return app
 
     async def _index(self, _request: web.Request) -> web.StreamResponse:
-        return web.FileResponse(STATIC_DIR / "index.html", headers=_NO_CACHE)
+        return web.FileResponse(STATIC_DIR / "index.html", headers=NO_CACHE)
 
     async def _state(self, _request: web.Request) -> web.Response:
-        return web.Response(text=self._json, content_type="application/json", headers=_NO_CACHE)
+        return web.Response(text=self._json, content_type="application/json", headers=NO_CACHE)
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
-        """The live stream: the whole view on connect and after every change, a ping when quiet."""
-        response = web.StreamResponse(
-            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", **_NO_CACHE}
+        return await stream_view(
+            request,
+            "view",
+            lambda: (self._version, self._json),
+            self._clients,
+            lambda: self._stop is not None and not self._stop.is_set(),
         )
-        await response.prepare(request)
-        wake = asyncio.Event()
-        self._clients.add(wake)
-        sent = -1
-        try:
-            await response.write(b"retry: 1000\n\n")
-            while self._stop is not None and not self._stop.is_set():
-                if sent != self._version:
-                    sent = self._version
-                    await response.write(f"event: view\ndata: {self._json}\n\n".encode())
-                try:
-                    await asyncio.wait_for(wake.wait(), PING_S)
-                except TimeoutError:
-                    await response.write(b"event: ping\ndata: {}\n\n")
-                wake.clear()
-        except (ConnectionResetError, ConnectionError):
-            pass  # the browser went away
-        finally:
-            self._clients.discard(wake)
-        return response
 
     async def _ack(self, request: web.Request) -> web.Response:
         """The dealer's acknowledge button: ``{"alert_id": n}`` -> the daemon's ack_alert answer."""

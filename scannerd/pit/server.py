@@ -23,17 +23,15 @@ from aiohttp import web
 
 from scannerd import __version__
 from scannerd.client import RequestTimeout
+from scannerd.display.stream import NO_CACHE, stream_view
 from scannerd.idents import check_table_id
 from scannerd.requests import Response
 
 log = structlog.get_logger(__name__)
 
 STATIC_DIR = Path(__file__).with_name("static")
-PING_S = 5.0
-"""A quiet stream still sends a ping this often, so the page notices a dead link by its silence."""
 COALESCE_S = 0.1
 START_TIMEOUT_S = 10.0
-_NO_CACHE = {"Cache-Control": "no-cache"}
 
 Acknowledge = Callable[[str, int], Response]
 """(table_id, alert_id) -> the table's answer to ``ack_alert``; raises RequestTimeout without one."""
@@ -141,34 +139,19 @@ class PitServer:
             await runner.cleanup()
 
     async def _index(self, _request: web.Request) -> web.StreamResponse:
-        return web.FileResponse(STATIC_DIR / "index.html", headers=_NO_CACHE)
+        return web.FileResponse(STATIC_DIR / "index.html", headers=NO_CACHE)
 
     async def _state(self, _request: web.Request) -> web.Response:
-        return web.Response(text=self._json, content_type="application/json", headers=_NO_CACHE)
+        return web.Response(text=self._json, content_type="application/json", headers=NO_CACHE)
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
-        """The whole pit on connect and after every change, a ping when quiet."""
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", **_NO_CACHE})
-        await response.prepare(request)
-        wake = asyncio.Event()
-        self._clients.add(wake)
-        sent = -1
-        try:
-            await response.write(b"retry: 1000\n\n")
-            while self._stop is not None and not self._stop.is_set():
-                if sent != self._version:
-                    sent = self._version
-                    await response.write(f"event: pit\ndata: {self._json}\n\n".encode())
-                try:
-                    await asyncio.wait_for(wake.wait(), PING_S)
-                except TimeoutError:
-                    await response.write(b"event: ping\ndata: {}\n\n")
-                wake.clear()
-        except ConnectionError:
-            pass  # the browser went away
-        finally:
-            self._clients.discard(wake)
-        return response
+        return await stream_view(
+            request,
+            "pit",
+            lambda: (self._version, self._json),
+            self._clients,
+            lambda: self._stop is not None and not self._stop.is_set(),
+        )
 
     async def _ack(self, request: web.Request) -> web.Response:
         """``{"table_id": "BAC-01", "alert_id": n}`` -> the table's ack_alert answer, sent as a request."""
