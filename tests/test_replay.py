@@ -52,16 +52,10 @@ def test_a_replay_can_go_out_as_another_table() -> None:
     assert {json.loads(m.payload).get("table_id", "T1-replay") for m in messages} == {"T1-replay"}
 
 
-def test_a_file_begun_mid_shoe_resumes_from_the_state_in_its_header(tmp_path: Path) -> None:
-    """What the recorder writes at rotation or daemon start: the replay continues where the table was."""
+def begun_mid_round(*inputs: Command | CardDrawn) -> tuple[Validator, Header]:
+    """A table that judged ``inputs``, and the header a file begun then carries: its state."""
     v = Validator("T1", HouseRules(burn="none"))
-    for inp in (
-        Command(START_TS - 60, "new_shoe", {"shoe_id": "S9"}),
-        Command(START_TS - 50, "betting_open", {"round_id": "R1"}),
-        Command(START_TS - 40, "betting_close", {}),
-        CardDrawn(START_TS - 5, "3H"),
-        CardDrawn(START_TS - 4, "4D"),
-    ):
+    for inp in inputs:
         v.handle(inp)
     header = Header(
         table_id="T1",
@@ -69,6 +63,18 @@ def test_a_file_begun_mid_shoe_resumes_from_the_state_in_its_header(tmp_path: Pa
         started_at=STARTED_AT,
         rules=HouseRules(burn="none"),
         state={"validator": v.snapshot()},
+    )
+    return v, header
+
+
+def test_a_file_begun_mid_shoe_resumes_from_the_state_in_its_header(tmp_path: Path) -> None:
+    """What the recorder writes at rotation or daemon start: the replay continues where the table was."""
+    v, header = begun_mid_round(
+        Command(START_TS - 60, "new_shoe", {"shoe_id": "S9"}),
+        Command(START_TS - 50, "betting_open", {"round_id": "R1"}),
+        Command(START_TS - 40, "betting_close", {}),
+        CardDrawn(START_TS - 5, "3H"),
+        CardDrawn(START_TS - 4, "4D"),
     )
     with RecordingWriter.create(tmp_path / "resumed.jsonl", header) as w:
         w.rx(START_TS + 1, beetek("3S", "3C"))
@@ -84,19 +90,10 @@ def test_a_file_begun_mid_shoe_resumes_from_the_state_in_its_header(tmp_path: Pa
 
 def test_a_restart_line_voids_the_round_the_header_left_open(tmp_path: Path) -> None:
     """The daemon's start on saved state is an input: the file replays the void it published."""
-    v = Validator("T1", HouseRules(burn="none"))
-    for inp in (
+    v, header = begun_mid_round(
         Command(START_TS - 50, "betting_open", {"round_id": "R1"}),
         Command(START_TS - 40, "betting_close", {}),
         CardDrawn(START_TS - 5, "9H"),
-    ):
-        v.handle(inp)
-    header = Header(
-        table_id="T1",
-        driver="beetek",
-        started_at=STARTED_AT,
-        rules=HouseRules(burn="none"),
-        state={"validator": v.snapshot()},
     )
     with RecordingWriter.create(tmp_path / "restarted.jsonl", header) as w:
         w.restart(START_TS + 0.5, "scannerd was not reading the shoe")
