@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from simulators.serial_pty import PtyPort
+from simulators.serial_pty import FramedPtyDevice, PtyPort
 from tests.broker import Broker, GameServer
 from tests.config_support import write_config
 
@@ -37,6 +37,13 @@ def start_daemon(config: Path, log: Path, env: dict[str, str] | None = None) -> 
             stderr=out,
             env=base | (env or {}),
         )
+
+
+def framed_shoe(tmp_path: Path, broker: Broker) -> tuple[PtyPort, FramedPtyDevice, Path]:
+    """A framed shoe powered up on a pty, and the config of a table T1 (auto rounds) that reads it."""
+    port = PtyPort(tmp_path / "shoe", baudrate=115200)
+    shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
+    return port, shoe, write_config(tmp_path, broker, "framed", port.path, rules=AUTO)
 
 
 @contextmanager

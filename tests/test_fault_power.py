@@ -22,10 +22,10 @@ import pytest
 
 from drivers.events import DeviceCard
 from scannerd.daemon import SEQ_SKIP_AFTER_POWER_LOSS, Daemon
-from simulators.serial_pty import FramedPtyDevice, PtyPort
+from simulators.serial_pty import PtyPort
 from tests.broker import Broker, GameServer, wait_until
-from tests.config_support import write_config
 from tests.fault_support import config as daemon_config
+from tests.process_support import framed_shoe
 from tests.test_fault_restart import kept
 
 BASE = "casino/tables/T1"
@@ -108,11 +108,7 @@ def _stop_sandboxed(proc: subprocess.Popen[bytes]) -> None:
 @pytest.mark.timeout(120)
 def test_a_power_cut_is_assumed_where_the_boot_id_cannot_be_read(tmp_path: Path, mosquitto: Broker) -> None:
     """No way to tell a power cut from a crash: the daemon takes the safe side (seq moves on, round void)."""
-    port = PtyPort(tmp_path / "shoe", baudrate=115200)
-    shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
-    config = write_config(
-        tmp_path, mosquitto, "framed", port.path, rules={"round_control": "auto", "burn": "none"}
-    )
+    port, shoe, config = framed_shoe(tmp_path, mosquitto)
     log = tmp_path / "scannerd.log"
     server = GameServer(mosquitto, [f"{BASE}/#"])
     proc = _sandboxed(config, log)

@@ -17,11 +17,11 @@ import time
 import pytest
 
 from drivers.events import DeviceCard
-from simulators.serial_pty import FramedPtyDevice, PtyPort
+from simulators.serial_pty import PtyPort
 from tests.broker import Broker, GameServer
 from tests.config_support import write_config
 from tests.fault_support import deduplicated
-from tests.process_support import start_daemon
+from tests.process_support import framed_shoe, start_daemon
 
 BASE = "casino/tables/T1"
 
@@ -108,11 +108,7 @@ def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
 
 @pytest.mark.timeout(120)
 def test_a_framed_round_carries_on_across_a_restart(tmp_path, mosquitto: Broker) -> None:
-    port = PtyPort(tmp_path / "shoe", baudrate=115200)
-    shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
-    config = write_config(
-        tmp_path, mosquitto, "framed", port.path, rules={"round_control": "auto", "burn": "none"}
-    )
+    port, shoe, config = framed_shoe(tmp_path, mosquitto)
     log = tmp_path / "scannerd.log"
     server = GameServer(mosquitto, [f"{BASE}/#"])
     proc = start_daemon(config, log)

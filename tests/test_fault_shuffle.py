@@ -16,11 +16,10 @@ import signal
 from drivers.events import DeviceCard
 from scannerd.baccarat import next_position
 from scannerd.cards import ALL_CARDS
-from simulators.serial_pty import FramedPtyDevice, PtyPort
+from simulators.serial_pty import FramedPtyDevice
 from tests.broker import Broker, GameServer
-from tests.config_support import write_config
 from tests.fault_support import deduplicated
-from tests.process_support import start_daemon
+from tests.process_support import framed_shoe, start_daemon
 
 BASE = "casino/tables/T1"
 
@@ -61,11 +60,7 @@ def deal(shoe: FramedPtyDevice, server: GameServer, shoe_id: str, cards: list[st
 
 def test_a_preset_shoe_is_caught_across_a_sigkill_mid_shoe(tmp_path, mosquitto: Broker) -> None:
     order = whole_rounds([c for c in ALL_CARDS for _ in range(8)], 120)
-    port = PtyPort(tmp_path / "shoe", baudrate=115200)
-    shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
-    config = write_config(
-        tmp_path, mosquitto, "framed", port.path, rules={"round_control": "auto", "burn": "none"}
-    )
+    port, shoe, config = framed_shoe(tmp_path, mosquitto)
     log = tmp_path / "scannerd.log"
     server = GameServer(mosquitto, [f"{BASE}/#"])
     proc = start_daemon(config, log)
