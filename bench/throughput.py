@@ -90,13 +90,13 @@ def inputs_and_bytes(path: Path) -> tuple[list[ValidatorInput], list[bytes], Hea
     chunks: list[bytes] = []
     with RecordingReader(path) as reader:
         replayer = Replayer(reader.header)
-        handle = replayer.validator.handle
+        handle = replayer.table.validator.handle
 
         def recording_handle(inp: ValidatorInput) -> list[Event]:
             inputs.append(inp)
             return handle(inp)
 
-        replayer.validator.handle = recording_handle  # type: ignore[method-assign]
+        replayer.table.validator.handle = recording_handle  # type: ignore[method-assign]
         for line in reader.lines():
             if isinstance(line, RxLine):
                 chunks.append(line.data)

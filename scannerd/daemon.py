@@ -36,21 +36,20 @@ from scannerd.events import (
     TICK_S,
     AlertEvent,
     ClockStepped,
-    Command,
     Event,
     Fault,
     Restarted,
     Tick,
     ValidatorInput,
 )
-from scannerd.ingest import DeviceView, to_input
 from scannerd.instance_lock import InstanceLock
 from scannerd.outbox import Level, Outbox, OutboxHealth
 from scannerd.publisher import Publisher
 from scannerd.recorder import Recorder
-from scannerd.requests import Request, RequestError, Response, execute, parse_request
+from scannerd.requests import Request, RequestError, Response, parse_request
 from scannerd.seq_ceiling import SeqCeiling, clock_floor
 from scannerd.shoe_alarm import ShoeAlarm
+from scannerd.table import Outcome, SavedState, Table
 from scannerd.validator import Validator
 
 log = structlog.get_logger(__name__)
@@ -103,31 +102,30 @@ class Daemon:
         self.outbox = Outbox.from_settings(config.outbox, on_level=self._on_outbox_level)
         self._ceiling = SeqCeiling(outbox_path)
         self._state_lost = False
-        saved = self.outbox.state() or {}
-        self._restored = bool(saved.get("validator"))
-        if self._restored:
-            snapshot = saved["validator"]
-            if self.outbox.power_lost:
-                # The last batch may have been published and then lost with the power: never reuse
-                # its seqs for other events, or a consumer dropping repeats by seq would drop them.
-                snapshot = {**snapshot, "next_seq": snapshot["next_seq"] + SEQ_SKIP_AFTER_POWER_LOSS}
-                log.warning(
-                    "the machine stopped without a clean shutdown: seq skips ahead",
-                    skipped=SEQ_SKIP_AFTER_POWER_LOSS,
-                )
-            self.validator = Validator.restore(self.table_id, config.rules, snapshot)
+        saved = SavedState.from_dict(self.outbox.state())
+        self._restored = saved is not None
+        if saved is not None and self.outbox.power_lost:
+            # The last batch may have been published and then lost with the power: never reuse
+            # its seqs for other events, or a consumer dropping repeats by seq would drop them.
+            saved = saved.skip_seq(SEQ_SKIP_AFTER_POWER_LOSS)
+            log.warning(
+                "the machine stopped without a clean shutdown: seq skips ahead",
+                skipped=SEQ_SKIP_AFTER_POWER_LOSS,
+            )
+        device = config.device
+        self.table = Table(
+            self.table_id, config.rules, driver=device.driver, channel=device.port, saved=saved
+        )
+        if saved is not None:
             log.info("state restored", next_seq=self.validator.next_seq)
             if self.validator.next_seq <= self._ceiling.published:
                 self._rolled_back()
         else:
-            self.validator = Validator(self.table_id, config.rules)
             self._start_seq()
         self._reserve_seq(self.validator.next_seq)
-        device = config.device
         self.driver: Driver = create_driver(device.driver, device.port, **device.driver_options())
-        if isinstance(self.driver, FramedHostDriver) and saved.get("device"):
-            self.driver.restore_dedup(DedupState.from_dict(saved["device"]))
-        self.device_view = DeviceView(config.device.driver, config.device.port)
+        if isinstance(self.driver, FramedHostDriver) and saved is not None and saved.device:
+            self.driver.restore_dedup(DedupState.from_dict(saved.device))
         self.publisher = Publisher(
             config.mqtt,
             self.table_id,
@@ -167,6 +165,10 @@ class Daemon:
                 on_health=self.publisher.health_changed,
             )
             self.listeners.append(self.display.on_events)
+
+    @property
+    def validator(self) -> Validator:
+        return self.table.validator
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -223,8 +225,7 @@ class Daemon:
                     "STATE_LOST",
                     f"Table state lost - events continue from {self.validator.next_seq}; "
                     "clear the cards on the table, acknowledge, call technical support",
-                ),
-                None,
+                )
             )
 
     def _rolled_back(self) -> None:
@@ -270,7 +271,7 @@ class Daemon:
             repeats = self.driver.repeats_unacknowledged
             detail = "scannerd was not reading the shoe while it was stopped"
         with self._lock:
-            self._apply(Restarted(self._now(), detail, repeats), None)
+            self._apply(Restarted(self._now(), detail, repeats))
             if self.outbox.power_lost:
                 self._store()  # the state with seq moved on is on disk: a start after this need not
                 self.outbox.power_loss_handled()
@@ -351,20 +352,17 @@ class Daemon:
             self._device_event(ts, event, defer=not isinstance(event, LinkUp | LinkDown))
 
     def _device_event(self, ts: float, event: DeviceEvent, defer: bool = False) -> None:
-        payload = self.device_view.apply(ts, event)
-        if payload is not None:
-            self.publisher.set_device(payload)
+        outcome = self.table.device_event(ts, event)
+        if outcome.device is not None:
+            self.publisher.set_device(outcome.device)
             if self.display is not None:
-                self.display.set_device(payload)
+                self.display.set_device(outcome.device)
         if isinstance(event, DeviceHello):
             log.info("device hello", model=event.model, serial=event.serial, firmware=event.firmware)
-        inp = to_input(ts, event)
-        ack = getattr(event, "ack", None)
-        if inp is None:
-            if ack is not None:
-                self.reader.acknowledge(ack)
-            return
-        self._apply(inp, ack, defer)
+        if outcome.ack_now is not None:
+            self.reader.acknowledge(outcome.ack_now)
+        if outcome.judged is not None:
+            self._take(outcome, defer)
 
     def _on_read_done(self, ts: float) -> None:
         with self._lock:
@@ -391,17 +389,9 @@ class Daemon:
 
     def _on_request(self, request: Request) -> Response | None:
         with self._lock:
-            ts = self._now()
-            response, events = execute(request, self.validator, ts)
-            if request.command != "get_state":
-                # Rejected commands too: a replay must answer them the same way.
-                cmd = Command(ts, request.command, request.args)  # type: ignore[arg-type]
-                for listener in self.input_listeners:
-                    listener(cmd)
-            self._unstored += events
-            if self._unstored:
-                self._store()
-        return response
+            outcome = self.table.request(request, self._now())
+            self._take(outcome)
+        return outcome.response
 
     def _tick_loop(self) -> None:
         while not self._stopping.wait(TICK_S):
@@ -409,9 +399,9 @@ class Daemon:
                 with self._lock:
                     now = self._now()  # first: a step of the clock is judged before what follows it
                     while self._faults:
-                        self._apply(self._faults.popleft(), None)
+                        self._apply(self._faults.popleft())
                     self._check_silence(now)
-                    self._apply(Tick(now), None)
+                    self._apply(Tick(now))
             except Exception:  # a tick must never kill its thread silently
                 log.exception("tick failed")
 
@@ -435,7 +425,7 @@ class Daemon:
             step = (wall - last[0]) - (mono - last[1])
             if step >= CLOCK_STEP_FORWARD_S or step <= -CLOCK_STEP_BACK_S:
                 log.warning("the wall clock stepped", seconds=round(step, 3))
-                self._apply(ClockStepped(wall, step), None)
+                self._apply(ClockStepped(wall, step))
         return wall
 
     def _check_silence(self, now: float) -> None:
@@ -457,34 +447,40 @@ class Daemon:
                 self._silent = True
                 self._device_event(now, LinkDown(detail))
 
-    def _apply(self, inp: ValidatorInput, ack: int | None, defer: bool = False) -> None:
-        """Judge one input; store its events (and any deferred) now, or with the rest of its read."""
+    def _apply(self, inp: ValidatorInput) -> None:
+        """Judge an input that is not the device's and store its events (and any deferred) now."""
         with self._lock:
-            self._unstored += self.validator.handle(inp)
-            if ack is not None:
-                self._unacked.append(ack)
-            if not isinstance(inp, Tick):
+            self._take(self.table.judge(inp))
+
+    def _take(self, outcome: Outcome, defer: bool = False) -> None:
+        """Add what the table judged to the batch; store it now, or with the rest of its read."""
+        with self._lock:
+            self._unstored += outcome.events
+            if outcome.ack is not None:
+                self._unacked.append(outcome.ack)
+            judged = outcome.judged
+            if judged is not None and not isinstance(judged, Tick):
                 for listener in self.input_listeners:
-                    listener(inp)
+                    listener(judged)
             if defer:
                 return
             # A tick also retries what the outbox could not store: room may come back with nothing new
             # to store (the disk freed, the broker back), and a framed shoe waits for its ack meanwhile.
-            retry = isinstance(inp, Tick) and bool(self._unacked or self.outbox.health().held)
+            retry = isinstance(judged, Tick) and bool(self._unacked or self.outbox.health().held)
             if self._unstored or self._unacked or retry:
                 self._store()
 
-    def saved_state(self, ack: int | None = None) -> dict[str, Any]:
+    def saved_state(self, ack: int | None = None) -> SavedState:
         """What a restart restores: the validator and, for a framed shoe, its dedup state.
 
         ``ack`` is the newest framed seq about to be acknowledged: it counts as
         acknowledged in the saved state, since the state is stored before the shoe is told.
         """
-        state: dict[str, Any] = {"validator": self.validator.snapshot()}
+        device = None
         if isinstance(self.driver, FramedHostDriver):
             dedup = self.driver.dedup_state
-            state["device"] = DedupState(dedup.boot_id, ack if ack is not None else dedup.acked).to_dict()
-        return state
+            device = DedupState(dedup.boot_id, ack if ack is not None else dedup.acked).to_dict()
+        return self.table.saved_state(device)
 
     def _store(self) -> None:
         """Outbox first, then the device's acks, then whoever shows the events. Caller holds the lock."""
@@ -492,7 +488,7 @@ class Daemon:
         if events and not self._ceiling.covers(events[-1].seq):
             self._reserve_seq(events[-1].seq)
         newest_ack = self._unacked[-1] if self._unacked else None
-        durable = self.publisher.submit(events, self.saved_state(newest_ack))
+        durable = self.publisher.submit(events, self.saved_state(newest_ack).to_dict())
         log_alerts(events)
         if durable:
             for seq in self._unacked:

@@ -45,6 +45,7 @@ from scannerd.config import RecordSettings
 from scannerd.events import ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.recording import SUFFIX, ChainLink, Header, RecordingError, RecordingWriter, whole_second
+from scannerd.table import SavedState
 from scannerd.verify import read_chained
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ log = structlog.get_logger(__name__)
 QUEUE_LIMIT = 100_000
 """Lines waiting for the disk; past it lines are dropped and the file is ended (never left with a hole)."""
 
-StateSource = Callable[[], dict[str, Any]]
+StateSource = Callable[[], SavedState]
 """The table's state for a header; only called from ``on_input`` (under the daemon's lock) or before start."""
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -201,7 +202,7 @@ class Recorder:
 
     def _rotate_for_shoe(self, ts: float) -> None:
         state = self._state() if self._state else None
-        shoe = (state or {}).get("validator", {}).get("shoe") or {}
+        shoe = state.shoe if state is not None else {}
         if shoe.get("cards_dealt") or shoe.get("hands_started"):
             return  # the command was refused: the same shoe goes on
         self._rotate(ts, state)
@@ -210,7 +211,7 @@ class Recorder:
         if self.settings.rotate == "day" and self._day is not None and _day(ts) != self._day:
             self._rotate(ts)
 
-    def _rotate(self, ts: float, state: dict[str, Any] | None = None) -> None:
+    def _rotate(self, ts: float, state: SavedState | None = None) -> None:
         if state is None and self._state is not None:
             state = self._state()
         self._day = _day(ts)
@@ -278,7 +279,7 @@ class Recorder:
             writer.restart(item[1], item[2], item[3])
         self.lines += 1
 
-    def _open(self, ts: float, state: dict[str, Any] | None) -> None:
+    def _open(self, ts: float, state: SavedState | None) -> None:
         started = whole_second(ts)
         self.dir.mkdir(parents=True, exist_ok=True)
         if not self._linked:
@@ -291,7 +292,7 @@ class Recorder:
             started_at=started,
             rules=self.rules,
             driver_options=self.driver_options,
-            state=state,
+            state=state.to_dict() if state is not None else None,
             scannerd=__version__,
             chain=ChainLink(file=self._file_number + 1, prev=prev.hex() if prev else None, key=self._key_id),
         )
@@ -303,7 +304,7 @@ class Recorder:
         self.files.append(path)
         _say("info", "recording", file=str(path), key=self._key_id)
 
-    def _new_path(self, started: datetime, state: dict[str, Any] | None) -> Path:
+    def _new_path(self, started: datetime, state: SavedState | None) -> Path:
         """A name that sorts after every file this table has in the directory, whatever the clock did.
 
         A directory is replayed in name order. The name carries the file's start,
@@ -318,7 +319,7 @@ class Recorder:
         same = [n[len(stamp) :] for n in names if n.startswith(stamp)]
         numbers = [int(rest[1:3]) for rest in same if rest[:1] == "_" and rest[1:3].isdigit()]
         stem = prefix + stamp + (f"_{max(numbers, default=0) + 1:02d}" if same else "")
-        shoe = ((state or {}).get("validator") or {}).get("shoe") or {}
+        shoe = state.shoe if state is not None else {}
         if shoe.get("shoe_id"):
             stem += "-" + _SAFE.sub("_", str(shoe["shoe_id"]))
         return self.dir / (stem + SUFFIX)

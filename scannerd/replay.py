@@ -1,10 +1,9 @@
 """Replay a recording through the live table's own parts, and say what would have been published.
 
 Bytes go through the recorded driver's codec (its ``decode``, so the framed
-shoe's duplicate suppression runs too), device events through
-``scannerd.ingest.to_input``, everything through the ``Validator``, commands
-through ``scannerd.requests``, and events out through ``scannerd.topics``:
-nothing here decides anything the daemon decides. Time is the recording's:
+shoe's duplicate suppression runs too), device events, commands and ticks
+through the daemon's own ``scannerd.table.Table``, and events out through
+``scannerd.topics``: nothing here decides anything the daemon decides. Time is the recording's:
 each line happens at ``started_at + t``, and the daemon's once-a-second tick
 is replayed on a grid of that time, so the same file always gives the same
 messages, byte for byte.
@@ -29,9 +28,8 @@ from drivers.base import Driver
 from drivers.events import DeviceEvent, LinkDown, LinkUp
 from drivers.framed_host import DedupState, FramedHostDriver
 from drivers.registry import get_driver_class
-from scannerd.events import TICK_S, Event, Restarted, Tick, ValidatorInput
+from scannerd.events import Event, Restarted
 from scannerd.house import HouseRules
-from scannerd.ingest import to_input
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.recording import (
     AnyLine,
@@ -43,9 +41,9 @@ from scannerd.recording import (
     RestartLine,
     RxLine,
 )
-from scannerd.requests import RequestError, Response, execute, parse_request
+from scannerd.requests import RequestError, Response, parse_request
+from scannerd.table import Outcome, SavedState, Table
 from scannerd.topics import Topics, encode
-from scannerd.validator import Validator
 
 DEFAULT_PREFIX = MqttSettings.model_fields["prefix"].default
 
@@ -123,55 +121,42 @@ class Replayer:
         table_id: str | None = None,
     ) -> None:
         self.header = header
-        self.rules = rules or header.rules
         self.table_id = table_id or header.table_id
-        snap = (header.state or {}).get("validator")
-        if snap:
-            self.validator = Validator.restore(self.table_id, self.rules, snap)
-        else:
-            self.validator = Validator(self.table_id, self.rules)
+        self.start = header.start_ts
+        self.table = Table(
+            self.table_id,
+            rules or header.rules,
+            driver=header.driver,
+            saved=SavedState.from_dict(header.state),
+            ticks_from=self.start,
+        )
         self.device = ReplayDevice(header.driver, header.driver_options, header.state)
         self.topics = Topics(prefix, self.table_id)
-        self.start = header.start_ts
-        self._next_tick = self.start + TICK_S
 
     def feed(self, line: AnyLine) -> list[Published]:
         ts = self.start + line.t
-        out = self._ticks(ts)
+        out: list[Published] = []
+        for tick in self.table.ticks(ts):
+            out += self._published(tick.judged.ts, tick)  # type: ignore[union-attr]
         if isinstance(line, RxLine):
             for device_event in self.device.decode(line.data):
-                inp = to_input(ts, device_event)
-                if inp is not None:
-                    out += self._apply(inp)
-                ack = getattr(device_event, "ack", None)
-                if ack is not None:
+                outcome = self.table.device_event(ts, device_event)
+                out += self._published(ts, outcome)
+                for ack in outcome.acks:
                     self.device.acknowledge(ack)  # as the daemon does once the events are stored
         elif isinstance(line, CmdLine):
             out += self._command(ts, line.name, line.args)
         elif isinstance(line, RestartLine):
-            out += self._apply(Restarted(ts, line.detail, line.repeats))
+            out += self._published(ts, self.table.judge(Restarted(ts, line.detail, line.repeats)))
         else:
             if line.up:
                 self.device.link_up()
-            out += self._apply(to_input(ts, _link_event(line)))  # type: ignore[arg-type]
+            out += self._published(ts, self.table.device_event(ts, _link_event(line)))
         return out
 
-    def _ticks(self, ts: float) -> list[Published]:
-        # A day's recording spans tens of thousands of ticks; only one that stalls a round does
-        # anything, so the others are stepped over (the grid is still stepped exactly as live).
-        out: list[Published] = []
-        while self._next_tick <= ts:
-            if self.validator.acts_at(self._next_tick):
-                out += self._apply(Tick(self._next_tick))
-            self._next_tick += TICK_S
-        return out
-
-    def _apply(self, inp: ValidatorInput) -> list[Published]:
-        return self._events(inp.ts, self.validator.handle(inp))
-
-    def _events(self, ts: float, events: list[Event]) -> list[Published]:
+    def _published(self, ts: float, outcome: Outcome) -> list[Published]:
         message = self.topics.message
-        return [Published(ts, (m := message(e)).topic, m.payload, e) for e in events]
+        return [Published(ts, (m := message(e)).topic, m.payload, e) for e in outcome.events]
 
     def _command(self, ts: float, name: str, args: dict[str, Any]) -> list[Published]:
         try:
@@ -179,8 +164,8 @@ class Replayer:
         except RequestError as exc:
             response, out = exc.response(), []
         else:
-            response, events = execute(request, self.validator, ts)
-            out = self._events(ts, events)
+            outcome = self.table.request(request, ts)
+            response, out = outcome.response, self._published(ts, outcome)
         # The daemon stores a command's events before it answers.
         return [*out, Published(ts, self.topics.response(name), encode(response), response)]
 

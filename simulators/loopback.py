@@ -2,8 +2,7 @@
 
 A simulated device feeds the real driver through its real transport (a pty
 opened by pyserial, or pyusb on the virtual bus); the driver's
-``DeviceReader`` hands device events to the real validator, through the same
-mapping the daemon uses (``scannerd.ingest``). After each dealer step the
+``DeviceReader`` hands device events to the daemon's own ``scannerd.table.Table``. After each dealer step the
 loopback waits for that step's device events, so game-server commands reach
 the validator in the order the table saw them, and compares the validator's
 output with what the dealer expected. Tests, and ``scannerd simulate
@@ -19,10 +18,10 @@ from collections.abc import Callable
 from drivers.events import DeviceCard, DeviceCutCard, DeviceEvent, LinkDown, LinkUp
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
-from scannerd.events import PIT_ONLY_CODES, AlertEvent, CardEvent, Command, Event, RoundEvent, Tick
+from scannerd.events import PIT_ONLY_CODES, AlertEvent, CardEvent, Event, RoundEvent, Tick
 from scannerd.house import HouseRules
-from scannerd.ingest import to_input
-from scannerd.validator import CommandRejected, Validator
+from scannerd.requests import Request
+from scannerd.table import Table
 from simulators.actions import CutCard, Draw, Pause, ServerCommand, Step, Unplug, Unreadable
 from simulators.feeder import SimDevice
 
@@ -52,7 +51,7 @@ def mismatches(step: Step, events: list[Event], rejected: bool = False) -> list[
 
 
 class Loopback:
-    """Real driver + reader + validator for ``device``; ``check`` is the feeder's ``after`` hook.
+    """Real driver + reader + table for ``device``; ``check`` is the feeder's ``after`` hook.
 
     ``timeout`` bounds every wait for the device's answer; a step whose
     events do not come in time is reported as a problem, never waited on forever.
@@ -68,7 +67,7 @@ class Loopback:
         on_events: Callable[[Step, list[Event]], None] | None = None,
     ) -> None:
         self.device = device
-        self.validator = Validator(table_id, rules)
+        self.table = Table(table_id, rules, driver=device.driver, channel=device.channel)
         self.timeout = timeout
         self.on_events = on_events
         self.problems: list[str] = []
@@ -98,16 +97,14 @@ class Loopback:
                 case CutCard() if self.device.reports_cut:
                     events = self._until(lambda ev: isinstance(ev, DeviceCutCard))
                 case ServerCommand(name=name, args=args):
-                    try:
-                        events = self.validator.handle(Command(time.time(), name, dict(args)))  # type: ignore[arg-type]
-                    except CommandRejected:
-                        rejected = True
+                    outcome = self.table.request(Request(name, args=dict(args)), time.time())
+                    events, rejected = outcome.events, outcome.response.status == "error"  # type: ignore[union-attr]
                 case Unplug():
                     events = self._until(lambda ev: isinstance(ev, LinkDown))
                     events += self._until(lambda ev: isinstance(ev, LinkUp))
                 case Pause():
                     # The daemon's ticker would have looked at the table during the pause.
-                    events = self.validator.handle(Tick(time.time()))
+                    events = self.table.judge(Tick(time.time())).events
         except TimeoutError as exc:
             self.problems.append(f"{step.action}: {exc}")
             return
@@ -125,11 +122,9 @@ class Loopback:
                 ts, event = self._inbox.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 raise TimeoutError(f"no device event within {self.timeout} s") from None
-            inp = to_input(ts, event)
-            if inp is not None:
-                out += self.validator.handle(inp)
-            ack = getattr(event, "ack", None)
-            if ack is not None:
+            outcome = self.table.device_event(ts, event)
+            out += outcome.events
+            for ack in outcome.acks:
                 self.reader.acknowledge(ack)
             if wanted(event):
                 return out

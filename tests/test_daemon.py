@@ -237,11 +237,11 @@ def test_a_framed_shoe_that_falls_silent_mid_round_counts_as_disconnected(tmp_pa
         beating.clear()  # silence: no heartbeat, no card
         heart.join()
         wait_until(lambda: daemon.validator.state()["round"]["phase"] == "void", 10, "the round void")
-        assert daemon.device_view.payload.link == "down"
+        assert daemon.table.device_view.payload.link == "down"
         assert "DEVICE_DISCONNECTED" in [a["code"] for a in daemon.validator.state()["alerts"]]
         shoe.heartbeat()
         wait_until(lambda: daemon.validator.link_up, 10, "the shoe heard again")
-        assert daemon.device_view.payload.link == "up"
+        assert daemon.table.device_view.payload.link == "up"
     finally:
         daemon.stop()
         shoe.stop()

@@ -10,7 +10,6 @@ import gzip
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -20,6 +19,7 @@ from scannerd.house import HouseRules
 from scannerd.recorder import Recorder
 from scannerd.recording import RecordingReader
 from scannerd.signing import load_private_key, write_key_pair
+from scannerd.table import SavedState
 from tests.command_support import scannerd
 from tests.test_service_start_errors import the_error
 
@@ -33,8 +33,8 @@ def keys(tmp_path: Path) -> tuple[Path, Path]:
     return private, public
 
 
-def shoe_state(shoe_id: str) -> dict[str, Any]:
-    return {"validator": {"shoe": {"shoe_id": shoe_id, "cards_dealt": 0, "hands_started": 0}}}
+def shoe_state(shoe_id: str) -> SavedState:
+    return SavedState({"shoe": {"shoe_id": shoe_id, "cards_dealt": 0, "hands_started": 0}})
 
 
 def record(

@@ -15,6 +15,7 @@ from scannerd.events import CardDrawn, Command, LinkChanged
 from scannerd.house import HouseRules
 from scannerd.recorder import Recorder
 from scannerd.recording import CmdLine, LinkLine, RecordingReader, RxLine
+from scannerd.table import SavedState
 from tests.broker import wait_until
 
 T0 = 1_714_564_800.0 + 0.123456  # 2024-05-01 12:00:00.123456 UTC
@@ -69,8 +70,8 @@ def test_a_session_is_written_compressed_and_reads_back(tmp_path: Path) -> None:
     assert rec.health()["lines"] == 3 and rec.health()["errors"] == 0
 
 
-def shoe_state(shoe_id: str, cards_dealt: int = 0) -> dict[str, Any]:
-    return {"validator": {"shoe": {"shoe_id": shoe_id, "cards_dealt": cards_dealt, "hands_started": 0}}}
+def shoe_state(shoe_id: str, cards_dealt: int = 0) -> SavedState:
+    return SavedState({"shoe": {"shoe_id": shoe_id, "cards_dealt": cards_dealt, "hands_started": 0}})
 
 
 def test_one_file_per_shoe_each_beginning_with_the_tables_state(tmp_path: Path) -> None:
@@ -90,7 +91,7 @@ def test_one_file_per_shoe_each_beginning_with_the_tables_state(tmp_path: Path) 
     ]
     first, first_lines = read(rec.files[0])
     second, second_lines = read(rec.files[1])
-    assert first.state == shoe_state("S1", 40) and second.state == shoe_state("S2")
+    assert first.state == shoe_state("S1", 40).to_dict() and second.state == shoe_state("S2").to_dict()
     # The command that started S2 belongs to the file whose replay publishes its events.
     assert [line.event for line in first_lines] == ["rx", "cmd"]
     assert [line.event for line in second_lines] == ["rx", "cmd"]
