@@ -483,14 +483,27 @@ class Daemon:
         return self.table.saved_state(device)
 
     def _store(self) -> None:
-        """Outbox first, then the device's acks, then whoever shows the events. Caller holds the lock."""
+        """The durability order, in one place. Caller holds the lock.
+
+        1. write the events and the state after them to the outbox, one commit:
+           from here they survive a killed process;
+        2. hand them to the publisher, which sends them if they are next in line:
+           the broker need not wait for the disk;
+        3. sync the outbox: from here they survive a power cut;
+        4. acknowledge the framed shoe's cards, only now, so it forgets none that
+           could still be lost (none while the outbox holds the batch in memory);
+        5. tell the listeners (the shoe's alarm, the display).
+        """
         events, self._unstored = self._unstored, []
         if events and not self._ceiling.covers(events[-1].seq):
             self._reserve_seq(events[-1].seq)
         newest_ack = self._unacked[-1] if self._unacked else None
-        durable = self.publisher.submit(events, self.saved_state(newest_ack).to_dict())
+        state = self.saved_state(newest_ack).to_dict()
+        written = self.outbox.write(self.publisher.topics.messages(events), state)
+        self.publisher.send(written)
+        self.outbox.sync()
         log_alerts(events)
-        if durable:
+        if not written.held:
             for seq in self._unacked:
                 self.reader.acknowledge(seq)
             self._unacked.clear()

@@ -10,9 +10,11 @@ Threads: paho's network thread runs the callbacks; they only post to the
 pump's queue, because paho calls ``on_publish`` while holding its own message
 lock and ``publish`` takes that lock. The pump thread resends, takes
 acknowledgements and fills the window from the outbox. The thread that
-submits events sends them itself when the pump has nothing older to send
-(the common case on a live table): a card then goes from the commit straight
-to paho, without waking another thread or reading it back from disk. The
+wrote events to the outbox hands them over (``send``) and they go out at once
+when the pump has nothing older to send (the common case on a live table): a
+card then goes from the commit straight to paho, without waking another
+thread or reading it back from disk. Writing, syncing and acknowledging the
+shoe are the daemon's (``Daemon._store``); the publisher only sends. The
 in-flight window and the send cursor are shared by the two under
 ``_send_lock``. Requests are run, and answered, by a thread of their own
 (``scannerd.request_path``), never on paho's network thread, which must
@@ -26,7 +28,7 @@ import ssl
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import paho.mqtt.client as mqtt
@@ -38,7 +40,6 @@ from paho.mqtt.reasoncodes import ReasonCode
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from scannerd import __version__
-from scannerd.events import Event
 from scannerd.mqtt_link import LinkReport, failure_reason
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox, Stored, Written
@@ -217,17 +218,14 @@ class Publisher:
 
     # ------------------------------------------------------------------ what the daemon calls
 
-    def submit(self, events: Sequence[Event], state: Any = None) -> bool:
-        """Commit events (and state), send them, then sync; True once they are on disk for good.
+    def send(self, written: Written) -> None:
+        """Send rows just committed to the outbox, now if they are next in line, else through the pump.
 
-        Sending comes between the commit and the fsync: a committed batch already
+        Called between the commit and the fsync: a committed batch already
         survives a killed process, and the broker need not wait for the disk.
         """
-        written = self.outbox.write(self.topics.messages(events), state)
         if not self._send_now(written):
             self.notify_new()
-        self.outbox.sync()
-        return not written.held
 
     def _send_now(self, written: Written) -> bool:
         """Send rows just written if they are next in line and fit the window; else leave them to the pump."""
@@ -494,7 +492,7 @@ class Publisher:
                     return  # the connection changed under us: "up" will start over
                 for row in rows:
                     if row.id <= self._cursor:
-                        continue  # ``submit`` sent it meanwhile
+                        continue  # ``send`` sent it meanwhile
                     if len(self._inflight) >= self._window:
                         return
                     self._send(row)

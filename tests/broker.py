@@ -15,16 +15,19 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from scannerd.events import AlertEvent, CardEvent, Event, RoundEvent, ShoeEvent
 from scannerd.topics import EVENT_KINDS
+
+if TYPE_CHECKING:
+    from scannerd.publisher import Publisher
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 START_TIMEOUT_S = 10.0
@@ -274,6 +277,14 @@ class GameServer:
 
 
 # --------------------------------------------------------------------------- events to send
+
+
+def store(pub: Publisher, events: Sequence[Event], state: Any = None) -> bool:
+    """Store events as the daemon does: write, hand to the publisher, sync; True once on disk for good."""
+    written = pub.outbox.write(pub.topics.messages(events), state)
+    pub.send(written)
+    pub.outbox.sync()
+    return not written.held
 
 
 def sample_events(first: int, n: int, table_id: str = "T1") -> list[Event]:

@@ -262,3 +262,45 @@ def test_a_quiet_shoe_without_heartbeats_is_not_judged(tmp_path, mosquitto, pty)
         assert daemon.validator.link_up and daemon.validator.state()["alerts"] == []
     finally:
         daemon.stop()
+
+
+def test_a_card_is_written_handed_over_synced_acknowledged_then_shown_in_that_order(tmp_path, mosquitto):
+    """The durability order of ``Daemon._store``, watched on a framed shoe's card as it happens."""
+    from drivers.events import DeviceCard
+    from simulators.serial_pty import FramedPtyDevice, PtyPort
+
+    port = PtyPort(tmp_path / "shoe", baudrate=115200)
+    shoe = FramedPtyDevice(port).start()
+    config = make_config(tmp_path, mosquitto, port.path)
+    daemon = Daemon(config.model_copy(update={"device": DeviceSettings(driver="framed", port=port.path)}))
+    steps: list[str] = []
+
+    def watch(owner: object, name: str, step: str) -> None:
+        real = getattr(owner, name)
+
+        def watched(*args: object) -> object:
+            steps.append(step)
+            return real(*args)
+
+        setattr(owner, name, watched)
+
+    watch(daemon.outbox, "write", "write")
+    watch(daemon.publisher, "send", "send")
+    watch(daemon.outbox, "sync", "sync")
+    watch(daemon.driver, "acknowledge", "acknowledge")
+    daemon.listeners.append(lambda events: steps.append("listeners"))
+    daemon.start()
+    try:
+        wait_until(lambda: daemon.reader.link_up, 10, "link up")
+        daemon.request("betting_open", {"round_id": "R1"})
+        daemon.request("betting_close", {})
+        with daemon._lock:  # no tick or request stores in between
+            steps.clear()
+        shoe.send(DeviceCard("9H"))
+        wait_until(lambda: "listeners" in steps, 10, "the card stored")
+        assert steps[:5] == ["write", "send", "sync", "acknowledge", "listeners"]
+        assert shoe.wait_idle(10)  # and the shoe heard the ack
+    finally:
+        daemon.stop()
+        shoe.stop()
+        port.close()

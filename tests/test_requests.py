@@ -12,7 +12,7 @@ from scannerd.mqtt_settings import MqttSettings
 from scannerd.publisher import Publisher
 from scannerd.requests import MAX_REQUEST_BYTES, Request, RequestError, Response, execute, parse_request
 from scannerd.validator import Validator
-from tests.broker import Broker, GameServer, event_seqs
+from tests.broker import Broker, GameServer, event_seqs, store
 
 BASE = "casino/tables/T1"
 TS = 1_700_000_000.0
@@ -142,7 +142,7 @@ class Table:
     def handle(self, request: Request) -> Response:
         with self.lock:
             response, events = execute(request, self.validator, TS)
-            self.publisher.submit(events, self.validator.snapshot())
+            store(self.publisher, events, self.validator.snapshot())
         return response
 
 
