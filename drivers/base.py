@@ -1,10 +1,13 @@
 """The driver interface every device family implements.
 
 Shaped after python-can's bus: a driver is a small transport (open, read a
-chunk, write, close) plus a pure codec that turns its bytes into device
-events. The reader thread owns the driver and stamps time at the I/O edge;
-the driver never reads a clock and never starts threads, so a driver is easy
-to write and easy to test through a real pty or a pyusb backend.
+chunk, write, close) plus a pure decoder (its codec, and for a protocol that
+acknowledges, its session) that turns its bytes into device events and says
+what to answer. The reader thread owns the driver and stamps time at the I/O
+edge; the driver never reads a clock and never starts threads, so a driver
+is easy to write and easy to test through a real pty or a pyusb backend. A
+replay decodes a recording with the same decoder and no transport at all
+(``Driver.detached_decoder``).
 """
 
 from __future__ import annotations
@@ -52,6 +55,50 @@ class Codec(Protocol):
         """Forget a partial frame (after a reconnect), keeping the counters."""
 
 
+class Decoder:
+    """A device family's protocol without its transport: bytes in, device events and replies out.
+
+    Pure: what the protocol answers (acknowledgements, requests) comes back as
+    bytes, and the driver writes them; a replay, with no device to answer,
+    drops them, so it decodes through exactly the state the live driver had.
+    This one is a codec and nothing else; a protocol with acknowledgements
+    keeps its session here too (``drivers.framed_host.FramedDecoder``).
+    """
+
+    def __init__(self, codec: Codec) -> None:
+        self.codec = codec
+
+    def start(self) -> bytes:
+        """A (re)connection: forget a partial frame; the bytes to send the device first."""
+        self.codec.reset()
+        return b""
+
+    def resume(self) -> None:
+        """Go on with a connection already under way (a recording that begins mid-connection)."""
+
+    def decode(self, data: bytes) -> tuple[list[DeviceEvent], bytes]:
+        """The events in bytes just read, and the bytes to answer with."""
+        return self.codec.feed(data), b""
+
+    def acknowledge(self, seq: int) -> bytes:
+        """Message ``seq`` is durably handled: the bytes that tell the device (none without acks)."""
+        return b""
+
+    def redeliver(self, seq: int) -> None:
+        """The consumer could not take message ``seq``: let its retransmission through again."""
+
+    def saved_state(self, ack: int | None = None) -> dict[str, Any] | None:
+        """What must survive a restart of the daemon, JSON-ready; None for a protocol that keeps nothing.
+
+        ``ack`` is a message about to be acknowledged: the state counts it as
+        acknowledged, since the state is stored before the device is told.
+        """
+        return None
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        """Take back what ``saved_state`` gave, after a restart."""
+
+
 @dataclass(frozen=True, slots=True)
 class UsbId:
     """A USB vendor/product id a driver recognises.
@@ -88,11 +135,27 @@ class Driver(ABC):
     def __init__(self, channel: str, **options: Any) -> None:
         self.channel = channel
         self.options = options
-        self.codec: Codec = self.make_codec()
+        self.decoder = self.make_decoder()
+        self.codec: Codec = self.decoder.codec
 
     @abstractmethod
     def make_codec(self) -> Codec:
-        """The codec for this device's protocol, built from ``self.options``."""
+        """The codec for this device's protocol, built from ``self.options`` alone."""
+
+    def make_decoder(self) -> Decoder:
+        """The protocol state decoding starts from, built from ``self.options`` alone."""
+        return Decoder(self.make_codec())
+
+    @classmethod
+    def detached_decoder(cls, **options: Any) -> Decoder:
+        """This family's decoder with no transport and no channel: what a replay decodes with.
+
+        Built exactly as the driver builds its own, from the options alone, so
+        nothing is opened, no channel is looked up and nothing can be written.
+        """
+        unopened = cls.__new__(cls)  # never initialised: ``make_decoder`` reads only the options
+        unopened.options = options
+        return unopened.make_decoder()
 
     @abstractmethod
     def open(self) -> None:
@@ -120,14 +183,31 @@ class Driver(ABC):
         return f"{self.name} on {self.channel}"
 
     def decode(self, data: bytes) -> list[DeviceEvent]:
-        """Turn bytes just read into events; protocol drivers add acks and dedup here."""
-        return self.codec.feed(data)
+        """Turn bytes just read into events, and send what the protocol answers."""
+        events, reply = self.decoder.decode(data)
+        self.answer(reply)
+        return events
 
-    def acknowledge(self, seq: int) -> None:  # noqa: B027 (a default, not an abstract hook)
-        """Tell the device a message is durably handled; no-op for devices without acks."""
+    def acknowledge(self, seq: int) -> None:
+        """Tell the device a message is durably handled; nothing is sent for devices without acks."""
+        self.answer(self.decoder.acknowledge(seq))
 
-    def redeliver(self, seq: int) -> None:  # noqa: B027 (a default, not an abstract hook)
+    def redeliver(self, seq: int) -> None:
         """The consumer could not take message ``seq``: let its retransmission through again."""
+        self.decoder.redeliver(seq)
+
+    def saved_state(self, ack: int | None = None) -> dict[str, Any] | None:
+        """What this device keeps across a restart of the daemon (None: nothing); see ``Decoder``."""
+        return self.decoder.saved_state(ack)
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        """Take back, after a restart, what ``saved_state`` gave."""
+        self.decoder.restore_state(state)
+
+    def answer(self, data: bytes) -> None:
+        """Write what the protocol answers with (nothing for most devices)."""
+        if data:
+            self.write(data)
 
     def set_alert(self, led: bool, buzzer: bool) -> bool:
         """Switch the device's alert LED and buzzer; False when the device has none."""

@@ -5,8 +5,9 @@ host acknowledges its sequence number. The host acknowledges only when the
 consumer says the event is durably stored (``acknowledge``), never on
 receipt, so a crash between the two makes the device send it again; and it
 drops the repeats it receives meanwhile. ``FramedSession`` is that logic as
-a pure object (bytes to send come back as return values); ``FramedHostDriver``
-puts it on any byte transport, serial or USB.
+a pure object (bytes to send come back as return values); ``FramedDecoder``
+puts it behind the codec, as the decoder a replay uses too;
+``FramedHostDriver`` puts that on any byte transport, serial or USB.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import structlog
 
-from drivers.base import Driver, DriverOperationError
+from drivers.base import Decoder, Driver, DriverOperationError
 from drivers.codecs.framed import (
     FramedCodec,
     encode_ack,
@@ -136,62 +137,105 @@ class FramedSession:
         return encode_alert(led, buzzer)
 
 
+class FramedDecoder(Decoder):
+    """The framed codec and the host's session: what the driver decodes with, and a replay too.
+
+    What a restart keeps is the session's ``DedupState``, as a dict.
+    """
+
+    codec: FramedCodec
+
+    def __init__(self, codec: FramedCodec) -> None:
+        super().__init__(codec)
+        self.session = FramedSession()
+
+    def start(self) -> bytes:
+        self.codec.reset()
+        return self.session.start()
+
+    def resume(self) -> None:
+        self.session.synced = True  # the hello of this connection came before
+
+    def decode(self, data: bytes) -> tuple[list[DeviceEvent], bytes]:
+        out: list[DeviceEvent] = []
+        replies = b""
+        for seq, event in self.codec.feed_seq(data):
+            deliver, reply = self.session.receive(seq, event)
+            replies += reply
+            if deliver is not None:
+                out.append(deliver)
+        return out, replies
+
+    def acknowledge(self, seq: int) -> bytes:
+        return self.session.acknowledge(seq)
+
+    def redeliver(self, seq: int) -> None:
+        self.session.redeliver(seq)
+
+    def saved_state(self, ack: int | None = None) -> dict[str, Any]:
+        state = self.session.state
+        return DedupState(state.boot_id, ack if ack is not None else state.acked).to_dict()
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        self.session.restore(DedupState.from_dict(state))
+
+
 class FramedHostDriver(Driver):
     """A driver speaking framed over some transport; subclasses supply open/read/write/close.
 
     List it before the transport class: ``class X(FramedHostDriver, SomeTransport)``.
+    The decoder is used under a lock: acknowledgements and alerts come from
+    other threads than the reader's.
     """
 
     repeats_unacknowledged = True
+    decoder: FramedDecoder
 
     def __init__(self, channel: str, **options: Any) -> None:
         super().__init__(channel, **options)
-        self.session = FramedSession()
         self._lock = threading.Lock()
 
     def make_codec(self) -> FramedCodec:
         return FramedCodec()
 
+    def make_decoder(self) -> FramedDecoder:
+        return FramedDecoder(self.make_codec())
+
+    @property
+    def session(self) -> FramedSession:
+        return self.decoder.session
+
     def open(self) -> None:
         super().open()
         with self._lock:
-            self._send(self.session.start())
+            self.answer(self.decoder.start())
 
     def decode(self, data: bytes) -> list[DeviceEvent]:
-        assert isinstance(self.codec, FramedCodec)
-        out: list[DeviceEvent] = []
-        for seq, event in self.codec.feed_seq(data):
-            with self._lock:
-                deliver, reply = self.session.receive(seq, event)
-                self._send(reply)
-            if deliver is not None:
-                out.append(deliver)
-        return out
+        with self._lock:
+            return super().decode(data)
 
     def acknowledge(self, seq: int) -> None:
         with self._lock:
-            self._send(self.session.acknowledge(seq))
+            super().acknowledge(seq)
 
     def redeliver(self, seq: int) -> None:
         with self._lock:
-            self.session.redeliver(seq)
+            super().redeliver(seq)
+
+    def saved_state(self, ack: int | None = None) -> dict[str, Any] | None:
+        with self._lock:
+            return super().saved_state(ack)
+
+    def restore_state(self, state: dict[str, Any]) -> None:
+        with self._lock:
+            super().restore_state(state)
 
     def set_alert(self, led: bool, buzzer: bool) -> bool:
         with self._lock:
-            self._send(self.session.set_alert(led, buzzer))
+            self.answer(self.session.set_alert(led, buzzer))
         return True
 
-    @property
-    def dedup_state(self) -> DedupState:
-        """Persist this after each acknowledge; hand it to ``restore_dedup`` after a restart."""
-        with self._lock:
-            return self.session.state
-
-    def restore_dedup(self, state: DedupState) -> None:
-        with self._lock:
-            self.session.restore(state)
-
-    def _send(self, data: bytes) -> None:
+    def answer(self, data: bytes) -> None:
         """Write, but never fail the caller on a lost link: state is kept and replayed.
 
         An ack lost this way is sent again when the device repeats the message;

@@ -27,7 +27,6 @@ import structlog
 
 from drivers.base import Driver
 from drivers.events import DeviceEvent, DeviceHello, DeviceStatus, LinkDown, LinkUp
-from drivers.framed_host import DedupState, FramedHostDriver
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from scannerd.config import Config
@@ -124,8 +123,8 @@ class Daemon:
             self._start_seq()
         self._reserve_seq(self.validator.next_seq)
         self.driver: Driver = create_driver(device.driver, device.port, **device.driver_options())
-        if isinstance(self.driver, FramedHostDriver) and saved is not None and saved.device:
-            self.driver.restore_dedup(DedupState.from_dict(saved.device))
+        if saved is not None and saved.device is not None:
+            self.driver.restore_state(saved.device)
         self.publisher = Publisher(
             config.mqtt,
             self.table_id,
@@ -471,16 +470,12 @@ class Daemon:
                 self._store()
 
     def saved_state(self, ack: int | None = None) -> SavedState:
-        """What a restart restores: the validator and, for a framed shoe, its dedup state.
+        """What a restart restores: the validator's part and what the driver keeps (a framed shoe's).
 
         ``ack`` is the newest framed seq about to be acknowledged: it counts as
         acknowledged in the saved state, since the state is stored before the shoe is told.
         """
-        device = None
-        if isinstance(self.driver, FramedHostDriver):
-            dedup = self.driver.dedup_state
-            device = DedupState(dedup.boot_id, ack if ack is not None else dedup.acked).to_dict()
-        return self.table.saved_state(device)
+        return self.table.saved_state(self.driver.saved_state(ack))
 
     def _store(self) -> None:
         """The durability order, in one place. Caller holds the lock.

@@ -1,7 +1,8 @@
 """Replay a recording through the live table's own parts, and say what would have been published.
 
-Bytes go through the recorded driver's codec (its ``decode``, so the framed
-shoe's duplicate suppression runs too), device events, commands and ticks
+Bytes go through the recorded driver's decoder (``Driver.detached_decoder``:
+its codec, and the framed shoe's duplicate suppression too, with no
+transport behind it), device events, commands and ticks
 through the daemon's own ``scannerd.table.Table``, and events out through
 ``scannerd.topics``: nothing here decides anything the daemon decides. Time is the recording's:
 each line happens at ``started_at + t``, and the daemon's once-a-second tick
@@ -24,9 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from drivers.base import Driver
 from drivers.events import DeviceEvent, LinkDown, LinkUp
-from drivers.framed_host import DedupState, FramedHostDriver
 from drivers.registry import get_driver_class
 from scannerd.events import Event, Restarted
 from scannerd.house import HouseRules
@@ -68,42 +67,6 @@ def _json_string(text: str) -> str:
     return json.dumps(text)
 
 
-def _discard(data: bytes) -> None:
-    """A replay has no device to answer: acks and alerts the driver sends go nowhere."""
-
-
-class ReplayDevice:
-    """The recorded driver without its transport: bytes decode exactly as they did live.
-
-    It is never opened. A ``link up`` line does what opening does to the
-    protocol state (the codec forgets a partial frame, a framed session asks
-    for a hello again); a file that begins mid-connection starts with the
-    framed session in step, restored from the header's state when it has one.
-    """
-
-    def __init__(self, driver: str, options: dict[str, Any], state: dict[str, Any] | None = None) -> None:
-        cls = get_driver_class(driver)
-        # Never opened; a USB driver still wants a channel of its shape.
-        channel = f"usb:{cls.usb_ids[0]}" if cls.usb_ids else "replay"
-        self.driver: Driver = cls(channel, **options)
-        self.driver.write = _discard  # type: ignore[method-assign]
-        if isinstance(self.driver, FramedHostDriver):
-            if state and state.get("device"):
-                self.driver.restore_dedup(DedupState.from_dict(state["device"]))
-            self.driver.session.synced = True
-
-    def link_up(self) -> None:
-        self.driver.codec.reset()
-        if isinstance(self.driver, FramedHostDriver):
-            self.driver.session.start()
-
-    def decode(self, data: bytes) -> list[DeviceEvent]:
-        return self.driver.decode(data)
-
-    def acknowledge(self, seq: int) -> None:
-        self.driver.acknowledge(seq)
-
-
 class Replayer:
     """Feeds one recording's lines, in order, and returns what each would have published.
 
@@ -123,14 +86,16 @@ class Replayer:
         self.header = header
         self.table_id = table_id or header.table_id
         self.start = header.start_ts
+        saved = SavedState.from_dict(header.state)
         self.table = Table(
-            self.table_id,
-            rules or header.rules,
-            driver=header.driver,
-            saved=SavedState.from_dict(header.state),
-            ticks_from=self.start,
+            self.table_id, rules or header.rules, driver=header.driver, saved=saved, ticks_from=self.start
         )
-        self.device = ReplayDevice(header.driver, header.driver_options, header.state)
+        # A file that begins mid-connection carries on with the protocol's state in step: restored
+        # from the header, as the driver had it; a ``link up`` line starts it again as opening does.
+        self.decoder = get_driver_class(header.driver).detached_decoder(**header.driver_options)
+        if saved is not None and saved.device is not None:
+            self.decoder.restore_state(saved.device)
+        self.decoder.resume()
         self.topics = Topics(prefix, self.table_id)
 
     def feed(self, line: AnyLine) -> list[Published]:
@@ -139,18 +104,19 @@ class Replayer:
         for tick in self.table.ticks(ts):
             out += self._published(tick.judged.ts, tick)  # type: ignore[union-attr]
         if isinstance(line, RxLine):
-            for device_event in self.device.decode(line.data):
+            events, _ = self.decoder.decode(line.data)  # no device to answer
+            for device_event in events:
                 outcome = self.table.device_event(ts, device_event)
                 out += self._published(ts, outcome)
                 for ack in outcome.acks:
-                    self.device.acknowledge(ack)  # as the daemon does once the events are stored
+                    self.decoder.acknowledge(ack)  # as the daemon does once the events are stored
         elif isinstance(line, CmdLine):
             out += self._command(ts, line.name, line.args)
         elif isinstance(line, RestartLine):
             out += self._published(ts, self.table.judge(Restarted(ts, line.detail, line.repeats)))
         else:
             if line.up:
-                self.device.link_up()
+                self.decoder.start()
             out += self._published(ts, self.table.device_event(ts, _link_event(line)))
         return out
 
