@@ -42,6 +42,7 @@ from scannerd.events import (
     ValidatorInput,
 )
 from scannerd.instance_lock import InstanceLock
+from scannerd.listeners import TableListener
 from scannerd.outbox import Level, Outbox, OutboxHealth
 from scannerd.publisher import Publisher
 from scannerd.recorder import Recorder
@@ -52,9 +53,6 @@ from scannerd.table import Outcome, SavedState, Table
 from scannerd.validator import Validator
 
 log = structlog.get_logger(__name__)
-
-EventListener = Callable[[Sequence[Event]], None]
-"""Called with each batch of events after they are stored; must not block (display, shoe alarm)."""
 
 CLOCK_STEP_FORWARD_S = 0.5
 """A jump of the wall clock ahead of the monotonic one by this much is a step: NTP slews by half a
@@ -91,9 +89,7 @@ class Daemon:
         self.table_id = config.table_id
         self._lock = threading.RLock()
         self._stopping = threading.Event()
-        self.listeners: list[EventListener] = []
-        self.rx_listeners: list[Callable[[float, bytes], None]] = []
-        self.input_listeners: list[Callable[[ValidatorInput], None]] = []
+        self.listeners: list[TableListener] = []  # told in this order (scannerd/listeners.py)
 
         outbox_path = Path(config.outbox.path)
         # First: a second daemon for this table touches neither outbox nor shoe.
@@ -150,7 +146,10 @@ class Daemon:
         self._heard_at = 0.0  # when the device last said anything (monotonic: a clock step is no silence)
         self._beats = False  # it has sent a heartbeat on this connection
         self._silent = False  # it has been judged disconnected for its silence
-        self.recorder = Recorder.attach(self) if config.record.dir is not None else None
+        self.recorder: Recorder | None = None
+        if config.record.dir is not None:
+            self.recorder = Recorder.for_table(config, self.saved_state)
+            self.listeners.append(self.recorder)
         self.alarm = ShoeAlarm(self.reader.set_alert, self.validator.state()["alerts"])
         self.listeners.append(self.alarm)
         self.display: Display | None = None
@@ -163,7 +162,7 @@ class Daemon:
                 round_control=config.rules.round_control,
                 on_health=self.publisher.health_changed,
             )
-            self.listeners.append(self.display.on_events)
+            self.listeners.append(self.display)
 
     @property
     def validator(self) -> Validator:
@@ -354,8 +353,8 @@ class Daemon:
         outcome = self.table.device_event(ts, event)
         if outcome.device is not None:
             self.publisher.set_device(outcome.device)
-            if self.display is not None:
-                self.display.set_device(outcome.device)
+            for listener in self.listeners:
+                listener.on_device(outcome.device)
         if isinstance(event, DeviceHello):
             log.info("device hello", model=event.model, serial=event.serial, firmware=event.firmware)
         if outcome.ack_now is not None:
@@ -369,8 +368,8 @@ class Daemon:
                 self._store()
 
     def _on_rx(self, ts: float, data: bytes) -> None:
-        for listener in self.rx_listeners:
-            listener(ts, data)
+        for listener in self.listeners:
+            listener.on_rx(ts, data)
 
     def _on_reader_error(self, exc: BaseException) -> None:
         self.reader_errors += 1
@@ -459,8 +458,8 @@ class Daemon:
                 self._unacked.append(outcome.ack)
             judged = outcome.judged
             if judged is not None and not isinstance(judged, Tick):
-                for listener in self.input_listeners:
-                    listener(judged)
+                for listener in self.listeners:
+                    listener.on_input(judged)
             if defer:
                 return
             # A tick also retries what the outbox could not store: room may come back with nothing new
@@ -504,7 +503,7 @@ class Daemon:
             self._unacked.clear()
         for listener in self.listeners:
             try:
-                listener(events)
+                listener.on_events(events)
             except Exception:
                 log.exception("event listener failed", listener=repr(listener))
 

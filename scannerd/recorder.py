@@ -41,17 +41,16 @@ import structlog
 
 from scannerd import __version__, signing
 from scannerd.chain import Chain
-from scannerd.config import RecordSettings
+from scannerd.config import Config, RecordSettings
 from scannerd.events import ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
 from scannerd.house import HouseRules
+from scannerd.listeners import TableListener
 from scannerd.recording import SUFFIX, ChainLink, Header, RecordingError, RecordingWriter, whole_second
 from scannerd.table import SavedState
 from scannerd.verify import read_chained
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    from scannerd.daemon import Daemon
 
 log = structlog.get_logger(__name__)
 
@@ -69,8 +68,8 @@ def _day(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y%m%d")
 
 
-class Recorder:
-    """Records one table into ``settings.dir``; attach with :meth:`attach` or call the listeners."""
+class Recorder(TableListener):
+    """Records one table into ``settings.dir``: a daemon's listener (``on_rx``, ``on_input``)."""
 
     def __init__(
         self,
@@ -115,22 +114,18 @@ class Recorder:
         self.last_error: str | None = None
 
     @classmethod
-    def attach(cls, daemon: Daemon) -> Recorder:
-        """A recorder for ``daemon``'s table, listening to its raw bytes and inputs."""
-        config = daemon.config
+    def for_table(cls, config: Config, state: StateSource) -> Recorder:
+        """A recorder for the table ``config`` sets up, its headers holding what ``state`` gives."""
         key_path = signing.private_key_path(config.record.key_file)
-        recorder = cls(
+        return cls(
             config.record,
             table_id=config.table_id,
             driver=config.device.driver,
             rules=config.rules,
             driver_options=dict(config.device.options),
-            state=daemon.saved_state,
+            state=state,
             key=signing.load_private_key(key_path) if key_path is not None else None,
         )
-        daemon.rx_listeners.append(recorder.on_rx)
-        daemon.input_listeners.append(recorder.on_input)
-        return recorder
 
     # ------------------------------------------------------------------ lifecycle
 

@@ -17,6 +17,7 @@ from typing import Any
 import structlog
 
 from scannerd.events import AlertEvent, Event
+from scannerd.listeners import TableListener
 
 log = structlog.get_logger(__name__)
 
@@ -46,7 +47,7 @@ class AlarmState:
         return self.on != before
 
 
-class ShoeAlarm:
+class ShoeAlarm(TableListener):
     """A daemon listener driving the shoe's LED and buzzer from the open misdeals.
 
     ``set_alert`` should be the device reader's (it serialises writes with the
@@ -63,7 +64,7 @@ class ShoeAlarm:
     def start(self) -> None:
         self._switch()
 
-    def __call__(self, events: Sequence[Event]) -> None:
+    def on_events(self, events: Sequence[Event]) -> None:
         if self.state.apply(events):
             self._switch()
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from scannerd.config import Config, DeviceSettings
 from scannerd.events import AlertEvent, CardEvent, Event, RoundEvent
+from scannerd.listeners import TableListener
 from scannerd.mqtt_settings import MqttSettings, OutboxSettings
 from tests.broker import Broker
 
@@ -56,14 +57,14 @@ def config(
     )
 
 
-class EventLog:
+class EventLog(TableListener):
     """A daemon listener that tests can wait on."""
 
     def __init__(self) -> None:
         self.events: list[Event] = []
         self._cond = threading.Condition()
 
-    def __call__(self, events: Sequence[Event]) -> None:
+    def on_events(self, events: Sequence[Event]) -> None:
         with self._cond:
             self.events.extend(events)
             self._cond.notify_all()

@@ -15,6 +15,7 @@ import pytest
 
 from scannerd.config import Config, DeviceSettings
 from scannerd.daemon import SEQ_SKIP_AFTER_POWER_LOSS, Daemon
+from scannerd.listeners import TableListener
 from scannerd.mqtt_settings import MqttSettings, OutboxSettings
 from tests.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
 
@@ -288,7 +289,12 @@ def test_a_card_is_written_handed_over_synced_acknowledged_then_shown_in_that_or
     watch(daemon.publisher, "send", "send")
     watch(daemon.outbox, "sync", "sync")
     watch(daemon.driver, "acknowledge", "acknowledge")
-    daemon.listeners.append(lambda events: steps.append("listeners"))
+
+    class Shown(TableListener):
+        def on_events(self, events: object) -> None:
+            steps.append("listeners")
+
+    daemon.listeners.append(Shown())
     daemon.start()
     try:
         wait_until(lambda: daemon.reader.link_up, 10, "link up")

@@ -67,7 +67,7 @@ def test_a_shoe_without_alert_outputs_is_asked_once():
 
     alarm = ShoeAlarm(no_outputs)
     alarm.start()
-    alarm(misdeal)
+    alarm.on_events(misdeal)
     assert calls == [(False, False)] and not alarm.supported
 
 
@@ -88,8 +88,8 @@ def test_the_framed_shoe_lights_up_and_beeps_until_acknowledged(framed_shoe):
     v, misdeal, warning = misdeal_table()
     alarm = ShoeAlarm(reader.set_alert)
     alarm.start()
-    alarm(warning)
-    alarm(misdeal)
+    alarm.on_events(warning)
+    alarm.on_events(misdeal)
     wait_until(lambda: (shoe.device.led, shoe.device.buzzer) == (True, True), 10, "LED and buzzer on")
 
     # The shoe reboots (outputs off); its first heartbeat shows it, and the driver restates the alarm.
@@ -99,5 +99,5 @@ def test_the_framed_shoe_lights_up_and_beeps_until_acknowledged(framed_shoe):
     wait_until(lambda: shoe.device.led and shoe.device.buzzer, 10, "the alarm restated after a reboot")
 
     (alert_id,) = alarm.state.misdeals
-    alarm(ack(v, alert_id))
+    alarm.on_events(ack(v, alert_id))
     wait_until(lambda: (shoe.device.led, shoe.device.buzzer) == (False, False), 10, "LED and buzzer off")

@@ -30,6 +30,7 @@ from scannerd.display.guard import ConnectionCap, LoopErrors
 from scannerd.display.stream import NO_CACHE, stream_view
 from scannerd.display.view import TableView
 from scannerd.events import Event
+from scannerd.listeners import TableListener
 from scannerd.payloads import DevicePayload, DisplayHealth
 from scannerd.requests import RequestError, Response, parse_request
 
@@ -46,7 +47,7 @@ TOKEN_CREDENTIAL = "display-token"
 """Looked up in ``$CREDENTIALS_DIRECTORY`` when no ``[display] token_file`` is set."""
 
 
-class Display:
+class Display(TableListener):
     """The dealer display of one table.
 
     ``get_state`` returns the validator's ``get_state`` view (it seeds the page
@@ -132,7 +133,7 @@ class Display:
         """A daemon listener: queue the batch onto the display's loop and return at once."""
         self._call_soon(self._apply_events, list(events))
 
-    def set_device(self, payload: DevicePayload) -> None:
+    def on_device(self, payload: DevicePayload) -> None:
         """The device's link, model and firmware changed."""
         self._call_soon(self._apply_device, payload)
 

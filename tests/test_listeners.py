@@ -1,0 +1,128 @@
+"""The daemon's listeners: one protocol, told in the order the table judged, and no import circle."""
+
+from __future__ import annotations
+
+import ast
+import os
+import tty
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from scannerd.config import Config, DeviceSettings
+from scannerd.daemon import Daemon
+from scannerd.events import CardDrawn, Event, LinkChanged, ValidatorInput
+from scannerd.listeners import TableListener
+from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from scannerd.payloads import DevicePayload
+from tests.broker import Broker, wait_until
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def imports() -> dict[str, set[str]]:
+    """Every module of the three packages and the modules of theirs it imports, type-checking ones too."""
+    paths = {}
+    for top in ("scannerd", "drivers", "simulators"):
+        for path in (REPO / top).rglob("*.py"):
+            name = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+            paths[name] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found |= {f"{node.module}.{a.name}" for a in node.names} | {node.module}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+        graph[name] = {m for m in found if m in paths and m != name}
+    return graph
+
+
+def test_no_module_imports_one_that_imports_it() -> None:
+    graph = imports()
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, todo = set(), [start]
+        while todo:
+            for nxt in graph[todo.pop()] - seen:
+                if nxt == goal:
+                    return True
+                seen.add(nxt)
+                todo.append(nxt)
+        return False
+
+    assert sorted(f"{a} <-> {b}" for a in graph for b in graph[a] if reaches(b, a)) == []
+
+
+def test_a_listener_overrides_only_what_it_wants() -> None:
+    class Quiet(TableListener):
+        pass
+
+    quiet = Quiet()
+    quiet.on_input(LinkChanged(1.0, True))
+    quiet.on_rx(1.0, b"x")
+    quiet.on_events([])
+    quiet.on_device(DevicePayload(driver="beetek", channel=None))
+
+
+class Heard(TableListener):
+    def __init__(self) -> None:
+        self.heard: list[str] = []
+
+    def on_input(self, inp: ValidatorInput) -> None:
+        self.heard.append(f"input {type(inp).__name__}")
+
+    def on_rx(self, ts: float, data: bytes) -> None:
+        self.heard.append(f"rx {data!r}")
+
+    def on_events(self, events: Sequence[Event]) -> None:
+        self.heard.append(f"events {[e.kind for e in events]}")
+
+    def on_device(self, payload: DevicePayload) -> None:
+        self.heard.append(f"device {payload.link}")
+
+
+@pytest.fixture
+def pty() -> Iterator[tuple[int, str]]:
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    yield master, os.ttyname(slave)
+    os.close(master)
+    os.close(slave)
+
+
+def test_a_listener_hears_a_card_judged_stored_then_its_bytes(
+    tmp_path: Path, mosquitto: Broker, pty: tuple[int, str]
+) -> None:
+    master, port = pty
+    daemon = Daemon(
+        Config(
+            table_id="T1",
+            device=DeviceSettings(driver="beetek", port=port),
+            rules={"burn": "none"},
+            mqtt=MqttSettings(host=mosquitto.host, port=mosquitto.port),
+            outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
+            display={"enabled": False},
+        )
+    )
+    listener = Heard()
+    daemon.listeners.append(listener)
+    daemon.start()
+    try:
+        wait_until(lambda: daemon.reader.link_up, 10, "link up")
+        assert listener.heard[:2] == ["device up", f"input {LinkChanged.__name__}"]  # the shoe opened
+        for command in ("new_shoe", "betting_open", "betting_close"):
+            daemon.request(command, {})
+        with daemon._lock:
+            listener.heard.clear()
+        os.write(master, b" [Game]<Card:9H> \r\n")
+        wait_until(lambda: any(h.startswith("rx") for h in listener.heard), 10, "the card's bytes")
+        assert listener.heard == [
+            f"input {CardDrawn.__name__}",
+            "events ['card']",
+            "rx b' [Game]<Card:9H> \\r\\n'",
+        ]
+    finally:
+        daemon.stop()
