@@ -166,6 +166,7 @@ class Daemon:
 
     @property
     def validator(self) -> Validator:
+        """The table's validator: what the status line, ``seq`` and the tests read."""
         return self.table.validator
 
     # ------------------------------------------------------------------ lifecycle
