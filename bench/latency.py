@@ -55,6 +55,7 @@ from bench.support import (
     work_dir,
 )
 from scannerd.outbox import Outbox
+from scannerd.table import SavedState
 from scannerd.topics import Message
 from simulators.serial_pty import PtyPort
 
@@ -127,7 +128,8 @@ def outbox_commit_times(root: Path, n: int = 500) -> list[float]:
     with Outbox(root / "commit-probe.sqlite3") as outbox:
         for seq in range(1, n + 1):
             t = time.perf_counter()
-            outbox.put([Message(seq, f"{PREFIX}/X/card", payload)], {"validator": {"seq": seq}})
+            state = SavedState({"next_seq": seq + 1}).to_dict()
+            outbox.put([Message(seq, f"{PREFIX}/X/card", payload)], state)
             times.append(time.perf_counter() - t)
     return times
 
