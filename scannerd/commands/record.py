@@ -25,7 +25,7 @@ from drivers.framed_host import FramedSession
 from scannerd import __version__
 from scannerd.commands import arguments
 from scannerd.recording import Header, RecordingWriter, whole_second
-from simulators.actions import CutCard, Draw, Pause, ServerCommand, Unplug, Unreadable
+from simulators.actions import CutCard, Draw, Pause, ServerCommand, Step, Unplug, Unreadable
 from simulators.faults import Faults
 from simulators.feeder import (
     beetek_frame,
@@ -120,38 +120,56 @@ def record_simulation(
         rules=scenario.rules_for(reports_cut),
         scannerd=__version__,
     )
-    rng = random.Random(scenario.seed)
-    junk = {"beetek": beetek_junk, "linecode": linecode_junk}.get(driver)
-    faults = Faults(scenario.faults, random.Random(rng.random()), junk)
-    device = _SimulatedWire(driver, rng)
-    now = header.start_ts
+    transcriber = Transcriber(driver, scenario)
     done = 0
     with RecordingWriter.create(out, header) as w:
-
-        def send(data: bytes) -> None:
-            nonlocal now
-            for write in faults.plan(data):
-                now += write.delay
-                w.rx(now, write.data)
-
-        w.link(now, True, f"{driver} (simulated)")
-        send(device.connect())
+        now = transcriber.connect(w, header.start_ts)
         for step in steps:
-            now += step.delay
-            match step.action:
-                case ServerCommand(name=name, args=cmd_args):
-                    w.cmd(now, name, cmd_args)
-                case Unplug(seconds=seconds):
-                    w.link(now, False, "simulated cable pulled")
-                    now += seconds
-                    w.link(now, True, f"{driver} (simulated)")
-                    send(device.connect())
-                case Pause(seconds=seconds):
-                    now += seconds
-                case action:
-                    send(device.emit(action))
+            now = transcriber.write(w, now, step)
             done += 1
         return Summary(done, w.lines, now - header.start_ts)
+
+
+class Transcriber:
+    """What a table records of a simulated dealer's steps: the device's bytes, commands, the link.
+
+    It keeps the wire's state (its faults, the framed shoe's session) from one
+    writer to the next, so one session can be written into as many files as a
+    table's recorder would make of it (simulators/week.py).
+    """
+
+    def __init__(self, driver: str, scenario: Scenario) -> None:
+        self.driver = driver
+        rng = random.Random(scenario.seed)
+        junk = {"beetek": beetek_junk, "linecode": linecode_junk}.get(driver)
+        self.faults = Faults(scenario.faults, random.Random(rng.random()), junk)
+        self.device = _SimulatedWire(driver, rng)
+
+    def _send(self, w: RecordingWriter, now: float, data: bytes) -> float:
+        for write in self.faults.plan(data):
+            now += write.delay
+            w.rx(now, write.data)
+        return now
+
+    def connect(self, w: RecordingWriter, now: float) -> float:
+        """The device comes up (plugged in, or the port opened) at ``now``; the time its bytes end."""
+        w.link(now, True, f"{self.driver} (simulated)")
+        return self._send(w, now, self.device.connect())
+
+    def write(self, w: RecordingWriter, now: float, step: Step) -> float:
+        """``step``'s lines, after its delay from ``now``; the time the step ends."""
+        now += step.delay
+        match step.action:
+            case ServerCommand(name=name, args=cmd_args):
+                w.cmd(now, name, cmd_args)
+            case Unplug(seconds=seconds):
+                w.link(now, False, "simulated cable pulled")
+                return self.connect(w, now + seconds)
+            case Pause(seconds=seconds):
+                now += seconds
+            case action:
+                now = self._send(w, now, self.device.emit(action))
+        return now
 
 
 class _SimulatedWire:
