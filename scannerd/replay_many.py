@@ -142,6 +142,24 @@ def _result(path: Path, future: Future[T], lost: Callable[[Path, str], T]) -> T:
         return lost(path, f"{path}: not replayed: its worker failed ({type(exc).__name__})")
 
 
+def executor_for(
+    cluster: str | None, workers: int | None, files: int
+) -> tuple[Executor | None, Callable[[], None]]:
+    """Where the files go, and how to let go of it: a Dask cluster, a pool of processes, or this process.
+
+    ``workers`` defaults to every core; one worker (or one file) means no pool at all.
+    """
+    if cluster:
+        return dask_executor(cluster)
+    count = min(workers or default_workers(), files)
+    if count == 1:
+        return None, lambda: None
+    from concurrent.futures import ProcessPoolExecutor  # multiprocessing: not for a single file's start-up
+
+    pool = ProcessPoolExecutor(max_workers=count)
+    return pool, lambda: pool.shutdown(cancel_futures=True)
+
+
 def default_workers() -> int:
     """Every core this process may run on (a service's CPU affinity can be narrower than the machine)."""
     return len(os.sched_getaffinity(0))
