@@ -22,6 +22,7 @@ from scannerd.audit.report_json import write_text
 NAME = "report.html"
 DASH = "\u2013"  # a figure there is none of
 COLOURS = {"banker": "#c62828", "player": "#1565c0", "tie": "#2e7d32"}
+UNUSUAL_P = 0.01  # a p-value shown highlighted (not flagged: some groups of many are bound to be)
 Y_MAX = 0.6  # the plots' frequency axis: banker and player sit near 0.45, tie near 0.1
 
 STYLE = """
@@ -51,6 +52,7 @@ th { background: #eee; position: sticky; top: 0; }
 td.text, th.text { text-align: left; }
 tr.flag td { background: #fde0e0; }
 td.bad { color: #b71c1c; font-weight: 600; }
+td.unusual { background: #fff3cd; }
 p.note { color: #555; margin: 4px 0; }
 """
 
@@ -258,7 +260,10 @@ def _group_cells(g: dict[str, Any], codes: list[str]) -> list[str]:
         _num(g["hands_per_hour"]),
         str(g["shoes"]),
     ]
-    return [f"<td>{_e(c)}</td>" for c in cells]
+    out = [f"<td>{_e(c)}</td>" for c in cells]
+    if g["p_value"] is not None and g["p_value"] < UNUSUAL_P:
+        out[4] = f'<td class="unusual" title="unusual, not flagged: docs/audit.md">{_e(cells[4])}</td>'
+    return out
 
 
 def _group_head(first: str, codes: list[str]) -> list[str]:
