@@ -256,7 +256,7 @@ def test_a_file_that_is_not_a_recording_is_named_in_one_line_and_exits_2(week, t
     (archive / "notes.jsonl").write_text('{"written by": "a person"}\n')
     assert audit(tmp_path / "archive", "--out", tmp_path / "out", "--workers", "1") == 2
     err = capsys.readouterr().err
-    assert err.splitlines() == [f"audit: {archive / 'notes.jsonl'}:1: not a scannerd recording"]
+    assert err.splitlines() == [f"scannerd audit: {archive / 'notes.jsonl'}:1: not a scannerd recording"]
     assert "Traceback" not in err
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["totals"]["hands"] > 0  # the good files are still reported
@@ -329,6 +329,15 @@ def test_nothing_on_the_page_is_wider_than_a_1920_screen(page):
     for table in g["tables"]:
         assert table["width"] <= table["room"] + 1, f"{table['id']} is wider than the page"
         assert table["box"]["right"] <= g["width"], table["id"]
+        assert table["box"]["height"] > 0 and table["box"]["width"] > 0, f"{table['id']} is not shown"
+    assert {t["id"] for t in g["tables"]} == {
+        "flags",
+        "tables-table",
+        "dealers-table",
+        "days-table",
+        "shoes-table",
+        "files-table",
+    }
 
 
 def test_screenshot(page, tmp_path):

@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _bad(f"{exc.filename or args.out}: {exc.strerror or exc}")
     for row in unreadable(report):
-        print(f"audit: {row['error']}", file=sys.stderr)
+        print(f"scannerd audit: {row['error']}", file=sys.stderr)
     for flag in report["flags"]:
         where = f"{flag['table_id']} shoe {flag['shoe_id']}" if flag["kind"] == "shuffle" else flag["file"]
         print(f"FLAGGED {flag['kind']}: {where}: {flag['detail']}")
