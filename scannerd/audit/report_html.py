@@ -47,7 +47,10 @@ svg { display: block; width: 100%; height: auto; }
 .scroll { max-width: 100%; overflow-x: auto; }
 table { border-collapse: collapse; background: #fff; width: 100%; }
 th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: right; vertical-align: top;
-         overflow-wrap: anywhere; }
+         overflow-wrap: break-word; }
+td { white-space: nowrap; }
+td.text { white-space: normal; }
+td.key { text-align: left; }
 th { background: #eee; position: sticky; top: 0; }
 td.text, th.text { text-align: left; }
 tr.flag td { background: #fde0e0; }
@@ -275,7 +278,7 @@ def _group_head(first: str, codes: list[str]) -> list[str]:
         "p (fit)",
         "voids",
         "misdeals /100",
-        *(f"{c} /100" for c in codes),
+        *(f"{c.replace('_', ' ')} /100" for c in codes),  # spaces: the long codes wrap in their heading
         "hands /hour",
         "shoes",
     ]
@@ -289,7 +292,7 @@ def _group_table(title: str, kind: str, groups: list[dict[str, Any]], report: di
     for g in groups:
         suspect = ", ".join(g["suspect_shoes"])
         rows.append(
-            f'<tr{_flagged(bool(suspect))}><td class="text">{_e(g["key"])}</td>'
+            f'<tr{_flagged(bool(suspect))}><td class="key">{_e(g["key"])}</td>'
             f"{''.join(_group_cells(g, codes))}"
             f'<td class="text">{_e(suspect)}</td></tr>'
         )
@@ -319,9 +322,9 @@ def _shoe_table(report: dict[str, Any]) -> str:
             else "proper"
         )
         rows.append(
-            f'<tr{_flagged(s["suspect"])}><td class="text">{_e(s["table_id"])}</td>'
-            f'<td class="text">{_e(s["shoe_id"])}</td>'
-            f'<td class="text">{_e(s["day"] or "")}</td><td class="text">{_e(", ".join(s["dealers"]))}</td>'
+            f'<tr{_flagged(s["suspect"])}><td class="key">{_e(s["table_id"])}</td>'
+            f'<td class="key">{_e(s["shoe_id"])}</td>'
+            f'<td class="key">{_e(s["day"] or "")}</td><td class="text">{_e(", ".join(s["dealers"]))}</td>'
             f'{"".join(_group_cells(s, codes))}<td class="text{_bad(bool(shuffle))}">{_e(said)}</td>'
             f'<td class="text{_bad(s["chain"] != "intact")}">{_e(s["chain"])}</td></tr>'
         )
@@ -341,15 +344,15 @@ def _file_table(report: dict[str, Any]) -> str:
         name, table = _e(f["name"]), _e(f["table_id"] or "")
         if "error" in f:
             rows.append(
-                f'<tr class="flag"><td class="text">{name}</td><td class="text">{table}</td><td></td>'
+                f'<tr class="flag"><td class="key">{name}</td><td class="key">{table}</td><td></td>'
                 f'<td></td><td class="text bad" colspan="3">{_e(f["error"])}</td></tr>'
             )
             continue
         signature = f["signature"] + (f" ({_short_key(f['signed_by'])})" if f["signed_by"] else "")
         chain_bad, replay_bad = f["chain"] != "intact", f["replay_differs"]
         rows.append(
-            f'<tr{_flagged(chain_bad or replay_bad)}><td class="text">{name}</td>'
-            f'<td class="text">{table}</td>'
+            f'<tr{_flagged(chain_bad or replay_bad)}><td class="key">{name}</td>'
+            f'<td class="key">{table}</td>'
             f"<td>{_e(f['chain_file'] or DASH)}</td><td>{f['lines'] or 0}</td>"
             f'<td class="text{_bad(chain_bad)}">{_e(f["chain"])}</td><td class="text">{_e(signature)}</td>'
             f'<td class="text{_bad(replay_bad)}">{_e(f["replay"])}</td></tr>'
