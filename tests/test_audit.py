@@ -348,3 +348,17 @@ def test_screenshot(page, tmp_path):
     target = os.environ.get("AUDIT_SCREENSHOTS")
     if target:
         shutil.copyfile(path, Path(target) / "report.png")
+
+
+def test_an_unchained_recording_is_flagged_and_a_shoe_id_used_again_is_another_shoe(tmp_path, capsys):
+    """The shipped samples: two sessions of table T1, recorded without a chain, each calling its shoe S1."""
+    samples = Path(__file__).parent.parent / "samples"
+    assert audit(samples, "--out", tmp_path, "--workers", "1") == 1
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [(f["kind"], f["detail"]) for f in report["flags"]] == [
+        ("chain", "has no chain (recorded without one): nothing to verify")
+    ] * 2
+    shoes = [(s["shoe_id"], s["files"], s["hands"]) for s in report["shoes"]]
+    assert shoes == [("S1", ["clean-shoe.jsonl.gz"], 79), ("S1 (2)", ["shoe-with-misdeals.jsonl.gz"], 76)]
+    assert report["totals"]["hands"] == 79 + 76
+    capsys.readouterr()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -140,8 +140,8 @@ def build(
         keys = {"tables": table, "shoes": f"{table}/{shoe}", "dealers": dealer or NO_DEALER, "days": _day(ts)}
         return [total, *(groups[kind].setdefault(k, Group(k)) for kind, k in keys.items())]
 
-    for table, files in itertools.groupby(good, key=lambda f: f.table_id):
-        files = list(files)
+    for table, table_files in itertools.groupby(good, key=lambda f: f.table_id):
+        files = _told_apart(list(table_files))
         decks = files[0].decks
         odds = odds_by_decks.setdefault(decks, {r: float(v) for r, v in outcome_odds(decks).items()})
         for rnd, seconds in _timed(_merged_rounds(files)):
@@ -194,6 +194,44 @@ def build(
         "files": file_rows,
         "notes": verdict.notes + [note for f in good for note in f.notes],
     }
+
+
+def _told_apart(files: list[FileFacts]) -> list[FileFacts]:
+    """A table's files with each shoe named once: a shoe id used again for another shoe becomes ``S1 (2)``.
+
+    Shoe ids are the game server's, and one that restarts its count names a
+    new shoe like an old one. A shoe goes on in the next file only when that
+    file's saved state says it is still the shoe being dealt.
+    """
+    used: Counter[str] = Counter()
+    ongoing: dict[str, str] = {}
+    out = []
+    for f in files:
+        continuing = ((f.begins or {}).get("shoe") or {}).get("shoe_id")
+        ids = (
+            [r.shoe_id for r in f.rounds] + [m.shoe_id for m in f.misdeals] + [s.shoe_id for s in f.shuffles]
+        )
+        names: dict[str, str] = {}
+        for shoe_id in dict.fromkeys(i for i in ids if i is not None):
+            if shoe_id == continuing and shoe_id in ongoing:
+                names[shoe_id] = ongoing[shoe_id]
+            else:
+                used[shoe_id] += 1
+                names[shoe_id] = shoe_id if used[shoe_id] == 1 else f"{shoe_id} ({used[shoe_id]})"
+        ongoing = names
+
+        def name(item: Any, names: dict[str, str] = names) -> Any:
+            return replace(item, shoe_id=names.get(item.shoe_id, item.shoe_id))
+
+        out.append(
+            replace(
+                f,
+                rounds=[name(r) for r in f.rounds],
+                misdeals=[name(m) for m in f.misdeals],
+                shuffles=[name(x) for x in f.shuffles],
+            )
+        )
+    return out
 
 
 def _merged_rounds(files: list[FileFacts]) -> list[RoundFact]:
