@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from scannerd import __version__
 from scannerd.chain import Chain
+from scannerd.commands.arguments import positive_int
 from scannerd.commands.record import REPORTS_CUT, Transcriber
 from scannerd.recording import ChainLink, Header, RecordingReader, RecordingWriter, whole_second
 from scannerd.replay import Replayer
@@ -192,9 +193,9 @@ class _Table:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m simulators.week", description=__doc__.split("\n")[0])
     parser.add_argument("out", type=Path, metavar="DIR")
-    parser.add_argument("--tables", type=int, default=10)
-    parser.add_argument("--days", type=int, default=7)
-    parser.add_argument("--shoes-per-day", type=int, default=1)
+    parser.add_argument("--tables", type=positive_int, default=10)
+    parser.add_argument("--days", type=positive_int, default=7)
+    parser.add_argument("--shoes-per-day", type=positive_int, default=1)
     parser.add_argument("--lazy", type=int, default=6, help="shoes made by a lazy shuffle")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--key", type=Path, metavar="FILE", help="the private key to sign with")
