@@ -51,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     server.add_argument("--game-server", action="store_true", help="send betting commands over MQTT")
     server.add_argument("--mqtt-host", type=arguments.host_name, default="localhost")
     server.add_argument("--mqtt-port", type=arguments.port_number, default=1883)
+    arguments.add_broker_wait(server)
     server.add_argument("--table-id", type=arguments.table_id, default="T1")
     server.add_argument("--prefix", type=arguments.topic_prefix, default=DEFAULT_PREFIX, help="topic prefix")
     server.add_argument("--betting-time", type=float, default=5.0, help="seconds betting stays open")
@@ -142,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
                 betting_time=args.betting_time,
             )
             try:
-                game.start()  # stops itself when no broker answers
+                game.start(args.broker_wait)  # stops itself when no broker answers
             except ConnectionError as exc:
                 print(f"simulate: {exc}", file=sys.stderr)
                 return 1

@@ -54,7 +54,8 @@ class Display:
     answers with its :class:`~scannerd.requests.Response` (the acknowledge
     button). ``round_control`` is the house setting, which decides what the
     dealer is told to do between rounds. ``on_health`` is called (from the
-    display's thread) whenever :attr:`health` changes.
+    display's thread) whenever :attr:`health` changes. ``idle_s`` is how long
+    a connection may sit without a request (shorter in tests of the limit).
 
     A display that cannot listen (port taken, host that does not resolve)
     never stops the table: it says why once, shows it in :attr:`health` and
@@ -71,8 +72,10 @@ class Display:
         round_control: str = "server",
         on_health: Callable[[], None] = lambda: None,
         environ: dict[str, str] | None = None,
+        idle_s: float = IDLE_S,
     ) -> None:
         self.settings = settings
+        self._idle_s = idle_s
         self.table_id = table_id
         self._get_state = get_state
         self._request = request
@@ -180,7 +183,9 @@ class Display:
         self._stop = asyncio.Event()
         self._loop = loop  # from now on events reach the view, listening or not
         self._publish()
-        runner = web.AppRunner(self._app(), access_log=None, shutdown_timeout=1.0, keepalive_timeout=IDLE_S)
+        runner = web.AppRunner(
+            self._app(), access_log=None, shutdown_timeout=1.0, keepalive_timeout=self._idle_s
+        )
         await runner.setup()
         server: asyncio.Server | None = None
         try:
