@@ -45,7 +45,7 @@ from pydantic_settings import (
 
 from drivers.base import DriverInitError
 from drivers.registry import create_driver, driver_names
-from drivers.serial_transport import UsbPortMatch
+from drivers.usb_match import UsbPortMatch
 from scannerd.config_errors import describe, section_type
 from scannerd.durations import seconds
 from scannerd.house import HouseRules
