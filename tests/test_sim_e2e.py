@@ -14,8 +14,9 @@ import pytest
 
 from scannerd.events import AlertEvent
 from simulators.faults import FaultRates
-from simulators.feeder import Feeder, make_device
+from simulators.feeder import Feeder
 from simulators.loopback import Loopback
+from simulators.registry import make_device
 from simulators.scenario import Scenario, load, parse
 from simulators.usb_backend import VirtualUsbBus
 from tests.test_sim_scenario import EVERY_MISTAKE
