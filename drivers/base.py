@@ -85,6 +85,8 @@ class Driver(ABC):
     # What a device family is, declared once here and read by everyone else (the daemon, the
     # simulator, ``scannerd devices``, the capability table in docs/devices.md).
     name: ClassVar[str] = ""
+    family: ClassVar[str] = ""
+    """The devices it reads, for people: "Bee-Tek card shoe"."""
     transport: ClassVar[Transport]
     """``serial`` (a port pyserial opens) or ``usb`` (an interface pyusb claims); the transport
     classes set it, and the registry refuses a driver without it."""

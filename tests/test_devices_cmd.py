@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,11 +11,12 @@ from serial.tools.list_ports_common import ListPortInfo
 
 from drivers.base import DriverInitError
 from drivers.events import DeviceCard
-from drivers.registry import ENTRY_POINT_GROUP, create_driver, driver_names, get_driver_class
+from drivers.registry import create_driver, driver_names, get_driver_class
 from scannerd.cli import main
 from scannerd.commands.devices import render, survey
 from simulators.usb_backend import VirtualUsbBus
 from simulators.usb_devices import FramedUsbShoe, HidCardScanner
+from tests.plugin_support import install_plugin
 from tests.serial_support import read_events
 
 
@@ -90,19 +90,6 @@ def test_builtin_drivers_load_lazily_by_name() -> None:
         get_driver_class("nope")
     with pytest.raises(DriverInitError, match="linecode table"):
         create_driver("linecode", "loop://", table="no-such-table")
-
-
-def install_plugin(root: Path, monkeypatch: pytest.MonkeyPatch, source: str, drivers: dict[str, str]) -> None:
-    """A package ``acme_shoe`` with ``source``, installed with ``drivers`` (name -> class) in the
-    entry-point group, as pip would leave it."""
-    (root / "acme_shoe.py").write_text(source)
-    dist = root / "acme_shoe-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-shoe\nVersion: 1.0\n")
-    lines = "".join(f"{name} = acme_shoe:{cls}\n" for name, cls in drivers.items())
-    (dist / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{lines}")
-    monkeypatch.syspath_prepend(str(root))
-    monkeypatch.delitem(sys.modules, "acme_shoe", raising=False)  # another test's acme
 
 
 def test_third_party_driver_through_the_entry_point_group(
