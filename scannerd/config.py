@@ -67,7 +67,7 @@ class _Section(BaseModel):
 class DeviceSettings(_Section):
     """Which shoe or scanner to read, and how to reach it."""
 
-    driver: str = Field(description="beetek, linecode, framed, usb-hid, usb-framed, or a plugin's name.")
+    driver: str = Field(description="A registered driver's name (the built-in ones: docs/devices.md).")
     port: str = Field(
         description="A device path (/dev/shoe-1), a pyserial URL (socket://host:port, rfc2217://...) "
         "or a USB selector usb:VID:PID[:SERIAL] (hex ids)."
