@@ -166,6 +166,8 @@ class FramedWire:
     """
 
     def __init__(self, rng: random.Random | None = None) -> None:
+        # Every wire is made from the session's rng (``simulators.registry``); the shoe's own bytes
+        # need none: its faults are drawn apart, and it writes a card one way only.
         self.device = FramedDevice(DeviceHello("SIM-SHOE", "SIM0001", "1.0.0", boot_id=1))
         self.codec = FramedCodec()
         self.session = FramedSession()
