@@ -142,7 +142,9 @@ class FramedHostDriver(Driver):
     List it before the transport class: ``class X(FramedHostDriver, SomeTransport)``.
     """
 
+    reports_cut_card = True
     repeats_unacknowledged = True
+    alert_outputs = True
 
     def __init__(self, channel: str, **options: Any) -> None:
         super().__init__(channel, **options)

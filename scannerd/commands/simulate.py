@@ -17,18 +17,20 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+from drivers.registry import get_driver_class
 from scannerd.commands import arguments
 from scannerd.events import AlertEvent, Event
 from simulators.actions import Draw, ServerCommand, Step, Unplug, Unreadable
-from simulators.feeder import DRIVERS, Feeder, default_link, make_device
+from simulators.feeder import Feeder, default_link
 from simulators.game_server import DEFAULT_PREFIX
+from simulators.registry import make_device, simulated_drivers
 from simulators.scenario import Scenario, ScenarioError, load
-
-_USB = ("usb-hid", "usb-framed")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--driver", choices=DRIVERS, default="beetek", help="device protocol to simulate")
+    parser.add_argument(
+        "--driver", choices=simulated_drivers(), default="beetek", help="device protocol to simulate"
+    )
     parser.add_argument(
         "--scenario", type=Path, help="scripted session (docs/simulators.md); else deal forever"
     )
@@ -96,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     except (ScenarioError, OSError) as exc:
         print(exc, file=sys.stderr)
         return 2
-    usb = args.driver in _USB
+    usb = get_driver_class(args.driver).transport == "usb"
     check = args.check or usb
     if check and args.game_server:
         print("--game-server needs a daemon on the device; not with --check or USB", file=sys.stderr)
