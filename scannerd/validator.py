@@ -137,6 +137,9 @@ class Validator:
         self.clearing_alert: int | None = None
         self.link_up = True
         self.rounds_started = 0  # hand numbers while the shoe is unknown
+        # After a lost state the counters behind generated round ids start again (or from an old copy):
+        # the ids carry the loss's seq until the next shoe, so none is one the table has used before.
+        self.round_id_suffix = ""
         self.open_alerts: dict[int, AlertEvent] = {}
         self.dealer_id: str | None = None  # who is dealing, once signed in
         # One code per hand completed in this shoe, for the scoreboard roads after a restart:
@@ -186,6 +189,7 @@ class Validator:
             if inp.code == "STATE_LOST":
                 # Whatever round was on the table is unknown: its cards must not open a new one.
                 self._clear_until_acknowledged(alert_id)
+                self.round_id_suffix = f"-L{alert_id}"
         elif not isinstance(inp, Tick):
             raise TypeError(f"not a validator input: {inp!r}")
         if not isinstance(inp, Tick):
@@ -337,11 +341,11 @@ class Validator:
         if shoe is not None:
             shoe.hands_started += 1
             hand_no = shoe.hands_started
-            round_id = round_id or f"{shoe.shoe_id}-{hand_no:03d}"
+            round_id = round_id or f"{shoe.shoe_id}-{hand_no:03d}{self.round_id_suffix}"
         else:
             self.rounds_started += 1
             hand_no = self.rounds_started
-            round_id = round_id or f"{self.table_id}-R{hand_no}"
+            round_id = round_id or f"{self.table_id}-R{hand_no}{self.round_id_suffix}"
         last = shoe is not None and shoe.last_hand_no == hand_no
         self.round = rnd = RoundState(round_id, hand_no, phase, ts, last_hand=last, dealer_id=self.dealer_id)
         if betting_time is not None:
@@ -541,6 +545,7 @@ class Validator:
         self.shuffle.new_shoe(shoe_id)
         burn = self.rules.burn_fixed()
         self.shoe = ShoeState(shoe_id, {}, burn, burning=burn != 0)
+        self.round_id_suffix = ""  # a new shoe's id is new: its hands' ids are too
         self.results = []
         self.round = None
         self.clearing = False
@@ -858,6 +863,7 @@ class Validator:
             "clearing_alert": self.clearing_alert,
             "link_up": self.link_up,
             "rounds_started": self.rounds_started,
+            "round_id_suffix": self.round_id_suffix,
             "results": list(self.results),
             "open_alerts": [a.model_dump(mode="json") for a in self.open_alerts.values()],
             "dealer_id": self.dealer_id,
@@ -876,6 +882,7 @@ class Validator:
         v.clearing_alert = snap.get("clearing_alert")
         v.link_up = bool(snap["link_up"])
         v.rounds_started = int(snap["rounds_started"])
+        v.round_id_suffix = str(snap.get("round_id_suffix", ""))
         v.results = list(snap.get("results", []))
         v.dealer_id = snap.get("dealer_id")
         if snap.get("shuffle") is not None:  # saved before the shuffle check: nothing to compare yet
