@@ -30,6 +30,7 @@ from drivers.events import DeviceEvent, DeviceHello, DeviceStatus, LinkDown, Lin
 from drivers.framed_host import DedupState, FramedHostDriver
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
+from scannerd.alert_catalogue import message
 from scannerd.config import Config
 from scannerd.display.server import Display
 from scannerd.events import (
@@ -73,14 +74,9 @@ _OUTBOX_FAULTS: dict[str, Callable[[float, OutboxHealth], Fault]] = {
     "warn": lambda ts, h: Fault(
         ts,
         "OUTBOX_NEARLY_FULL",
-        f"Game server unreachable: {h.pending} events waiting on disk "
-        f"({h.bytes * 100 // h.max_bytes}% of the budget)",
+        message("OUTBOX_NEARLY_FULL", pending=h.pending, percent=h.bytes * 100 // h.max_bytes),
     ),
-    "full": lambda ts, h: Fault(
-        ts,
-        "OUTBOX_FULL",
-        f"Outbox full: {h.held} events held in memory only - call technical support",
-    ),
+    "full": lambda ts, h: Fault(ts, "OUTBOX_FULL", message("OUTBOX_FULL", held=h.held)),
 }
 
 
@@ -218,12 +214,7 @@ class Daemon:
     def _lost_state_alert(self) -> None:
         with self._lock:
             self._apply(
-                Fault(
-                    self._now(),
-                    "STATE_LOST",
-                    f"Table state lost - events continue from {self.validator.next_seq}; "
-                    "clear the cards on the table, acknowledge, call technical support",
-                ),
+                Fault(self._now(), "STATE_LOST", message("STATE_LOST", next_seq=self.validator.next_seq)),
                 None,
             )
 

@@ -1,0 +1,103 @@
+"""The catalogue of alert codes is the one place each code's facts are written.
+
+The docs' table is held to it, and the golden sessions' alerts say what it says.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from pathlib import Path
+from typing import get_args
+
+from drivers.events import DeviceFault
+from scannerd.alert_catalogue import ALERT_CODES, ALERTS, FAULT_CODES, Case
+from scannerd.daemon import _OUTBOX_FAULTS
+from scannerd.events import AlertEvent, Fault
+from scannerd.ingest import to_input
+from scannerd.outbox import OutboxHealth
+from tests.sessions import DIR as SESSIONS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def markdown_table(path: Path, heading: str) -> list[list[str]]:
+    """The rows (cells stripped) of the first table under ``heading``, its header and rule left out."""
+    lines = path.read_text().splitlines()
+    start = lines.index(heading)
+    rows: list[list[str]] = []
+    for line in lines[start + 1 :]:
+        if line.startswith("#"):
+            break
+        if line.startswith("|"):
+            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
+        elif rows:
+            break
+    assert len(rows) > 2, f"no table under {heading!r} in {path}"
+    return rows[2:]
+
+
+def ticked(cell: str) -> str:
+    """``EXTRA_CARD`` from the cell "`EXTRA_CARD`"."""
+    match = re.fullmatch(r"`([^`]+)`", cell)
+    assert match, f"not one name in backticks: {cell!r}"
+    return match.group(1)
+
+
+def test_the_alert_table_in_the_validator_docs_is_the_catalogue() -> None:
+    rows = markdown_table(ROOT / "docs" / "validator.md", "## Alerts")
+    assert [ticked(row[0]) for row in rows] == list(ALERT_CODES)
+    for row in rows:
+        kind, text = ALERTS[ticked(row[0])], " | ".join(row)
+        severities = list(dict.fromkeys(case.severity for case in kind.cases))
+        assert row[1] == " / ".join(severities), row[0]
+        assert ("`void`" in text) == any(case.voids for case in kind.cases), row[0]
+        assert ("left off the dealer display" in text) == kind.pit_only, row[0]
+
+
+def test_the_alert_model_takes_exactly_the_catalogued_codes() -> None:
+    assert get_args(AlertEvent.model_fields["code"].annotation) == ALERT_CODES
+
+
+def said_by(case: Case, message: str) -> bool:
+    """Whether ``message`` is ``case``'s text with some facts filled in."""
+    pattern = "".join(
+        re.escape(literal) + (".+?" if name is not None else "")
+        for literal, name, _, _ in string.Formatter().parse(case.text)
+    )
+    return re.fullmatch(pattern, message) is not None
+
+
+def test_every_alert_in_the_golden_sessions_says_what_the_catalogue_says() -> None:
+    """The goldens were written before the catalogue: the words and severities are the ones tables sent."""
+    seen = set()
+    for golden in sorted(SESSIONS.glob("*.chk")):
+        for line in golden.read_text().splitlines():
+            message = json.loads(line)
+            alert = message["payload"]
+            if not message["topic"].endswith("/alert"):
+                continue
+            cases = ALERTS[alert["code"]].cases
+            fits = [c for c in cases if c.severity == alert["severity"] and said_by(c, alert["message"])]
+            assert fits, f"{golden.name}: {alert['code']} {alert['severity']}: {alert['message']!r}"
+            seen.add(alert["code"])
+    assert len(seen) >= 10  # most codes are in some session
+
+
+def test_the_faults_raised_outside_the_validator_say_what_the_catalogue_says() -> None:
+    faults = [
+        to_input(1.0, DeviceFault("E3", "Card Not Read")),
+        to_input(1.0, DeviceFault("W07", "")),
+        _OUTBOX_FAULTS["warn"](1.0, OutboxHealth(120, 0, 800, 1000, "warn")),
+        _OUTBOX_FAULTS["full"](1.0, OutboxHealth(5, 7, 999, 999, "full")),
+    ]
+    assert [f.message for f in faults if isinstance(f, Fault)] == [
+        "Shoe alarm E3: Card Not Read",
+        "Shoe alarm W07: see the shoe",
+        "Game server unreachable: 120 events waiting on disk (80% of the budget)",
+        "Outbox full: 7 events held in memory only - call technical support",
+    ]
+    for fault in faults:
+        assert isinstance(fault, Fault) and fault.code in FAULT_CODES
+        assert any(said_by(case, fault.message) for case in ALERTS[fault.code].cases)
