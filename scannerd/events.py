@@ -90,23 +90,12 @@ class ClockStepped:
     step: float
 
 
-CommandName = Literal[
-    "new_shoe",
-    "betting_open",
-    "betting_close",
-    "void_round",
-    "ack_alert",
-    "dealer_sign_in",
-    "dealer_sign_out",
-]
-
-
 @dataclass(frozen=True, slots=True)
 class Command:
     """A game-server (or dealer-display) command."""
 
     ts: float
-    name: CommandName
+    name: str  # one of the commands the validator judges (``command_catalogue.JUDGED``)
     args: dict[str, Any] = field(default_factory=dict)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from scannerd.alert_catalogue import ALERTS, FAULT_CODES, message
 from scannerd.baccarat import next_position
 from scannerd.cards import BURN_COUNT, hand_total
+from scannerd.command_catalogue import JUDGED
 from scannerd.events import (
     AlertEvent,
     CardDrawn,
@@ -865,12 +866,5 @@ def _optional_id(args: dict[str, Any], key: str) -> str | None:
     return value
 
 
-_COMMANDS = {
-    "new_shoe": Validator._new_shoe,
-    "betting_open": Validator._betting_open,
-    "betting_close": Validator._betting_close,
-    "void_round": Validator._void_round,
-    "ack_alert": Validator._ack_alert,
-    "dealer_sign_in": Validator._dealer_sign_in,
-    "dealer_sign_out": Validator._dealer_sign_out,
-}
+# A command's handler is named after it: the catalogue's list is the one list of commands.
+_COMMANDS = {name: getattr(Validator, f"_{name}") for name in JUDGED}

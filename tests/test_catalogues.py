@@ -1,6 +1,6 @@
-"""The catalogue of alert codes is the one place each code's facts are written.
+"""The catalogues of alert codes and commands are the one place each fact is written.
 
-The docs' table is held to it, and the golden sessions' alerts say what it says.
+The docs' tables are held to them, and the golden sessions' alerts say what they say.
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ from typing import get_args
 
 from drivers.events import DeviceFault
 from scannerd.alert_catalogue import ALERT_CODES, ALERTS, FAULT_CODES, Case
+from scannerd.command_catalogue import COMMANDS, JUDGED, READS_ONLY
 from scannerd.daemon import _OUTBOX_FAULTS
-from scannerd.events import AlertEvent, Fault
+from scannerd.events import AlertEvent, Command, Fault
 from scannerd.ingest import to_input
 from scannerd.outbox import OutboxHealth
+from scannerd.validator import CommandRejected, Validator
 from tests.sessions import DIR as SESSIONS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,3 +103,27 @@ def test_the_faults_raised_outside_the_validator_say_what_the_catalogue_says() -
     for fault in faults:
         assert isinstance(fault, Fault) and fault.code in FAULT_CODES
         assert any(said_by(case, fault.message) for case in ALERTS[fault.code].cases)
+
+
+def test_the_command_table_in_the_mqtt_docs_is_the_catalogue() -> None:
+    rows = markdown_table(ROOT / "docs" / "mqtt.md", "## Requests and responses")
+    assert [ticked(row[0]) for row in rows] == list(COMMANDS)
+    for row in rows:
+        model = COMMANDS[ticked(row[0])]
+        documented = re.findall(r"`(\w+)(\??)`", row[1])
+        fields = [
+            (name, "" if field.is_required() else "?")
+            for name, field in model.model_fields.items()
+            if name != "transaction"
+        ]
+        assert documented == fields, row[0]
+
+
+def test_the_validator_judges_every_command_but_those_that_only_read() -> None:
+    assert set(JUDGED) | READS_ONLY == set(COMMANDS) and not set(JUDGED) & READS_ONLY
+    v = Validator("T1")
+    for name in JUDGED:
+        try:
+            v.handle(Command(1.0, name, {}))
+        except CommandRejected as exc:
+            assert "unknown command" not in str(exc), name
