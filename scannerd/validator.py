@@ -37,6 +37,7 @@ from scannerd.events import (
     ValidatorInput,
 )
 from scannerd.house import HouseRules
+from scannerd.idents import check_ident
 from scannerd.shuffle_check import Comparison, ShuffleCheck
 
 RESULTS_KEPT_WITHOUT_SHOE = 104
@@ -861,9 +862,10 @@ def _optional_id(args: dict[str, Any], key: str) -> str | None:
     value = args.get(key)
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip() or len(value) > 64:
-        raise CommandRejected(f"{key} must be a non-empty string of at most 64 characters")
-    return value
+    try:
+        return check_ident(value)
+    except ValueError as exc:
+        raise CommandRejected(f"{key} {exc}") from None
 
 
 # A command's handler is named after it: the catalogue's list is the one list of commands.

@@ -1,6 +1,7 @@
-"""The catalogues of alert codes and commands are the one place each fact is written.
+"""The catalogues of alert codes, commands and id rules are the one place each fact is written.
 
-The docs' tables are held to them, and the golden sessions' alerts say what they say.
+The docs' tables are held to them, the golden sessions' alerts say what they
+say, and the validator refuses the ids the game server's request models refuse.
 """
 
 from __future__ import annotations
@@ -11,13 +12,17 @@ import string
 from pathlib import Path
 from typing import get_args
 
+import pytest
+
 from drivers.events import DeviceFault
 from scannerd.alert_catalogue import ALERT_CODES, ALERTS, FAULT_CODES, Case
 from scannerd.command_catalogue import COMMANDS, JUDGED, READS_ONLY
 from scannerd.daemon import _OUTBOX_FAULTS
 from scannerd.events import AlertEvent, Command, Fault
+from scannerd.idents import MAX_ID_LENGTH
 from scannerd.ingest import to_input
 from scannerd.outbox import OutboxHealth
+from scannerd.requests import RequestError, parse_request
 from scannerd.validator import CommandRejected, Validator
 from tests.sessions import DIR as SESSIONS
 
@@ -127,3 +132,38 @@ def test_the_validator_judges_every_command_but_those_that_only_read() -> None:
             v.handle(Command(1.0, name, {}))
         except CommandRejected as exc:
             assert "unknown command" not in str(exc), name
+
+
+IDS = [
+    "",
+    "   ",
+    "S" * (MAX_ID_LENGTH + 1),
+    "S-1\x00",  # a NUL cuts a C string short
+    "S-\u202e21",  # a right-to-left override shows it as another id
+    "S-1\x1b[2J",  # an escape sequence clears a terminal
+    17,
+    True,
+]
+
+
+@pytest.mark.parametrize(("command", "key"), [("new_shoe", "shoe_id"), ("betting_open", "round_id")])
+@pytest.mark.parametrize("value", IDS, ids=repr)
+def test_the_validator_refuses_the_ids_a_request_may_not_carry(command: str, key: str, value: object) -> None:
+    """One rule for ids, whether a command comes through the request models or straight in."""
+    with pytest.raises(RequestError):
+        parse_request(command, json.dumps({key: value}).encode())
+    with pytest.raises(CommandRejected, match=key):
+        Validator("T1").handle(Command(1.0, command, {key: value}))
+
+
+def test_the_longest_id_a_request_may_carry_is_taken_both_ways() -> None:
+    longest = "S" * MAX_ID_LENGTH
+    assert parse_request("new_shoe", json.dumps({"shoe_id": longest}).encode()).args == {"shoe_id": longest}
+    (shoe,) = Validator("T1").handle(Command(1.0, "new_shoe", {"shoe_id": longest}))
+    assert shoe.shoe_id == longest
+
+
+def test_the_dealer_display_holds_a_dealer_id_to_the_same_length() -> None:
+    page = (ROOT / "scannerd" / "display" / "static" / "index.html").read_text()
+    (field,) = re.findall(r'<input id="dealer-input"[^>]*>', page)
+    assert f'maxlength="{MAX_ID_LENGTH}"' in field
