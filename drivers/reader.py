@@ -111,6 +111,10 @@ class DeviceReader:
         with self._lock:
             return self.driver.set_alert(led, buzzer)
 
+    def counters(self) -> dict[str, int]:
+        """The driver's counters and the reader's own (``errors``, ``reconnects``), for the health topic."""
+        return {**self.driver.counters(), "errors": self.errors, "reconnects": self.reconnects}
+
     # ------------------------------------------------------------- the thread
 
     def _run(self) -> None:

@@ -47,6 +47,7 @@ from scannerd.events import (
 from scannerd.ingest import DeviceView, to_input
 from scannerd.instance_lock import InstanceLock
 from scannerd.outbox import Level, Outbox, OutboxHealth
+from scannerd.payloads import ReaderHealth
 from scannerd.publisher import Publisher
 from scannerd.recorder import Recorder
 from scannerd.requests import Request, RequestError, Response, execute, parse_request
@@ -130,6 +131,8 @@ class Daemon:
             self.outbox,
             on_request=self._on_request,
             display=lambda: self.display.health if self.display is not None else None,
+            reader=lambda: ReaderHealth.model_validate(self.reader.counters()),
+            recorder=lambda: self.recorder.health() if self.recorder is not None else None,
         )
         self.reader = DeviceReader(
             self.driver,
