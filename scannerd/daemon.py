@@ -139,7 +139,6 @@ class Daemon:
             on_event=self._on_device_event,
             on_read_done=self._on_read_done,
             on_rx=self._on_rx,
-            on_error=self._on_reader_error,
             hold=self._lock,  # a read is judged whole: no request or tick between its time and its cards
             clock=self._now,
         )
@@ -147,7 +146,6 @@ class Daemon:
         self._unacked: list[int] = []  # framed seqs whose events are not yet on disk
         self._unstored: list[Event] = []  # events judged during the current read, stored at its end
         self._faults: deque[Fault] = deque()  # raised where a store is under way; sent by the ticker
-        self.reader_errors = 0
         self._wall_mono: tuple[float, float] | None = None  # the last input's wall and monotonic times
         self._heard_at = 0.0  # when the device last said anything (monotonic: a clock step is no silence)
         self._beats = False  # it has sent a heartbeat on this connection
@@ -368,10 +366,6 @@ class Daemon:
     def _on_rx(self, ts: float, data: bytes) -> None:
         for listener in self.rx_listeners:
             listener(ts, data)
-
-    def _on_reader_error(self, exc: BaseException) -> None:
-        self.reader_errors += 1
-        log.error("device reader error", error=repr(exc))
 
     def request(self, command: str, args: dict[str, Any]) -> Response:
         """Run a command as if it came over MQTT (the dealer display's acknowledge button)."""
