@@ -54,7 +54,7 @@ class AlertKind:
     """Raised from outside the deal (a ``Fault`` input: the shoe's alarm, the outbox, lost state):
     it decides nothing about the round."""
     pit_only: bool = False
-    """For the pit alone: left off the dealer display and out of the shoe's alarm."""
+    """For the pit alone: the dealer display leaves it out (the pit page and the game server have it)."""
 
     def case(self, name: str | None = None) -> Case:
         return self.usual if name is None else self.others[name]
