@@ -60,15 +60,21 @@ class ReaderHealth(BaseModel):
     logged one by one: a noisy cable or a wrong baud rate shows here as a
     rising count long before a card goes missing. Framed shoes add the
     session's counts; other drivers leave those null. A driver of its own
-    (a plugin) may add counters of its own.
+    (a plugin) may add counters of its own, or have none (the codec's null).
     """
 
     model_config = ConfigDict(extra="allow")
 
-    junk_bytes: int = Field(description="Bytes that were part of no frame: line noise, a wrong baud rate.")
-    bad_frames: int = Field(
+    junk_bytes: int | None = Field(
+        None,
+        description="Bytes that were part of no frame: line noise, a wrong baud rate. Null: the "
+        "driver counts none.",
+    )
+    bad_frames: int | None = Field(
+        None,
         description="Frames recognised as frames that could not be used: a bad checksum, an unknown "
-        "message, a card code garbled in transit (that card is passed on as unreadable)."
+        "message, a card code garbled in transit (that card is passed on as unreadable). Null: the "
+        "driver counts none.",
     )
     unknown_cards: int | None = Field(
         None, description="Framed: card codes outside the deck, passed on as unreadable. Null for others."

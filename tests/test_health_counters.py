@@ -15,10 +15,12 @@ from typing import Any
 import paho.mqtt.client as mqtt
 
 from drivers.events import DeviceCard
+from drivers.registry import ENTRY_POINT_GROUP
 from scannerd.payloads import HealthPayload
 from simulators.serial_pty import PtyPort
 from tests.broker import Broker, GameServer
-from tests.process_support import framed_shoe, start_daemon, table, wait_shoe_open
+from tests.config_support import write_config
+from tests.process_support import AUTO, framed_shoe, log_lines, start_daemon, table, wait_shoe_open
 
 FAST_HEALTH = {"health_interval_s": 0.2}
 NOISE = b"\x07\x1b~~ line noise ~~\xff\xfe"  # a cable picking up a motor: no frame anywhere in it
@@ -90,3 +92,51 @@ def test_a_framed_shoe_adds_its_session_counters(tmp_path: Path, mosquitto: Brok
         shoe.stop()
         port.close()
         server.close()
+
+
+def test_a_driver_that_counts_nothing_leaves_health_and_cards_going(
+    tmp_path: Path, mosquitto: Broker
+) -> None:
+    """A third-party driver whose codec keeps no counters, installed as a plugin: health goes out
+    without the driver's counts (the reader's own are there), the log says so once, cards flow."""
+    plugin = tmp_path / "plugin"
+    dist = plugin / "quiet_shoe-1.0.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: quiet-shoe\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nquiet = quiet_shoe:QuietDriver\n")
+    (plugin / "quiet_shoe.py").write_text(
+        "from drivers.linecode import LinecodeDriver\n"
+        "class Uncounted:\n"
+        "    '''Decodes like the linecode codec and counts nothing.'''\n"
+        "    def __init__(self, inner):\n"
+        "        self._inner = inner\n"
+        "    def feed(self, data):\n"
+        "        return self._inner.feed(data)\n"
+        "    def reset(self):\n"
+        "        self._inner.reset()\n"
+        "class QuietDriver(LinecodeDriver):\n"
+        "    name = 'quiet'\n"
+        "    def make_codec(self):\n"
+        "        return Uncounted(super().make_codec())\n"
+    )
+    server = GameServer(mosquitto, ["casino/tables/T1/#"])
+    with PtyPort(link=tmp_path / "shoe") as shoe:
+        config = write_config(tmp_path, mosquitto, "quiet", shoe.path, rules=AUTO, mqtt=FAST_HEALTH)
+        log = tmp_path / "scannerd.log"
+        daemon = start_daemon(config, log, {"PYTHONPATH": str(plugin)})
+        try:
+            wait_shoe_open(server)
+            shoe.write(b"A01\r\nD12\r\n")
+            server.wait_for(lambda ms: len(server.payloads("/card")) >= 2, 30)
+            before = len(server.payloads("/health"))
+            server.wait_for(lambda ms: len(server.payloads("/health")) >= before + 3, 30)
+            reader = latest_health(server)["reader"]
+            assert (reader["junk_bytes"], reader["bad_frames"], reader["errors"]) == (None, None, 0)
+            assert [p["card"] for p in server.payloads("/card")] == ["AS", "QD"]
+            assert daemon.poll() is None
+        finally:
+            daemon.terminate()
+            daemon.wait(30)
+            server.close()
+    said = [line for line in log_lines(log) if line["event"].startswith("the driver gives no counters")]
+    assert len(said) == 1 and said[0]["driver"] == "quiet", said
