@@ -148,6 +148,14 @@ class Driver(ABC):
         """Switch the device's alert LED and buzzer; False when the device has none."""
         return False
 
+    def counters(self) -> dict[str, int]:
+        """What the device's bytes cost since the driver was made, by the names of docs/devices.md (Counters).
+
+        They reach the health topic: a shoe on a noisy cable or at the wrong baud rate shows there
+        long before a card goes missing. May be called from any thread.
+        """
+        return {"junk_bytes": self.codec.junk_bytes, "bad_frames": self.codec.bad_frames}
+
     @classmethod
     def detect(cls) -> list[dict[str, Any]]:
         """Configurations (``{"driver", "channel", ...}``) for devices of this kind found now."""

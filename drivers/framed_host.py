@@ -183,6 +183,17 @@ class FramedHostDriver(Driver):
             self._send(self.session.set_alert(led, buzzer))
         return True
 
+    def counters(self) -> dict[str, int]:
+        assert isinstance(self.codec, FramedCodec)
+        with self._lock:
+            duplicates, unsynced = self.session.duplicates, self.session.unsynced_drops
+        return {
+            **super().counters(),
+            "unknown_cards": self.codec.unknown_cards,
+            "duplicates": duplicates,
+            "unsynced_drops": unsynced,
+        }
+
     @property
     def dedup_state(self) -> DedupState:
         """Persist this after each acknowledge; hand it to ``restore_dedup`` after a restart."""
