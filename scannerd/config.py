@@ -45,7 +45,7 @@ from pydantic_settings import (
 
 from drivers.base import DriverInitError
 from drivers.registry import create_driver, driver_names
-from drivers.serial_transport import UsbPortMatch
+from drivers.usb_match import UsbPortMatch
 from scannerd.config_errors import describe, section_type
 from scannerd.durations import seconds
 from scannerd.house import HouseRules
@@ -67,7 +67,7 @@ class _Section(BaseModel):
 class DeviceSettings(_Section):
     """Which shoe or scanner to read, and how to reach it."""
 
-    driver: str = Field(description="beetek, linecode, framed, usb-hid, usb-framed, or a plugin's name.")
+    driver: str = Field(description="A registered driver's name (the built-in ones: docs/devices.md).")
     port: str = Field(
         description="A device path (/dev/shoe-1), a pyserial URL (socket://host:port, rfc2217://...) "
         "or a USB selector usb:VID:PID[:SERIAL] (hex ids)."

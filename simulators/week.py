@@ -30,10 +30,11 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from drivers.registry import get_driver_class
 from scannerd import __version__
 from scannerd.chain import Chain
 from scannerd.commands.arguments import positive_int
-from scannerd.commands.record import REPORTS_CUT, Transcriber
+from scannerd.commands.record import Transcriber
 from scannerd.recording import ChainLink, Header, RecordingReader, RecordingWriter, whole_second
 from scannerd.replay import Replayer
 from scannerd.signing import fingerprint, load_private_key
@@ -112,7 +113,7 @@ class _Table:
         self.out = out
         self.table_id = table_id
         self.key = key
-        reports_cut = REPORTS_CUT[DRIVER]
+        reports_cut = get_driver_class(DRIVER).reports_cut_card
         scenario = Scenario(seed=seed, pace=PACE_S, error_rate=ERROR_RATE, shuffle="full")
         self.rules = scenario.rules_for(reports_cut)
         self.dealer = scenario.dealer(device_reports_cut=reports_cut)

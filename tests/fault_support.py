@@ -50,7 +50,7 @@ def config(
         table_id="T1",
         device=device,
         rules=rules or AUTO_ROUNDS,
-        mqtt=MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=1, reconnect_max_s=2),
+        mqtt=MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=1, reconnect_max_s=1),
         outbox=OutboxSettings(**box),
         display={"enabled": False},
     )

@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.commands.record import REPORTS_CUT, record_simulation
+from drivers.registry import get_driver_class
+from scannerd.commands.record import record_simulation
 from scannerd.recording import RecordingReader
 from scannerd.replay import replay
 from simulators.actions import Draw, Unreadable
 from simulators.faults import FaultRates
+from simulators.registry import simulated_drivers
 from simulators.scenario import Scenario, load, parse
 from tests.command_support import scannerd
 
@@ -24,7 +26,7 @@ AT = ("--start", "2024-05-01T20:00:00Z")
 
 def expected(scenario: Scenario, driver: str) -> tuple[list[str], list[str]]:
     """Alert codes and card positions the dealer's own model says a correct table gives, in order."""
-    dealer = scenario.dealer(device_reports_cut=REPORTS_CUT[driver])
+    dealer = scenario.dealer(device_reports_cut=get_driver_class(driver).reports_cut_card)
     steps = list(scenario.steps(dealer))
     alerts = [code for step in steps for code in step.expect.alerts]
     positions = [str(s.expect.position) for s in steps if isinstance(s.action, Draw | Unreadable)]
@@ -37,11 +39,12 @@ def replayed(path: Path) -> tuple[list[str], list[str]]:
     return alerts, [p["position"] for kind, p in messages if kind == "card"]
 
 
-@pytest.mark.parametrize("driver", ["beetek", "linecode", "framed"])
+@pytest.mark.parametrize("driver", simulated_drivers())
 def test_every_mistake_comes_back_out_of_the_replay(tmp_path: Path, driver: str) -> None:
     scenario = load(SCENARIOS / "every-mistake.txt")
     # A noisy wire: junk and split frames for all; repeats only where sequence numbers make them harmless.
-    faults = FaultRates(junk=0.1, split=0.3, duplicate=0.1 if driver == "framed" else 0.0)
+    repeats = 0.1 if get_driver_class(driver).repeats_unacknowledged else 0.0
+    faults = FaultRates(junk=0.1, split=0.3, duplicate=repeats)
     scenario = replace(scenario, faults=faults)
     out = tmp_path / "session.jsonl.gz"
     record_simulation(scenario, driver, out, started_at=START)

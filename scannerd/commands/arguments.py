@@ -107,6 +107,20 @@ def add_shuffle(parser: argparse.ArgumentParser) -> None:
     )
 
 
+BROKER_WAIT_S = 10.0
+
+
+def add_broker_wait(parser: argparse._ActionsContainer) -> None:
+    """``--broker-wait``: a broker restarting at the same moment is waited for, not reported at once."""
+    parser.add_argument(
+        "--broker-wait",
+        type=positive_float,
+        default=BROKER_WAIT_S,
+        metavar="SECONDS",
+        help=f"how long to wait for the broker at start (default {BROKER_WAIT_S:g})",
+    )
+
+
 def add_broker_arguments(parser: argparse.ArgumentParser) -> None:
     """Where a tool that listens to the tables finds them: broker host, port and topic prefix."""
     default = MqttSettings.model_fields["prefix"].default

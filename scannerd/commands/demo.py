@@ -30,17 +30,21 @@ from scannerd.config import Config, DeviceSettings, DisplaySettings, LogSettings
 from scannerd.daemon import Daemon
 from scannerd.embedded_broker import EmbeddedBroker
 from scannerd.mqtt_settings import MqttSettings, OutboxSettings
-from simulators.feeder import Feeder, make_device
+from simulators.feeder import Feeder
 from simulators.game_server import GameServer
+from simulators.registry import make_device, simulated_drivers
 from simulators.scenario import Scenario
 
 TABLE_ID = "DEMO-1"
-SERIAL_DRIVERS = ("beetek", "linecode", "framed")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--driver", choices=SERIAL_DRIVERS, default="beetek", help="shoe protocol to simulate"
+        # The shoe sits on a pty the daemon opens; the virtual USB bus would live in this process only.
+        "--driver",
+        choices=simulated_drivers("serial"),
+        default="beetek",
+        help="shoe protocol to simulate",
     )
     parser.add_argument("--seed", type=int, default=None, help="shuffle and mistakes seed (default: random)")
     parser.add_argument(

@@ -1,9 +1,9 @@
 """``scannerd record --from-sim OUT``: a recording of a simulated table, made in an instant.
 
 The simulated dealer (``simulators``) deals a scenario; each of its actions
-becomes what the chosen device would have sent (the simulator's own frame
-makers, its wire faults, and for ``framed`` the firmware model talking to a
-host that acknowledges at once); game-server commands become ``cmd`` lines
+becomes what the chosen device would have sent (its wire and wire faults
+from ``simulators.registry``: for the framed shoes, the firmware model
+talking to a host that acknowledges at once); game-server commands become ``cmd`` lines
 and a pulled cable becomes ``link`` lines. Time is the scenario's, not the
 wall clock's, so a whole evening at the table is written at once, and a bug
 report needs neither a table nor a shoe. ``scannerd replay OUT`` plays it.
@@ -18,26 +18,14 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from drivers.codecs.framed import FramedCodec
-from drivers.events import DeviceEvent, DeviceHello
-from drivers.framed_device import FramedDevice
-from drivers.framed_host import FramedSession
+from drivers.registry import get_driver_class
 from scannerd import __version__
 from scannerd.commands import arguments
 from scannerd.recording import Header, RecordingWriter, whole_second
-from simulators.actions import CutCard, Draw, Pause, ServerCommand, Step, Unplug, Unreadable
+from simulators.actions import Pause, ServerCommand, Step, Unplug
 from simulators.faults import Faults
-from simulators.feeder import (
-    beetek_frame,
-    beetek_junk,
-    device_event,  # the serial and USB shoes' own mapping
-    linecode_frame,
-    linecode_junk,
-)
+from simulators.registry import simulated, simulated_drivers
 from simulators.scenario import Scenario, ScenarioError, load
-
-DRIVERS = ("beetek", "linecode", "framed")
-REPORTS_CUT = {"beetek": False, "linecode": False, "framed": True}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         required=True,
         help="record the simulator (the one source so far)",
     )
-    parser.add_argument("--driver", choices=DRIVERS, default="beetek", help="the device to simulate")
+    parser.add_argument(
+        "--driver", choices=simulated_drivers(), default="beetek", help="the device to simulate"
+    )
     parser.add_argument("--scenario", type=Path, help="scripted session (docs/simulators.md)")
     parser.add_argument(
         "--shoes",
@@ -110,7 +100,7 @@ def record_simulation(
     shoes: int | None = None,
 ) -> Summary:
     """Deal ``scenario`` (or ``shoes`` whole shoes) on a simulated ``driver``; write what the table read."""
-    reports_cut = REPORTS_CUT[driver]
+    reports_cut = get_driver_class(driver).reports_cut_card
     dealer = scenario.dealer(device_reports_cut=reports_cut)
     steps = dealer.play(shoes=shoes) if shoes else scenario.steps(dealer)
     header = Header(
@@ -140,10 +130,10 @@ class Transcriber:
 
     def __init__(self, driver: str, scenario: Scenario) -> None:
         self.driver = driver
+        sim = simulated(driver)
         rng = random.Random(scenario.seed)
-        junk = {"beetek": beetek_junk, "linecode": linecode_junk}.get(driver)
-        self.faults = Faults(scenario.faults, random.Random(rng.random()), junk)
-        self.device = _SimulatedWire(driver, rng)
+        self.faults = Faults(scenario.faults, random.Random(rng.random()), sim.junk)
+        self.device = sim.wire(rng)
 
     def _send(self, w: RecordingWriter, now: float, data: bytes) -> float:
         for write in self.faults.plan(data):
@@ -170,62 +160,3 @@ class Transcriber:
             case action:
                 now = self._send(w, now, self.device.emit(action))
         return now
-
-
-class _SimulatedWire:
-    """The device's bytes for each action; for ``framed``, with a host answering as the daemon does."""
-
-    def __init__(self, driver: str, rng: random.Random) -> None:
-        self.driver = driver
-        self.rng = rng
-        self.crlf = rng.random() < 0.5
-        self.framed: _FramedLink | None = _FramedLink() if driver == "framed" else None
-
-    def connect(self) -> bytes:
-        return self.framed.connect() if self.framed else b""
-
-    def emit(self, action: Draw | Unreadable | CutCard) -> bytes:
-        if self.framed:
-            return self.framed.send(device_event(action))
-        frame = (
-            beetek_frame(action, self.rng, self.crlf) if self.driver == "beetek" else linecode_frame(action)
-        )
-        return frame or b""
-
-
-class _FramedLink:
-    """The shoe firmware model and a host session that stores and acknowledges at once.
-
-    Only the device's bytes are kept (they are what a recording holds); the
-    host's answers go straight back into the device, so it sends its next
-    message as it would on a healthy link.
-    """
-
-    def __init__(self) -> None:
-        self.device = FramedDevice(DeviceHello("SIM-SHOE", "SIM0001", "1.0.0", boot_id=1))
-        self.codec = FramedCodec()
-        self.session = FramedSession()
-        self._booted = False
-
-    def connect(self) -> bytes:
-        """The host opened the port: it asks who is there; at power-up the shoe also says hello."""
-        self.codec.reset()
-        out = b"" if self._booted else self.device.start(0.0)
-        self._booted = True
-        return self._exchange(out + self.device.receive(self.session.start(), 0.0))
-
-    def send(self, event: DeviceEvent) -> bytes:
-        return self._exchange(self.device.send(event, 0.0))
-
-    def _exchange(self, data: bytes) -> bytes:
-        wire = b""
-        while data:
-            wire += data
-            replies = b""
-            for seq, event in self.codec.feed_seq(data):
-                delivered, reply = self.session.receive(seq, event)
-                replies += reply
-                if delivered is not None and seq:
-                    replies += self.session.acknowledge(seq)
-            data = self.device.receive(replies, 0.0) if replies else b""
-        return wire
