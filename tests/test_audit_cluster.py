@@ -4,23 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from simulators.week import write_week
 from tests.command_support import scannerd
 
 
-def test_on_a_dask_cluster_the_report_is_the_one_of_a_single_process(tmp_path: Path) -> None:
-    distributed = pytest.importorskip("distributed")
+def test_on_a_dask_cluster_the_report_is_the_one_of_a_single_process(
+    tmp_path: Path, dask_scheduler: str
+) -> None:
     archive = tmp_path / "archive"
     lazy = [s for s in write_week(archive, tables=2, days=3, lazy=1, seed=3) if s.lazy]
     assert scannerd("audit", str(archive), "--out", str(tmp_path / "one"), "--workers", "1") == 1
-    with distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
-    ) as cluster:
-        status = scannerd(
-            "audit", str(archive), "--out", str(tmp_path / "dask"), "--cluster", cluster.scheduler_address
-        )
+    status = scannerd("audit", str(archive), "--out", str(tmp_path / "dask"), "--cluster", dask_scheduler)
     assert status == 1
     for name in ("report.json", "report.html"):
         assert (tmp_path / "dask" / name).read_bytes() == (tmp_path / "one" / name).read_bytes(), name
