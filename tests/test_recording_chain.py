@@ -62,7 +62,7 @@ def record(
             rec.on_input(Command(t + 20, "new_shoe", {"shoe_id": f"S{shoe + 1}"}))
         t += 30
     rec.stop()
-    assert rec.health()["errors"] == 0
+    assert rec.health().errors == 0
     return list(rec.files)
 
 
