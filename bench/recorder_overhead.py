@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from scannerd.config import RecordSettings
 from scannerd.events import CardDrawn, LinkChanged
 from scannerd.house import HouseRules
+from scannerd.record_settings import RecordSettings
 from scannerd.recorder import Recorder
 
 FRAME = b" [Game]<Card:9H> \r\n"

@@ -41,10 +41,10 @@ import structlog
 
 from scannerd import __version__, signing
 from scannerd.chain import Chain
-from scannerd.config import RecordSettings
 from scannerd.events import ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.payloads import RecorderHealth
+from scannerd.record_settings import RecordSettings
 from scannerd.recording import SUFFIX, ChainLink, Header, RecordingError, RecordingWriter, whole_second
 from scannerd.verify import read_chained
 

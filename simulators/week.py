@@ -34,11 +34,11 @@ from drivers.registry import get_driver_class
 from scannerd import __version__
 from scannerd.chain import Chain
 from scannerd.commands.arguments import positive_int
-from scannerd.commands.record import Transcriber
 from scannerd.recording import ChainLink, Header, RecordingReader, RecordingWriter, whole_second
 from scannerd.replay import Replayer
 from scannerd.signing import fingerprint, load_private_key
 from simulators.actions import ServerCommand
+from simulators.recording import Transcriber
 from simulators.scenario import Scenario
 
 if TYPE_CHECKING:

@@ -14,9 +14,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from scannerd.config import Config, DeviceSettings
+from scannerd.config import Config
+from scannerd.device_settings import DeviceSettings
 from scannerd.events import AlertEvent, CardEvent, Event, RoundEvent
-from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox_settings import OutboxSettings
 from tests.broker import Broker
 
 AUTO_ROUNDS = {"round_control": "auto", "burn": "none"}

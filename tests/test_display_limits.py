@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from scannerd.config import DisplaySettings
 from scannerd.display.server import Display
+from scannerd.display.settings import DisplaySettings
 from scannerd.requests import Response
 from tests.broker import wait_until
 

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from scannerd.config import RecordSettings
 from scannerd.events import Command, LinkChanged
 from scannerd.house import HouseRules
+from scannerd.record_settings import RecordSettings
 from scannerd.recorder import Recorder
 from scannerd.recording import RecordingReader
 from scannerd.signing import load_private_key, write_key_pair

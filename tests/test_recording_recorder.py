@@ -10,9 +10,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from scannerd.config import RecordSettings
 from scannerd.events import CardDrawn, Command, LinkChanged
 from scannerd.house import HouseRules
+from scannerd.record_settings import RecordSettings
 from scannerd.recorder import Recorder
 from scannerd.recording import CmdLine, LinkLine, RecordingReader, RxLine
 from tests.broker import wait_until

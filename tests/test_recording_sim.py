@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,16 +12,17 @@ from pathlib import Path
 import pytest
 
 from drivers.registry import get_driver_class
-from scannerd.commands.record import record_simulation
 from scannerd.recording import RecordingReader
 from scannerd.replay import replay
 from simulators.actions import Draw, Unreadable
 from simulators.faults import FaultRates
+from simulators.recording import record_simulation
 from simulators.registry import simulated_drivers
 from simulators.scenario import Scenario, load, parse
 from tests.command_support import scannerd
 
-SCENARIOS = Path(__file__).parent.parent / "samples" / "scenarios"
+ROOT = Path(__file__).parent.parent
+SCENARIOS = ROOT / "samples" / "scenarios"
 START = datetime(2024, 5, 1, 20, 0, 0, tzinfo=UTC)
 AT = ("--start", "2024-05-01T20:00:00Z")
 
@@ -127,3 +130,12 @@ def test_the_clean_shoe_is_clean_and_the_other_is_not() -> None:
     alerts, _ = replayed(SAMPLES / "shoe-with-misdeals.jsonl.gz")
     misdeals = {"CARD_BEFORE_BETS_CLOSED", "EXTRA_CARD", "SHORT_DEAL", "UNREADABLE_CARD", "FOREIGN_CARD"}
     assert misdeals <= set(alerts)
+
+
+def test_the_simulation_recorder_stands_without_the_command_line() -> None:
+    # The regression sessions (and any other simulation) write recordings through it, not through a command.
+    probe = "import sys, simulators.recording; print([m for m in sys.modules if 'scannerd.commands' in m])"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "[]"

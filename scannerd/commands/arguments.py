@@ -11,7 +11,7 @@ import math
 
 from pydantic import ValidationError
 
-from scannerd.config import DisplaySettings
+from scannerd.display.settings import DisplaySettings
 from scannerd.idents import TABLE_ID_RULE, check_table_id
 from scannerd.mqtt_settings import MqttSettings
 

@@ -26,10 +26,15 @@ from rich.live import Live
 from scannerd import logs
 from scannerd.commands import arguments
 from scannerd.commands.watch import TableWatch
-from scannerd.config import Config, DeviceSettings, DisplaySettings, LogSettings, RecordSettings
+from scannerd.config import Config
 from scannerd.daemon import Daemon
+from scannerd.device_settings import DeviceSettings
+from scannerd.display.settings import DisplaySettings
 from scannerd.embedded_broker import EmbeddedBroker
-from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from scannerd.log_settings import LogSettings
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox_settings import OutboxSettings
+from scannerd.record_settings import RecordSettings
 from simulators.feeder import Feeder
 from simulators.game_server import GameServer
 from simulators.registry import make_device, simulated_drivers

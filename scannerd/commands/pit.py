@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from scannerd.commands import arguments
-from scannerd.config import DisplaySettings
+from scannerd.display.settings import DisplaySettings
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.pit import Pit
 

@@ -27,8 +27,9 @@ from typing import Any
 from drivers.base import DriverInitError
 from scannerd import logs
 from scannerd.commands import arguments
-from scannerd.config import ConfigError, LogSettings, load_config
+from scannerd.config import ConfigError, load_config
 from scannerd.events import Event
+from scannerd.log_settings import LogSettings
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.recording import RecordingError, RecordingReader
 from scannerd.replay import Published, messages

@@ -23,10 +23,10 @@ import structlog
 from aiohttp import web
 
 from scannerd import __version__
-from scannerd.config import DisplaySettings
 from scannerd.credentials import read_secret
 from scannerd.display.access import access_middleware
 from scannerd.display.guard import ConnectionCap, LoopErrors
+from scannerd.display.settings import DisplaySettings
 from scannerd.display.stream import ack_answer, ack_body, add_live_page
 from scannerd.display.view import TableView
 from scannerd.events import Event

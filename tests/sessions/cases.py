@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Protocol
 
 from scannerd.cards import ALL_CARDS
-from scannerd.commands.record import record_simulation
 from simulators.faults import FaultRates
+from simulators.recording import record_simulation
 from simulators.scenario import Scenario, load, parse
 from tests.sessions.script import STARTED_AT, FramedShoe, Script, beetek, linecode, typed
 
