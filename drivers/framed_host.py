@@ -188,7 +188,9 @@ class FramedHostDriver(Driver):
     other threads than the reader's.
     """
 
+    reports_cut_card = True
     repeats_unacknowledged = True
+    alert_outputs = True
     decoder: FramedDecoder
 
     def __init__(self, channel: str, **options: Any) -> None:
@@ -234,6 +236,16 @@ class FramedHostDriver(Driver):
         with self._lock:
             self.answer(self.session.set_alert(led, buzzer))
         return True
+
+    def counters(self) -> dict[str, int]:
+        with self._lock:
+            duplicates, unsynced = self.session.duplicates, self.session.unsynced_drops
+        return {
+            **super().counters(),
+            "unknown_cards": self.decoder.codec.unknown_cards,
+            "duplicates": duplicates,
+            "unsynced_drops": unsynced,
+        }
 
     def answer(self, data: bytes) -> None:
         """Write, but never fail the caller on a lost link: state is kept and replayed.

@@ -41,10 +41,12 @@ import structlog
 
 from scannerd import __version__, signing
 from scannerd.chain import Chain
-from scannerd.config import Config, RecordSettings
+from scannerd.config import Config
 from scannerd.events import ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.listeners import TableListener
+from scannerd.payloads import RecorderHealth
+from scannerd.record_settings import RecordSettings
 from scannerd.recording import SUFFIX, ChainLink, Header, RecordingError, RecordingWriter, whole_second
 from scannerd.table import SavedState
 from scannerd.verify import read_chained
@@ -156,16 +158,17 @@ class Recorder(TableListener):
         """The file being written now."""
         return self._path
 
-    def health(self) -> dict[str, Any]:
-        return {
-            "file": str(self._path) if self._path else None,
-            "files": len(self.files),
-            "lines": self.lines,
-            "dropped": self.dropped + self.overflowed,
-            "errors": self.errors,
-            "last_error": self.last_error,
-            "alive": self.alive,
-        }
+    def health(self) -> RecorderHealth:
+        """Its figures for the health topic (read from another thread: each is current, not all at once)."""
+        return RecorderHealth(
+            file=str(self._path) if self._path else None,
+            files=len(self.files),
+            lines=self.lines,
+            dropped=self.dropped + self.overflowed,
+            errors=self.errors,
+            last_error=self.last_error,
+            alive=self.alive,
+        )
 
     # ------------------------------------------------------------------ listeners (hot path)
 

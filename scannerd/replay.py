@@ -2,12 +2,13 @@
 
 Bytes go through the recorded driver's decoder (``Driver.detached_decoder``:
 its codec, and the framed shoe's duplicate suppression too, with no
-transport behind it), device events, commands and ticks
-through the daemon's own ``scannerd.table.Table``, and events out through
-``scannerd.topics``: nothing here decides anything the daemon decides. Time is the recording's:
-each line happens at ``started_at + t``, and the daemon's once-a-second tick
-is replayed on a grid of that time, so the same file always gives the same
-messages, byte for byte.
+transport behind it), device events, commands and ticks through the
+daemon's own ``scannerd.table.Table``, and events out through
+``scannerd.topics``: nothing here decides anything the daemon decides.
+Time is the recording's: each line happens at ``started_at + t``, and the
+daemon's once-a-second tick is replayed on a grid of that time
+(``Table.ticks``), so the same file always gives the same messages, byte
+for byte.
 
 Not replayed: the retained ``device``, ``status`` and ``health`` topics.
 They describe the table's machinery, not the deal; ``device`` is a
@@ -160,13 +161,24 @@ def messages(
     table_id: str | None = None,
 ) -> Iterator[Published]:
     """Every message an open recording makes; ``rules`` replace the header's house settings key by key."""
+    replayer = replayer_for(reader, rules=rules, prefix=prefix, table_id=table_id)
+    for line in reader.lines():
+        yield from replayer.feed(line)
+
+
+def replayer_for(
+    reader: RecordingReader,
+    *,
+    rules: dict[str, Any] | None = None,
+    prefix: str = DEFAULT_PREFIX,
+    table_id: str | None = None,
+) -> Replayer:
+    """The replayer an open recording starts from: for whoever also wants the table's state at its end."""
     header = reader.header
     house = HouseRules(**{**header.rules.model_dump(), **rules}) if rules else None
     try:
-        replayer = Replayer(header, rules=house, prefix=prefix, table_id=table_id)
+        return Replayer(header, rules=house, prefix=prefix, table_id=table_id)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # the header's state is the file's word
         raise RecordingError(
             f"{reader.path}:1: bad header: state is not a table's saved state ({type(exc).__name__}: {exc})"
         ) from None
-    for line in reader.lines():
-        yield from replayer.feed(line)

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from drivers.events import DeviceCard, DeviceCutCard, DeviceEvent, LinkDown, LinkUp
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
-from scannerd.events import PIT_ONLY_CODES, AlertEvent, CardEvent, Event, RoundEvent, Tick
+from scannerd.alert_catalogue import PIT_ONLY_CODES
+from scannerd.events import AlertEvent, CardEvent, Event, RoundEvent, Tick
 from scannerd.house import HouseRules
 from scannerd.requests import Request
 from scannerd.table import Table

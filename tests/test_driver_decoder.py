@@ -18,9 +18,11 @@ from drivers.beetek import BeetekDriver
 from drivers.codecs.framed import encode_event
 from drivers.events import DeviceCard, DeviceEvent, DeviceHello
 from drivers.registry import BUILTIN_DRIVERS, get_driver_class
-from scannerd.config import Config, DeviceSettings
+from scannerd.config import Config
 from scannerd.daemon import Daemon
-from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from scannerd.device_settings import DeviceSettings
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox_settings import OutboxSettings
 from tests.broker import Broker, wait_until
 
 REPO = Path(__file__).resolve().parent.parent

@@ -18,9 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scannerd.cards import ALL_CARDS
+from scannerd.command_catalogue import COMMANDS as CATALOGUE
 from scannerd.events import CardDrawn, Event
 from scannerd.house import HouseRules
-from scannerd.requests import MAX_REQUEST_BYTES, REQUEST_MODELS, Request, RequestError, Response, execute
+from scannerd.requests import MAX_REQUEST_BYTES, Request, RequestError, Response, execute
 from scannerd.requests import parse_request as parse
 from scannerd.validator import Validator
 
@@ -28,7 +29,7 @@ FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, Heal
 # The full count takes minutes per test; the bound is only there to catch a hang.
 pytestmark = pytest.mark.timeout(1800)
 
-COMMANDS = list(REQUEST_MODELS)
+COMMANDS = list(CATALOGUE)
 FIELDS = ["transaction", "shoe_id", "round_id", "reason", "alert_id"]
 
 json_values = st.recursive(
@@ -115,7 +116,7 @@ def test_requests_never_break_the_validator_and_a_refusal_changes_nothing(
 # Refused before they reach the validator: unknown commands, payloads that are not a JSON object
 # (an empty one means {}), and objects with a key no request has.
 bad_requests = st.one_of(
-    st.tuples(st.text(max_size=20).filter(lambda c: c not in REQUEST_MODELS), payloads),
+    st.tuples(st.text(max_size=20).filter(lambda c: c not in CATALOGUE), payloads),
     st.tuples(
         st.sampled_from(COMMANDS), st.binary(max_size=80).filter(lambda b: b.strip()[:1] not in (b"", b"{"))
     ),

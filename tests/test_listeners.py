@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.config import Config, DeviceSettings
+from scannerd.config import Config
 from scannerd.daemon import Daemon
+from scannerd.device_settings import DeviceSettings
 from scannerd.events import CardDrawn, Event, LinkChanged, ValidatorInput
 from scannerd.listeners import TableListener
-from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox_settings import OutboxSettings
 from scannerd.payloads import DevicePayload
 from tests.broker import Broker, wait_until
 
