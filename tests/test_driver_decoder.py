@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-import inspect
 import os
 import tty
 from collections.abc import Iterator
@@ -12,8 +10,7 @@ from typing import Any
 
 import pytest
 
-import drivers
-from drivers.base import Decoder, Driver
+from drivers.base import Decoder
 from drivers.beetek import BeetekDriver
 from drivers.codecs.framed import encode_event
 from drivers.events import DeviceCard, DeviceEvent, DeviceHello
@@ -26,42 +23,6 @@ from scannerd.outbox_settings import OutboxSettings
 from tests.broker import Broker, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def driver_classes() -> dict[str, type[Driver]]:
-    """Every concrete and abstract driver class the package defines, by name."""
-    import importlib
-    import pkgutil
-
-    found: dict[str, type[Driver]] = {}
-    for info in pkgutil.iter_modules(drivers.__path__):
-        module = importlib.import_module(f"drivers.{info.name}")
-        for name, obj in vars(module).items():
-            if inspect.isclass(obj) and issubclass(obj, Driver) and obj is not Driver:
-                found[name] = obj
-    return found
-
-
-def test_nothing_outside_drivers_asks_which_class_a_driver_is() -> None:
-    """A fact about a device family lives on its driver; the rest of the code asks the driver."""
-    classes = set(driver_classes())
-    offenders = []
-    for top in ("scannerd", "simulators"):
-        for path in sorted((REPO / top).rglob("*.py")):
-            for node in ast.walk(ast.parse(path.read_text(), str(path))):
-                if not (
-                    isinstance(node, ast.Call)
-                    and getattr(node.func, "id", None) in ("isinstance", "issubclass")
-                ):
-                    continue
-                names = (
-                    {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
-                    if len(node.args) > 1
-                    else set()
-                )
-                if names & classes:
-                    offenders.append(f"{path.relative_to(REPO)}:{node.lineno}")
-    assert offenders == []
 
 
 @pytest.mark.parametrize("name", list(BUILTIN_DRIVERS))

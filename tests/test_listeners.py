@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import os
 import tty
 from collections.abc import Iterator, Sequence
@@ -21,41 +20,6 @@ from scannerd.payloads import DevicePayload
 from tests.broker import Broker, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def imports() -> dict[str, set[str]]:
-    """Every module of the three packages and the modules of theirs it imports, type-checking ones too."""
-    paths = {}
-    for top in ("scannerd", "drivers", "simulators"):
-        for path in (REPO / top).rglob("*.py"):
-            name = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
-            paths[name] = path
-    graph: dict[str, set[str]] = {}
-    for name, path in paths.items():
-        found = set()
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                found |= {f"{node.module}.{a.name}" for a in node.names} | {node.module}
-            elif isinstance(node, ast.Import):
-                found |= {a.name for a in node.names}
-        graph[name] = {m for m in found if m in paths and m != name}
-    return graph
-
-
-def test_no_module_imports_one_that_imports_it() -> None:
-    graph = imports()
-
-    def reaches(start: str, goal: str) -> bool:
-        seen, todo = set(), [start]
-        while todo:
-            for nxt in graph[todo.pop()] - seen:
-                if nxt == goal:
-                    return True
-                seen.add(nxt)
-                todo.append(nxt)
-        return False
-
-    assert sorted(f"{a} <-> {b}" for a in graph for b in graph[a] if reaches(b, a)) == []
 
 
 def test_a_listener_overrides_only_what_it_wants() -> None:

@@ -1,0 +1,123 @@
+"""The layers stay as docs/architecture.md draws them, read from the source (``ast``), not by importing.
+
+A circle that only bites in one import order, or a check on a concrete
+driver class in a module no test imports, is still found.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from drivers.registry import BUILTIN_DRIVERS, get_driver_class
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("scannerd", "drivers", "simulators")
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def imported(tree: ast.Module, *, type_checking: bool) -> set[str]:
+    """Every module a file names in an import, in functions too; ``if TYPE_CHECKING:`` ones if asked."""
+    if not type_checking:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+                node.body = []
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def import_graph(*, type_checking: bool, packages_above: bool) -> dict[str, set[str]]:
+    """Module -> the project's modules it imports; with ``packages_above``, the ``__init__``s that runs."""
+    known = modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in known.items():
+        targets = set()
+        for module in imported(ast.parse(path.read_text(), str(path)), type_checking=type_checking):
+            parts = module.split(".")
+            targets.update(
+                ".".join(parts[:n]) for n in range(1 if packages_above else len(parts), len(parts) + 1)
+            )
+        graph[name] = {target for target in targets if target in known and target != name}
+    return graph
+
+
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(graph[start])
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo.extend(graph[name])
+    return seen
+
+
+def test_no_module_imports_one_that_imports_it() -> None:
+    """Type hints count: two modules that each need the other are one knot, whenever it bites."""
+    graph = import_graph(type_checking=True, packages_above=False)
+    assert sorted(f"{a} <-> {b}" for a in graph for b in graph[a] if a in reachable(graph, b)) == []
+
+
+def test_the_display_does_not_import_the_config() -> None:
+    """The display's settings stand alone, so the display is built and tested without a table's config."""
+    graph = import_graph(type_checking=False, packages_above=True)
+    display = [name for name in graph if name.split(".")[:2] == ["scannerd", "display"]]
+    assert [name for name in display if "scannerd.config" in reachable(graph, name)] == []
+
+
+# Import every module of the package, then say which modules of the daemon came along.
+_PROBE = """
+import json, pkgutil, importlib, sys
+import drivers
+for info in pkgutil.walk_packages(drivers.__path__, "drivers."):
+    importlib.import_module(info.name)
+print(json.dumps(sorted(m for m in sys.modules if m == "scannerd" or m.startswith("scannerd."))))
+"""
+
+
+def test_importing_every_driver_module_imports_nothing_from_scannerd() -> None:
+    """A driver package (a plugin too) depends on ``drivers``, never on the daemon."""
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE], cwd=ROOT, capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    assert json.loads(out) == []
+
+
+def test_nothing_outside_drivers_asks_which_class_a_driver_is() -> None:
+    """A fact about a device family lives on its driver; the rest of the code asks the driver."""
+    classes = {cls.__name__ for name in BUILTIN_DRIVERS for cls in get_driver_class(name).__mro__}
+    classes -= {"Driver", "object"}
+    offenders = []
+    for name, path in modules().items():
+        if name.split(".")[0] == "drivers":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not (
+                isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("isinstance", "issubclass")
+            ):
+                continue
+            names = (
+                {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                if len(node.args) > 1
+                else set()
+            )
+            if names & classes:
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert offenders == []
