@@ -3,7 +3,7 @@
 Every input, whether a card from the reader thread, a request from the MQTT
 thread or the once-a-second tick, goes through ``_apply`` under one lock:
 the validator sees one ordered stream, and its events reach the outbox, with
-the state that produced them, before anything else happens. Only once they
+the inputs that produced them (``scannerd.journal``), before anything else happens. Only once they
 are synced to disk is a framed shoe told its card arrived, so a crash at any
 moment loses nothing the shoe believes delivered.
 
@@ -43,6 +43,7 @@ from scannerd.events import (
     ValidatorInput,
 )
 from scannerd.instance_lock import InstanceLock
+from scannerd.journal import Schedule, encode, restore
 from scannerd.listeners import TableListener
 from scannerd.outbox import Level, Outbox, OutboxHealth
 from scannerd.payloads import ReaderHealth
@@ -52,6 +53,7 @@ from scannerd.requests import Request, RequestError, Response, parse_request
 from scannerd.seq_ceiling import SeqCeiling, clock_floor
 from scannerd.shoe_alarm import ShoeAlarm
 from scannerd.table import Outcome, SavedState, Table
+from scannerd.topics import Topics
 from scannerd.validator import Validator
 
 log = structlog.get_logger(__name__)
@@ -94,7 +96,13 @@ class Daemon:
         self.outbox = Outbox.from_settings(config.outbox, on_level=self._on_outbox_level)
         self._ceiling = SeqCeiling(outbox_path)
         self._state_lost = False
-        saved = SavedState.from_dict(self.outbox.state())
+        device = config.device
+
+        def make_table(saved: SavedState | None) -> Table:
+            return Table(self.table_id, config.rules, driver=device.driver, channel=device.port, saved=saved)
+
+        restored = restore(self.outbox, make_table, Topics(config.mqtt.prefix, self.table_id))
+        saved = restored.saved
         self._restored = saved is not None
         if saved is not None and self.outbox.power_lost:
             # The last batch may have been published and then lost with the power: never reuse
@@ -104,13 +112,17 @@ class Daemon:
                 "the machine stopped without a clean shutdown: seq skips ahead",
                 skipped=SEQ_SKIP_AFTER_POWER_LOSS,
             )
-        device = config.device
-        self.table = Table(
-            self.table_id, config.rules, driver=device.driver, channel=device.port, saved=saved
-        )
+        self.table = make_table(saved)
         if saved is not None:
-            log.info("state restored", next_seq=self.validator.next_seq)
-            if self.validator.next_seq <= self._ceiling.published:
+            log.info("state restored", next_seq=self.validator.next_seq, journal_rows=restored.replayed)
+            if restored.broken is not None:
+                self._rolled_back(
+                    "the outbox's journal disagrees with the events stored with it: the state after "
+                    "the last row that agrees is kept, seq continues above anything published",
+                    journal=restored.broken,
+                    rows_not_judged=restored.rows_left,
+                )
+            elif self.validator.next_seq <= self._ceiling.published:
                 self._rolled_back()
         else:
             self._start_seq()
@@ -138,6 +150,8 @@ class Daemon:
         self._ticker: threading.Thread | None = None
         self._unacked: list[int] = []  # framed seqs whose events are not yet on disk
         self._unstored: list[Event] = []  # events judged during the current read, stored at its end
+        self._unjournalled: list[ValidatorInput] = []  # the inputs that made them, journalled with them
+        self._snapshots = Schedule()
         self._faults: deque[Fault] = deque()  # raised where a store is under way; sent by the ticker
         self._wall_mono: tuple[float, float] | None = None  # the last input's wall and monotonic times
         self._heard_at = 0.0  # when the device last said anything (monotonic: a clock step is no silence)
@@ -219,14 +233,19 @@ class Daemon:
                 Fault(self._now(), "STATE_LOST", message("STATE_LOST", next_seq=self.validator.next_seq))
             )
 
-    def _rolled_back(self) -> None:
+    def _rolled_back(
+        self,
+        why: str = "saved state older than what was published (an outbox put back from a copy, or its "
+        "WAL lost): seq continues above anything published",
+        **detail: object,
+    ) -> None:
         """The outbox's state is older than what was published: numbers from it would be reused."""
         stale = self.validator.next_seq
         self.validator.next_seq = max(clock_floor(self.clock()), self._ceiling.value or 1)
         self._state_lost = True
         log.error(
-            "saved state older than what was published (an outbox put back from a copy, or its WAL "
-            "lost): seq continues above anything published",
+            why,
+            **detail,
             outbox=str(self.outbox.path),
             stale_next_seq=stale,
             published=self._ceiling.published,
@@ -280,7 +299,9 @@ class Daemon:
             self.recorder.stop()
         if self.display is not None:
             self.display.stop()
-        self.outbox.close()
+        with self._lock:
+            state = self.saved_state().to_dict()
+        self.outbox.close(state)  # a snapshot last: the next start has no journal to judge
         with contextlib.suppress(OSError):  # a full disk: the ceiling still holds
             self._ceiling.note_published(self.validator.next_seq - 1)
         if self.outbox.lost_at_close:
@@ -446,6 +467,8 @@ class Daemon:
             if outcome.ack is not None:
                 self._unacked.append(outcome.ack)
             judged = outcome.judged
+            if judged is not None and not (isinstance(judged, Tick) and not outcome.events):
+                self._unjournalled.append(judged)  # a tick that did nothing changed nothing
             if judged is not None and not isinstance(judged, Tick):
                 for listener in self.listeners:
                     listener.on_input(judged)
@@ -468,7 +491,8 @@ class Daemon:
     def _store(self) -> None:
         """The durability order, in one place. Caller holds the lock.
 
-        1. write the events and the state after them to the outbox, one commit:
+        1. write the events and the inputs that made them (now and then the whole state
+           after them instead: ``scannerd.journal.Schedule``) to the outbox, one commit:
            from here they survive a killed process;
         2. hand them to the publisher, which sends them if they are next in line:
            the broker need not wait for the disk;
@@ -478,11 +502,16 @@ class Daemon:
         5. tell the listeners (the shoe's alarm, the display).
         """
         events, self._unstored = self._unstored, []
+        inputs, self._unjournalled = self._unjournalled, []
         if events and not self._ceiling.covers(events[-1].seq):
             self._reserve_seq(events[-1].seq)
         newest_ack = self._unacked[-1] if self._unacked else None
-        state = self.saved_state(newest_ack).to_dict()
-        written = self.outbox.write(self.publisher.topics.messages(events), state)
+        device = self.driver.saved_state(newest_ack)
+        messages = self.publisher.topics.messages(events)
+        if self._snapshots.snapshot_now(len(inputs), self.validator.shoe):
+            written = self.outbox.write(messages, self.table.saved_state(device).to_dict())
+        else:
+            written = self.outbox.write(messages, None, encode(inputs, device))
         self.publisher.send(written)
         self.outbox.sync()
         log_alerts(events)

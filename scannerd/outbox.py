@@ -1,9 +1,13 @@
 """The durable outbox: events wait here, on disk, until the broker has acknowledged them.
 
-Events and the state that produced them (validator snapshot, driver dedup
-state) are written in one SQLite transaction, so after a crash at any moment
-the restored state matches exactly the events that are on disk: none missing,
-none twice. A row leaves only on the broker's PUBACK (``remove``).
+Events and what produced them are written in one SQLite transaction, so
+after a crash at any moment the restored state matches exactly the events
+that are on disk: none missing, none twice. What produced them is either the
+whole state after them (a snapshot: validator and driver dedup state), which
+replaces the last one and trims the journal, or a journal row: the inputs
+the table judged to make them and a digest of the events (``scannerd.journal``
+decides which, and replays the journal on a start). A row leaves only on the
+broker's PUBACK (``remove``).
 
 Two steps of durability, so the fsync is not on a card's way to the broker.
 ``write`` commits (SQLite WAL, ``synchronous=NORMAL``): from then on the
@@ -42,6 +46,7 @@ remembered as acknowledged (never sent again) and deleted at the next chance.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import sqlite3
@@ -85,6 +90,12 @@ CREATE TABLE IF NOT EXISTS messages (
     size INTEGER NOT NULL
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS journal (
+    id INTEGER PRIMARY KEY,  -- in the order stored; emptied by every snapshot
+    last_seq INTEGER NOT NULL,  -- the newest seq stored by then
+    entry TEXT NOT NULL,  -- what the caller journals (scannerd.journal: the inputs judged)
+    digest BLOB NOT NULL  -- of the events stored with it (``digest``)
+);
 """
 
 
@@ -94,6 +105,25 @@ class Stored:
 
     id: int
     message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class JournalRow:
+    """A journal entry as stored after the snapshot, and the digest of the events stored with it."""
+
+    id: int
+    entry: str
+    digest: bytes
+
+
+def digest(messages: Iterable[Message]) -> bytes:
+    """Of a batch's seqs, topics and payloads: the same bytes give the same digest, other bytes another."""
+    h = hashlib.blake2b(digest_size=16)
+    for m in messages:
+        h.update(b"%d %d %d %d %d " % (m.seq, len(m.topic), len(m.payload), m.qos, m.retain))
+        h.update(m.topic.encode())
+        h.update(m.payload)
+    return h.digest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +149,7 @@ class _Batch:
     messages: list[Message]
     state: Any
     size: int
+    journal: str | None = None
 
 
 UNKNOWN_BOOT = "unknown"
@@ -171,7 +202,8 @@ class Outbox:
         self._count: int = count
         self._bytes: int = total
         batch = json.loads(self._meta("batch") or '{"last_seq": 0, "state": null}')
-        self._last_seq: int = batch["last_seq"]
+        journalled = self._db.execute("SELECT coalesce(max(last_seq), 0) FROM journal").fetchone()[0]
+        self._last_seq: int = max(batch["last_seq"], journalled)
         self._state_json = json.dumps(batch["state"], separators=(",", ":"))  # kept by batches without one
         self._durable_seq = self._written_seq = self._last_seq
         self._last_id: int = self._db.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()[0]
@@ -187,6 +219,7 @@ class Outbox:
         self._reserve = self.path.with_name(self.path.stem + ".reserve")
         self._undeleted: set[int] = set()  # acknowledged rows a full disk kept us from deleting yet
         self.lost_at_close = 0  # held events that no room could be found for at ``close``
+        self._closed = False
         self._convert()
         self._make_reserve()
         self.power_lost = self._mark_open()
@@ -242,14 +275,18 @@ class Outbox:
 
     # ------------------------------------------------------------------ writing
 
-    def put(self, messages: Iterable[Message], state: Any = None) -> bool:
+    def put(self, messages: Iterable[Message], state: Any = None, journal: str | None = None) -> bool:
         """``write`` then ``sync``: True when the batch is on disk for good, False when held."""
-        written = self.write(messages, state)
+        written = self.write(messages, state, journal)
         self.sync()
         return not written.held
 
-    def write(self, messages: Iterable[Message], state: Any = None) -> Written:
-        """Commit messages and, unless None, the JSON-ready ``state`` in one transaction.
+    def write(self, messages: Iterable[Message], state: Any = None, journal: str | None = None) -> Written:
+        """Commit messages and, unless None, the JSON-ready ``state`` or a ``journal`` entry: one transaction.
+
+        A ``state`` is a snapshot: it replaces the last one and empties the
+        journal, which it covers. A ``journal`` entry is kept, with the digest
+        of ``messages``, until the next snapshot (``journal``).
 
         The batch is held in memory instead when the budget or the disk is
         exhausted (see the module docstring); ``Written.held`` says so. Raises
@@ -266,7 +303,7 @@ class Outbox:
                 seq = m.seq
             self._last_seq = seq
             after_id = self._last_id
-            self._held.append(_Batch(batch, state, sum(_size(m) for m in batch)))
+            self._held.append(_Batch(batch, state, sum(_size(m) for m in batch), journal))
             rows = self._flush_held()
             held = bool(self._held)
         self._report_level()
@@ -422,10 +459,17 @@ class Outbox:
                 )
                 last_seq = batch.messages[-1].seq if batch.messages else self._written_seq
                 state_json = self._state_json
-                if batch.state is not None:
-                    state_json = json.dumps(batch.state, separators=(",", ":"))
-                # One row for both: each row a commit touches is another page written to the WAL.
-                self._set_meta("batch", f'{{"last_seq":{last_seq},"state":{state_json}}}')
+                if batch.state is None and batch.journal is not None:
+                    self._db.execute(
+                        "INSERT INTO journal (last_seq, entry, digest) VALUES (?, ?, ?)",
+                        (last_seq, batch.journal, digest(batch.messages)),
+                    )
+                else:
+                    if batch.state is not None:
+                        state_json = json.dumps(batch.state, separators=(",", ":"))
+                        self._db.execute("DELETE FROM journal")  # the snapshot covers it
+                    # One row for both: each row a commit touches is another page written to the WAL.
+                    self._set_meta("batch", f'{{"last_seq":{last_seq},"state":{state_json}}}')
         except sqlite3.OperationalError as exc:
             if exc.sqlite_errorname != "SQLITE_FULL":
                 raise
@@ -478,10 +522,16 @@ class Outbox:
     # ------------------------------------------------------------------ reading
 
     def state(self) -> Any:
-        """The state stored with the newest batch on disk (what to restore after a restart)."""
+        """The newest snapshot on disk: what a restart restores before it replays the ``journal``."""
         with self._lock:
             raw = self._meta("batch")
         return None if raw is None else json.loads(raw)["state"]
+
+    def journal(self) -> list[JournalRow]:
+        """The journal entries stored since the newest snapshot, oldest first."""
+        with self._lock:
+            rows = self._db.execute("SELECT id, entry, digest FROM journal ORDER BY id").fetchall()
+        return [JournalRow(i, entry, bytes(d)) for i, entry, d in rows]
 
     def pending(self, limit: int = 100, after_id: int = 0) -> list[Stored]:
         """Waiting messages on disk in the order they were put (seq order), after row ``after_id``."""
@@ -525,14 +575,21 @@ class Outbox:
         if changed and self._on_level is not None:
             self._on_level(health.level, health)
 
-    def close(self) -> None:
+    def close(self, state: Any = None) -> None:
         """A clean end: the next start knows no published batch can be missing.
 
         Held batches would die with the process: they go to disk now, over the
         budget and into the reserve if need be, since a shoe that cannot repeat
         its cards has no other copy of them. What still does not fit is counted.
+        ``state``, unless None, is a snapshot stored after them, so the next
+        start has no journal to judge. A second call does nothing.
         """
+        if self._closed:
+            return
+        self._closed = True
         with self._lock:
+            if state is not None:
+                self._held.append(_Batch([], state, 0))
             if self._held:
                 self._flush_held(over_budget=True)
             if self._held and self._give_up_reserve():
