@@ -41,10 +41,11 @@ from scannerd.topics import Topics
 from scannerd.validator import CommandRejected
 
 SNAPSHOT_EVERY = 256
-"""Inputs journalled between snapshots. Measured on the project's machine (docs/performance.md): a
-store with a snapshot (5 KB of state) costs about 0.3 ms more than one with a journal row (about 110
-bytes), so one in 256 adds about 1 us a card; a restart judges at most this many inputs again, a few
-milliseconds. Fewer would cost every card more; more would save nothing measurable."""
+"""Inputs journalled between snapshots. ``python -m bench.store_cost`` on the project's machine
+(docs/performance.md): a store with a snapshot (3 to 5 KB of state, growing with the shuffle check's
+shoes) costs about 0.2 ms more than one with a journal row (about 125 bytes), so one in 256 adds under
+1 us a card; a start on the longest journal this leaves judges it again in about 9 ms. Fewer would
+cost every card more for a start nobody waits on; more would save nothing measurable."""
 
 _KINDS: dict[str, type] = {cls.__name__: cls for cls in get_args(ValidatorInput)}
 
