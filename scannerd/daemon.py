@@ -34,10 +34,10 @@ from scannerd.config import Config
 from scannerd.display.server import Display
 from scannerd.events import (
     TICK_S,
-    AlertEvent,
+    AlertData,
     ClockStepped,
     Command,
-    Event,
+    EventData,
     Fault,
     Restarted,
     Tick,
@@ -55,7 +55,7 @@ from scannerd.validator import Validator
 
 log = structlog.get_logger(__name__)
 
-EventListener = Callable[[Sequence[Event]], None]
+EventListener = Callable[[Sequence[EventData]], None]
 """Called with each batch of events after they are stored; must not block (display, shoe alarm)."""
 
 CLOCK_STEP_FORWARD_S = 0.5
@@ -146,7 +146,7 @@ class Daemon:
         )
         self._ticker: threading.Thread | None = None
         self._unacked: list[int] = []  # framed seqs whose events are not yet on disk
-        self._unstored: list[Event] = []  # events judged during the current read, stored at its end
+        self._unstored: list[EventData] = []  # events judged during the current read, stored at its end
         self._faults: deque[Fault] = deque()  # raised where a store is under way; sent by the ticker
         self.reader_errors = 0
         self._wall_mono: tuple[float, float] | None = None  # the last input's wall and monotonic times
@@ -513,14 +513,14 @@ class Daemon:
             self._faults.append(_OUTBOX_FAULTS[level](self.clock(), health))
 
 
-def log_alerts(events: Sequence[Event]) -> None:
+def log_alerts(events: Sequence[EventData]) -> None:
     """Every alert raised goes into the log too, so ``journalctl -p warning`` lists the table's trouble.
 
     Misdeals and warnings are at warning; an info alert (the cut card, a
     reconnected shoe) and an acknowledgement are at info.
     """
     for event in events:
-        if isinstance(event, AlertEvent):
+        if isinstance(event, AlertData):
             say = log.warning if event.severity != "info" and not event.acknowledged else log.info
             say(
                 "alert acknowledged" if event.acknowledged else "alert",

@@ -38,7 +38,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from scannerd import __version__
-from scannerd.events import Event
+from scannerd.events import EventData
 from scannerd.mqtt_link import LinkReport, failure_reason
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox, Stored, Written
@@ -217,7 +217,7 @@ class Publisher:
 
     # ------------------------------------------------------------------ what the daemon calls
 
-    def submit(self, events: Sequence[Event], state: Any = None) -> bool:
+    def submit(self, events: Sequence[EventData], state: Any = None) -> bool:
         """Commit events (and state), send them, then sync; True once they are on disk for good.
 
         Sending comes between the commit and the fsync: a committed batch already

@@ -29,7 +29,7 @@ from drivers.base import Driver
 from drivers.events import DeviceEvent, LinkDown, LinkUp
 from drivers.framed_host import DedupState, FramedHostDriver
 from drivers.registry import get_driver_class
-from scannerd.events import TICK_S, Event, Restarted, Tick, ValidatorInput
+from scannerd.events import TICK_S, EventData, Restarted, Tick, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.ingest import to_input
 from scannerd.mqtt_settings import MqttSettings
@@ -57,7 +57,7 @@ class Published:
     ts: float  # when, on the recording's clock (for pacing)
     topic: str
     payload: bytes  # exactly the bytes the daemon sends
-    source: Event | Response
+    source: EventData | Response
 
     def to_json(self) -> str:
         """``{"topic": ..., "payload": {...}}``: one line of ``replay --emit jsonl``."""
@@ -169,7 +169,7 @@ class Replayer:
     def _apply(self, inp: ValidatorInput) -> list[Published]:
         return self._events(inp.ts, self.validator.handle(inp))
 
-    def _events(self, ts: float, events: list[Event]) -> list[Published]:
+    def _events(self, ts: float, events: list[EventData]) -> list[Published]:
         message = self.topics.message
         return [Published(ts, (m := message(e)).topic, m.payload, e) for e in events]
 

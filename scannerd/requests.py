@@ -21,7 +21,7 @@ from pydantic import (
     field_validator,
 )
 
-from scannerd.events import Command, Event
+from scannerd.events import Command, EventData
 from scannerd.house import MAX_BETTING_TIME_S
 from scannerd.idents import TOO_MANY_DIGITS, Ident, PlainText
 from scannerd.validator import CommandRejected, Validator
@@ -195,9 +195,9 @@ def _explain(exc: ValidationError) -> str:
     return "invalid request: " + "; ".join(parts)
 
 
-def execute(request: Request, validator: Validator, ts: float) -> tuple[Response, list[Event]]:
+def execute(request: Request, validator: Validator, ts: float) -> tuple[Response, list[EventData]]:
     """Run a request; the events it caused must go to the outbox like any others."""
-    events: list[Event] = []
+    events: list[EventData] = []
     if request.command != "get_state":
         try:
             events = validator.handle(Command(ts=ts, name=request.command, args=request.args))  # type: ignore[arg-type]

@@ -23,7 +23,19 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from scannerd.events import AlertEvent, CardEvent, Event, RoundEvent, ShoeEvent
+from scannerd.events import (
+    AlertData,
+    AlertEvent,
+    CardData,
+    CardEvent,
+    DealerData,
+    Event,
+    EventData,
+    RoundData,
+    RoundEvent,
+    ShoeData,
+    ShoeEvent,
+)
 from scannerd.topics import EVENT_KINDS
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
@@ -296,6 +308,14 @@ def sample_events(first: int, n: int, table_id: str = "T1") -> list[Event]:
         else:
             out.append(AlertEvent(**common, alert_id=seq, code="EXTRA_CARD", severity="misdeal", message="x"))
     return out
+
+
+_BUILT = {cls.model: cls for cls in (CardData, RoundData, AlertData, ShoeData, DealerData)}
+
+
+def as_built(events: list[Event]) -> list[EventData]:
+    """Events as the validator builds them (plain data), which is what a publisher takes."""
+    return [_BUILT[type(e)].of(e) for e in events]
 
 
 def event_seqs(messages: list[mqtt.MQTTMessage]) -> list[int]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scannerd.config import Config, DeviceSettings
-from scannerd.events import AlertEvent, CardEvent, Event, RoundEvent
+from scannerd.events import AlertData, CardData, EventData, RoundData
 from scannerd.mqtt_settings import MqttSettings, OutboxSettings
 from tests.broker import Broker
 
@@ -60,10 +60,10 @@ class EventLog:
     """A daemon listener that tests can wait on."""
 
     def __init__(self) -> None:
-        self.events: list[Event] = []
+        self.events: list[EventData] = []
         self._cond = threading.Condition()
 
-    def __call__(self, events: Sequence[Event]) -> None:
+    def __call__(self, events: Sequence[EventData]) -> None:
         with self._cond:
             self.events.extend(events)
             self._cond.notify_all()
@@ -77,11 +77,11 @@ class EventLog:
 
     def cards(self) -> list[str | None]:
         with self._cond:
-            return [e.card for e in self.events if isinstance(e, CardEvent)]
+            return [e.card for e in self.events if isinstance(e, CardData)]
 
     def alerts(self) -> list[str]:
         with self._cond:
-            return [e.code for e in self.events if isinstance(e, AlertEvent) and not e.acknowledged]
+            return [e.code for e in self.events if isinstance(e, AlertData) and not e.acknowledged]
 
     def round_ends(self) -> list[tuple[str, str | None]]:
         """(phase, void reason) of every round that ended."""
@@ -89,7 +89,7 @@ class EventLog:
             return [
                 (e.phase, e.reason)
                 for e in self.events
-                if isinstance(e, RoundEvent) and e.phase in ("complete", "void")
+                if isinstance(e, RoundData) and e.phase in ("complete", "void")
             ]
 
 

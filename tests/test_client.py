@@ -17,7 +17,7 @@ from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.payloads import DevicePayload, StatusPayload
 from scannerd.requests import Request, Response
-from tests.broker import Broker, GameServer, make_tls, sample_events, wait_until
+from tests.broker import Broker, GameServer, as_built, make_tls, sample_events, wait_until
 
 FLOOR = int(time.time() * 1000)
 """A new table's first seq: the clock in milliseconds, as docs/mqtt.md says, never 1."""
@@ -87,7 +87,7 @@ def test_events_arrive_as_models_once_and_in_order(mosquitto, make_client, make_
     pub = make_publisher(settings(mosquitto))
     events = sample_events(FLOOR, 40)
     for i in range(0, 40, 4):
-        pub.submit(events[i : i + 4])
+        pub.submit(as_built(events[i : i + 4]))
     assert pub.flush(20)
     wait_until(lambda: len(recorder.events()) >= 40, 20, "40 events")
     assert recorder.events() == events  # the contract's models, equal field by field
@@ -189,10 +189,10 @@ def test_a_broker_restart_mid_stream_loses_and_repeats_nothing(tmp_path, make_br
     pub = make_publisher(settings(broker))
     events = sample_events(FLOOR, 60)
     try:
-        pub.submit(events[:30])
+        pub.submit(as_built(events[:30]))
         wait_until(lambda: len(recorder.events()) >= 10, 20, "the first events")
         broker.restart()  # what it had queued for us, and our session, are on its disk
-        pub.submit(events[30:])
+        pub.submit(as_built(events[30:]))
         wait_until(lambda: client.high_water("T1") == FLOOR + 59, 30, "the last event")
     finally:
         client.stop()

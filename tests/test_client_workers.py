@@ -24,7 +24,7 @@ from scannerd.daemon import Daemon
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.publisher import Publisher
 from simulators.serial_pty import PtyPort
-from tests.broker import Broker, sample_events, wait_until
+from tests.broker import Broker, as_built, sample_events, wait_until
 from tests.client_support import handled
 from tests.fault_support import EventLog, config
 
@@ -126,7 +126,7 @@ def test_two_workers_in_a_share_group_split_the_events_and_keep_each_table_in_or
         workers += [Worker(broker, marks, f"worker-{n}", group="game-servers") for n in (1, 2)]
         for i in range(0, 120, 3):
             for t, pub in tables.items():
-                pub.submit(streams[t][i : i + 3])
+                pub.submit(as_built(streams[t][i : i + 3]))
         assert all(pub.flush(20) for pub in tables.values())
         wait_until(lambda: len(handled(marks)) >= 360, 60, "every event handled")
         time.sleep(0.3)  # a repeat would show up now

@@ -16,7 +16,15 @@ from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox
 from scannerd.payloads import DevicePayload
 from scannerd.publisher import Publisher
-from tests.broker import Broker, GameServer, assert_complete_in_order, event_seqs, sample_events, wait_until
+from tests.broker import (
+    Broker,
+    GameServer,
+    as_built,
+    assert_complete_in_order,
+    event_seqs,
+    sample_events,
+    wait_until,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 BASE = "casino/tables/T1"
@@ -34,7 +42,7 @@ def test_every_event_arrives_in_order_on_its_topic(
     pub = make_publisher(settings_for(mosquitto, protocol=protocol))
     events = sample_events(1, 120)
     for i in range(0, 120, 4):
-        pub.submit(events[i : i + 4], {"next_seq": i + 5})
+        pub.submit(as_built(events[i : i + 4]), {"next_seq": i + 5})
     assert pub.flush(30)
     gs.wait_for(lambda got: len(event_seqs(got)) >= 120)
 
@@ -61,10 +69,10 @@ def test_events_stored_while_the_broker_was_never_reached_go_out_once_it_is(
     GameServer(broker, [f"{BASE}/#"], client_id="game-server").close()  # its session outlives it
     broker.stop()
     pub = make_publisher(settings_for(broker))
-    pub.submit(sample_events(1, 30))
+    pub.submit(as_built(sample_events(1, 30)))
     broker.start()
     gs = GameServer(broker, [f"{BASE}/#"], client_id="game-server")
-    pub.submit(sample_events(31, 10))
+    pub.submit(as_built(sample_events(31, 10)))
     assert pub.flush(30)
     gs.wait_for(lambda got: 40 in event_seqs(got))
     assert_complete_in_order(event_seqs(gs.messages()), 40)
@@ -83,7 +91,7 @@ def test_broker_down_for_seconds_mid_stream_loses_nothing(
 
     def deal() -> None:
         for first in range(1, total + 1, 3):
-            pub.submit(sample_events(first, 3), {"next_seq": first + 3})
+            pub.submit(as_built(sample_events(first, 3)), {"next_seq": first + 3})
             time.sleep(0.01)
         produced.set()
 
@@ -118,7 +126,7 @@ import sys, time
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox
 from scannerd.publisher import Publisher
-from tests.broker import sample_events
+from tests.broker import as_built, sample_events
 
 outbox, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 settings = MqttSettings(host="127.0.0.1", port=port, reconnect_min_s=1, reconnect_max_s=2)
@@ -128,7 +136,7 @@ while not pub.connected:
     time.sleep(0.01)
 seq = pub.outbox.last_seq
 while seq < count:
-    pub.submit(sample_events(seq + 1, 3), {"next_seq": seq + 4})
+    pub.submit(as_built(sample_events(seq + 1, 3)), {"next_seq": seq + 4})
     seq += 3
     print("stored", seq, flush=True)
 time.sleep(3600)
@@ -232,7 +240,7 @@ def test_health_is_published_retained_with_counters(
     mosquitto: Broker, make_publisher: Callable[..., Publisher]
 ) -> None:
     pub = make_publisher(settings_for(mosquitto, health_interval_s=0.2))
-    pub.submit(sample_events(1, 5))
+    pub.submit(as_built(sample_events(1, 5)))
     assert pub.flush(30)
     gs = GameServer(mosquitto, [f"{BASE}/health"])
     gs.wait_for(lambda got: any(json.loads(m.payload)["published"] == 5 for m in got))
@@ -250,12 +258,12 @@ def test_a_submitted_event_goes_out_without_waiting_for_the_sending_thread(
     """On a live table a card is sent by the thread that stored it, not read back later by another."""
     gs = GameServer(mosquitto, [f"{BASE}/#"])
     pub = make_publisher(settings_for(mosquitto))
-    pub.submit(sample_events(1, 1))  # the first rows after a connection go through the pump
+    pub.submit(as_built(sample_events(1, 1)))  # the first rows after a connection go through the pump
     gs.wait_for(lambda got: len(event_seqs(got)) == 1)
     with pub._idle:  # the pump cannot finish a round of its loop while this is held
         pub._inbox.put(("new",))  # ... and it is woken, so it is stuck there, not waiting for work
         time.sleep(0.2)
-        pub.submit(sample_events(2, 3))
+        pub.submit(as_built(sample_events(2, 3)))
         gs.wait_for(lambda got: len(event_seqs(got)) == 4, timeout=10)
     assert event_seqs(gs.messages()) == [1, 2, 3, 4]
     gs.close()

@@ -12,7 +12,7 @@ import pytest
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.publisher import Publisher
 from scannerd.requests import Request, Response
-from tests.broker import Broker, GameServer, event_seqs, sample_events, wait_until
+from tests.broker import Broker, GameServer, as_built, event_seqs, sample_events, wait_until
 from tests.test_tls import passwords
 
 SYSTEMD = Path(__file__).resolve().parent.parent / "systemd"
@@ -71,7 +71,7 @@ def test_a_table_publishes_its_own_topics_and_answers_the_game_server(
 ) -> None:
     gs = game_server(broker, ["casino/tables/#"])
     pub = table("T1", "T1")
-    pub.submit(sample_events(1, 8))
+    pub.submit(as_built(sample_events(1, 8)))
     assert pub.flush(30)
     gs.wait_online("casino/tables/T1")
     gs.request("casino/tables/T1/request/get_state", {"transaction": "gs-1"})
@@ -86,7 +86,7 @@ def test_a_table_cannot_write_another_tables_topics_and_the_refusal_keeps_the_ev
 ) -> None:
     gs = game_server(broker, ["casino/tables/T2/#"])
     impostor = table("T2", "T1")  # table T2's topics, user T1: MQTT 5 PUBACK "not authorized"
-    impostor.submit(sample_events(1, 3, table_id="T2"))
+    impostor.submit(as_built(sample_events(1, 3, table_id="T2")))
     wait_until(lambda: impostor.health()["refused"] >= 1, 30, "a refusal")
     assert impostor.outbox.health().pending == 3  # nothing given up
     assert event_seqs(gs.messages()) == []
@@ -123,7 +123,7 @@ def test_a_table_cannot_take_another_tables_client_id(
     gets a session of its own, and T1 is neither disconnected nor disturbed."""
     gs = game_server(broker, ["casino/tables/T1/#"])
     t1 = table("T1", "T1")
-    t1.submit(sample_events(1, 4))
+    t1.submit(as_built(sample_events(1, 4)))
     assert t1.flush(30)
     connected = threading.Event()
     intruder = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="scannerd-T1", clean_session=False)
@@ -134,7 +134,7 @@ def test_a_table_cannot_take_another_tables_client_id(
     try:
         assert connected.wait(10), "the intruder could not connect at all"
         intruder.publish("casino/tables/T2/status", "{}", qos=1).wait_for_publish(10)  # fully in
-        t1.submit(sample_events(5, 8))
+        t1.submit(as_built(sample_events(5, 8)))
         assert t1.flush(30)
         assert t1.connected and t1.health()["reconnects"] == 0, "T1 was knocked off the broker"
         gs.wait_for(lambda got: event_seqs(got)[-1:] == [12])

@@ -10,7 +10,17 @@ import structlog
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox
 from scannerd.publisher import Publisher
-from tests.broker import Broker, GameServer, Tls, event_seqs, free_port, make_tls, sample_events, wait_until
+from tests.broker import (
+    Broker,
+    GameServer,
+    Tls,
+    as_built,
+    event_seqs,
+    free_port,
+    make_tls,
+    sample_events,
+    wait_until,
+)
 
 BASE = "casino/tables/T1"
 
@@ -39,7 +49,7 @@ def test_events_flow_over_tls_with_a_client_certificate(
     broker = make_broker(tls=tls)
     gs = GameServer(broker, [f"{BASE}/#"], tls_client="gameserver")
     pub = make_publisher(tls_settings(broker, tls, "T1"))
-    pub.submit(sample_events(1, 20))
+    pub.submit(as_built(sample_events(1, 20)))
     assert pub.flush(30)
     gs.wait_for(lambda got: len(event_seqs(got)) >= 20)
     assert event_seqs(gs.messages()) == list(range(1, 21))

@@ -23,7 +23,7 @@ from scannerd.cli import main
 from scannerd.commands.watch import TableWatch
 from scannerd.config import Config, DeviceSettings
 from scannerd.daemon import Daemon
-from scannerd.events import CardDrawn, Command, Event
+from scannerd.events import CardDrawn, Command, EventData
 from scannerd.house import HouseRules
 from scannerd.mqtt_settings import MqttSettings, OutboxSettings
 from scannerd.topics import Topics
@@ -51,7 +51,7 @@ class Table:
         self.client.connect(broker.host, broker.port)
         self.client.loop_start()
 
-    def publish(self, events: list[Event]) -> None:
+    def publish(self, events: list[EventData]) -> None:
         for m in self.topics.messages(events):
             self.client.publish(m.topic, m.payload, qos=m.qos, retain=m.retain).wait_for_publish(5)
 

@@ -29,7 +29,7 @@ from drivers.base import DriverInitError
 from scannerd import logs
 from scannerd.commands import arguments
 from scannerd.config import ConfigError, LogSettings, load_config
-from scannerd.events import Event
+from scannerd.events import EventData
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.recording import RecordingError, RecordingReader
 from scannerd.replay import Published, messages
@@ -244,7 +244,7 @@ def emit_mqtt(batches: Iterable[list[Published]], settings: MqttSettings, table_
                 _note(f"no broker at {settings.host}:{settings.port}")
                 return EXIT_MQTT
             for batch in batches:
-                events: list[Event] = []
+                events: list[EventData] = []
                 for message in batch:
                     if isinstance(message.source, Response):
                         if events:
