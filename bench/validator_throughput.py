@@ -68,8 +68,12 @@ def run_validator(inputs: list, serialise: bool = True) -> tuple[float, int]:
 
 
 def rebuild(event: EventData) -> EventData:
-    """The same event built again from its fields, nested hands and evidence too."""
-    return type(event)({k: Data(v) if isinstance(v, dict) else v for k, v in event.items()})
+    """The same event built again from its fields, as the validator builds it: by keywords, nested
+    hands and evidence too (the scan for them makes this an estimate from above)."""
+    for value in event.values():
+        if isinstance(value, dict):
+            Data(**value)
+    return type(event)(**event)
 
 
 def run_stages(inputs: list) -> dict[str, float]:
