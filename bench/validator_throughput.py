@@ -8,9 +8,11 @@ the machine's speed today.
 ``stages_us_per_card`` splits a card's time: judging (the validator's rules
 and the shuffle check), building its events as plain data (estimated by
 building the same events again from their fields), and encoding them
-(``topics.encode_data``). ``models_us_per_card`` is what the contract's
-pydantic models take for the same events in the same run, validating and
-encoding each: what the hot path paid before it built plain data.
+(``topics.encode_data``). ``validator_without_shuffle_check_cards_per_s`` is
+the whole again with the shuffle check comparing nothing: what it costs.
+``models_us_per_card`` is what the contract's pydantic models take for the
+same events in the same run, validating and encoding each: what the hot
+path paid before it built plain data.
 
     python bench/validator_throughput.py [--shoes N] [--repeat N]
 """
@@ -52,10 +54,25 @@ def shoe_inputs(rng: random.Random, start: float) -> list:
     return out
 
 
-def run_validator(inputs: list, serialise: bool = True) -> tuple[float, int]:
+class NoShuffleCheck:
+    """Stands in for the shuffle check, to show what it costs the validator: it compares nothing."""
+
+    def new_shoe(self, shoe_id: str) -> None:
+        pass
+
+    def card(self, *_: object) -> tuple[()]:
+        return ()
+
+    def finish(self) -> tuple[()]:
+        return ()
+
+
+def run_validator(inputs: list, serialise: bool = True, shuffle_check: bool = True) -> tuple[float, int]:
     """Judge every input; with ``serialise`` each event is encoded by ``topics.encode_data``, the
     bytes the daemon publishes."""
     v = Validator("bench", RULES)
+    if not shuffle_check:
+        v.shuffle = NoShuffleCheck()  # type: ignore[assignment]
     n = 0
     t0 = time.perf_counter()
     for inp in inputs:
@@ -123,14 +140,16 @@ def main() -> None:
     for i in range(args.shoes):
         inputs += shoe_inputs(rng, 1_700_000_000.0 + i * 10_000)
     # Best of --repeat for each, interleaved, so all see the same (shared, noisy) machine.
-    val, built, base, stages = [], [], [], []
+    val, built, unchecked, base, stages = [], [], [], [], []
     for _ in range(args.repeat):
         val.append(run_validator(inputs))
         built.append(run_validator(inputs, serialise=False))
+        unchecked.append(run_validator(inputs, shuffle_check=False))
         base.append(run_baseline(inputs))
         stages.append(run_stages(inputs))
     v_s, cards = min(val)
     m_s, _ = min(built)
+    u_s, _ = min(unchecked)
     b_s, _ = min(base)
     stage = {name: min(run[name] for run in stages) for name in stages[0]}
 
@@ -144,6 +163,7 @@ def main() -> None:
                 "cards": cards,
                 "validator_cards_per_s": round(cards / v_s),
                 "validator_unserialised_cards_per_s": round(cards / m_s),
+                "validator_without_shuffle_check_cards_per_s": round(cards / u_s),
                 "baseline_cards_per_s": round(cards / b_s),
                 "ratio_to_baseline": round(v_s / b_s, 2),
                 "events_per_card": round(stage["events"] / cards, 2),
