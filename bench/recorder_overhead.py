@@ -18,9 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from scannerd.config import RecordSettings
 from scannerd.events import CardDrawn, LinkChanged
 from scannerd.house import HouseRules
+from scannerd.record_settings import RecordSettings
 from scannerd.recorder import Recorder
 
 FRAME = b" [Game]<Card:9H> \r\n"
@@ -49,7 +49,7 @@ def main() -> None:
             rec.on_input(LinkChanged(1_714_564_800.0, True))  # this thread plays the reader
             runs.append(feed(rec.on_input, rec.on_rx, args.cards))
             rec.stop(timeout=60)
-            lost = rec.health()["dropped"]
+            lost = rec.health().dropped
     recorded = min(runs)
     print(
         json.dumps(

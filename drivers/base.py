@@ -12,9 +12,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, ClassVar, Protocol, Self
+from typing import Any, ClassVar, Literal, Protocol, Self, get_args
 
 from drivers.events import DeviceEvent
+
+Transport = Literal["serial", "usb"]
+TRANSPORTS: tuple[Transport, ...] = get_args(Transport)
 
 
 class DriverError(Exception):
@@ -79,11 +82,23 @@ class Driver(ABC):
     driver that shares state between them must lock it.
     """
 
+    # What a device family is, declared once here and read by everyone else (the daemon, the
+    # simulator, ``scannerd devices``, the capability table in docs/devices.md).
     name: ClassVar[str] = ""
+    family: ClassVar[str] = ""
+    """The devices it reads, for people: "Bee-Tek card shoe"."""
+    transport: ClassVar[Transport]
+    """``serial`` (a port pyserial opens) or ``usb`` (an interface pyusb claims); the transport
+    classes set it, and the registry refuses a driver without it."""
     usb_ids: ClassVar[tuple[UsbId, ...]] = ()
+    reports_cut_card: ClassVar[bool] = False
+    """The device tells the host when the cut card passes; otherwise the house rules' virtual cut
+    card (``cut_card_remaining``) must stand in."""
     repeats_unacknowledged: ClassVar[bool] = False
     """The device keeps every card until the host acknowledges it, so cards dealt while nobody
     was reading come again: a restart loses none. Otherwise they are gone, and so is the round."""
+    alert_outputs: ClassVar[bool] = False
+    """The device has an alert LED and buzzer the host can switch (``set_alert`` answers True)."""
 
     def __init__(self, channel: str, **options: Any) -> None:
         self.channel = channel
@@ -132,6 +147,14 @@ class Driver(ABC):
     def set_alert(self, led: bool, buzzer: bool) -> bool:
         """Switch the device's alert LED and buzzer; False when the device has none."""
         return False
+
+    def counters(self) -> dict[str, int]:
+        """What the device's bytes cost since the driver was made, by the names of docs/devices.md (Counters).
+
+        They reach the health topic: a shoe on a noisy cable or at the wrong baud rate shows there
+        long before a card goes missing. May be called from any thread.
+        """
+        return {"junk_bytes": self.codec.junk_bytes, "bad_frames": self.codec.bad_frames}
 
     @classmethod
     def detect(cls) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ class BeetekDriver(SerialDriver):
     """No acknowledgement, no alert outputs: the shoe only talks."""
 
     name = "beetek"
+    family = "Bee-Tek card shoe"
     usb_ids = USB_SERIAL_ADAPTERS
 
     def make_codec(self) -> BeetekCodec:

@@ -2,7 +2,7 @@
 
 Events carry no timestamp: codecs are pure, and the reader stamps the time
 at the I/O edge when it hands an event on. Card codes are already in
-``scannerd.cards`` form, so nothing past the codec knows which device spoke.
+``drivers.cards`` form, so nothing past the codec knows which device spoke.
 """
 
 from __future__ import annotations

@@ -16,5 +16,6 @@ class FramedDriver(FramedHostDriver, SerialDriver):
     """The shoe firmware we control: acknowledged, deduplicated, with alert LED and buzzer."""
 
     name = "framed"
+    family = "shoe firmware we control (docs/protocol.md)"
     usb_ids = (FRAMED_SHOE_CDC,)
     default_baudrate: ClassVar[int] = 115200

@@ -142,7 +142,9 @@ class FramedHostDriver(Driver):
     List it before the transport class: ``class X(FramedHostDriver, SomeTransport)``.
     """
 
+    reports_cut_card = True
     repeats_unacknowledged = True
+    alert_outputs = True
 
     def __init__(self, channel: str, **options: Any) -> None:
         super().__init__(channel, **options)
@@ -180,6 +182,17 @@ class FramedHostDriver(Driver):
         with self._lock:
             self._send(self.session.set_alert(led, buzzer))
         return True
+
+    def counters(self) -> dict[str, int]:
+        assert isinstance(self.codec, FramedCodec)
+        with self._lock:
+            duplicates, unsynced = self.session.duplicates, self.session.unsynced_drops
+        return {
+            **super().counters(),
+            "unknown_cards": self.codec.unknown_cards,
+            "duplicates": duplicates,
+            "unsynced_drops": unsynced,
+        }
 
     @property
     def dedup_state(self) -> DedupState:

@@ -11,6 +11,7 @@ class LinecodeDriver(SerialDriver):
     """``table`` is a built-in table name (default ``auto``), a .json file, or a code -> card mapping."""
 
     name = "linecode"
+    family = "one-code-per-line card scanner"
     usb_ids = USB_SERIAL_ADAPTERS
 
     def make_codec(self) -> LinecodeCodec:

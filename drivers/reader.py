@@ -68,6 +68,7 @@ class DeviceReader:
         self.backoff = backoff_initial  # the wait before the next open
         self._link_up: bool | None = None  # None until the first open attempt
         self._opens = 0
+        self._counters_failed = False  # the driver's counters raised once: said, not said again
         self._lock = threading.Lock()  # the driver is opened/closed under it; writes go through it
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -110,6 +111,25 @@ class DeviceReader:
         """Switch the device's alert LED and buzzer; False if it has none."""
         with self._lock:
             return self.driver.set_alert(led, buzzer)
+
+    def counters(self) -> dict[str, int]:
+        """The driver's counters and the reader's own (``errors``, ``reconnects``), for the health topic.
+
+        A driver that cannot give its own (a plugin whose codec counts nothing) leaves them out,
+        said once in the log: the health topic, and the events going out with it, never fail on it.
+        """
+        try:
+            driver = self.driver.counters()
+        except Exception as exc:
+            driver = {}
+            if not self._counters_failed:
+                self._counters_failed = True
+                log.error(
+                    "the driver gives no counters: health goes without them",
+                    driver=self.driver.name,
+                    error=repr(exc),
+                )
+        return {**driver, "errors": self.errors, "reconnects": self.reconnects}
 
     # ------------------------------------------------------------- the thread
 

@@ -12,7 +12,7 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Any
 
-from drivers.base import Driver, DriverInitError
+from drivers.base import TRANSPORTS, Driver, DriverInitError
 
 ENTRY_POINT_GROUP = "scannerd.drivers"
 
@@ -46,6 +46,10 @@ def get_driver_class(name: str) -> type[Driver]:
         raise DriverInitError(f"driver {name!r} ({target}) cannot be loaded: {exc}") from exc
     if not (isinstance(cls, type) and issubclass(cls, Driver)):
         raise DriverInitError(f"driver {name!r} ({target}) is not a Driver subclass")
+    if getattr(cls, "transport", None) not in TRANSPORTS:
+        # Everything that sorts devices by how they connect reads this; a guess would misfile it.
+        choices = " or ".join(TRANSPORTS)
+        raise DriverInitError(f"driver {name!r} ({target}) declares no transport: set transport to {choices}")
     return cls
 
 

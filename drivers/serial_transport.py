@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import serial
@@ -19,6 +18,7 @@ from serial.tools import list_ports
 from serial.tools.list_ports_common import ListPortInfo
 
 from drivers.base import Driver, DriverInitError, DriverOperationError, DriverTimeout, UsbId
+from drivers.usb_match import UsbPortMatch
 
 # Off-the-shelf USB-serial chips that RS-232 shoes and scanners are connected through.
 # Matching them says "some serial device", never "a shoe": see UsbId.generic.
@@ -29,46 +29,6 @@ USB_SERIAL_ADAPTERS: tuple[UsbId, ...] = (
     UsbId(0x10C4, 0xEA60, "Silicon Labs CP210x USB-serial adapter", generic=True),
     UsbId(0x1A86, 0x7523, "WCH CH340 USB-serial adapter", generic=True),
 )
-
-
-@dataclass(frozen=True, slots=True)
-class UsbPortMatch:
-    """``usb:VID:PID[:SERIAL]``: which USB-serial port to open, whatever its node is today."""
-
-    vid: int
-    pid: int
-    serial_number: str | None = None
-
-    @classmethod
-    def parse(cls, channel: str) -> UsbPortMatch | None:
-        """The match a channel names, or None if it is a path or URL."""
-        if not channel.startswith("usb:"):
-            return None
-        parts = channel[4:].split(":", 2)
-        try:
-            return cls(int(parts[0], 16), int(parts[1], 16), parts[2] if len(parts) > 2 else None)
-        except (IndexError, ValueError) as exc:
-            raise DriverInitError(f"bad USB match {channel!r}: expected usb:VID:PID[:SERIAL] in hex") from exc
-
-    def matches(self, port: ListPortInfo) -> bool:
-        return (
-            port.vid == self.vid
-            and port.pid == self.pid
-            and (self.serial_number is None or port.serial_number == self.serial_number)
-        )
-
-    def find(self, ports: Iterable[ListPortInfo]) -> str:
-        """The device path of the one matching port; DriverInitError if none or several."""
-        found = sorted(p.device for p in ports if self.matches(p))
-        if not found:
-            raise DriverInitError(f"no serial port {self} present")
-        if len(found) > 1:
-            raise DriverInitError(f"{self} matches several ports ({', '.join(found)}): add the serial number")
-        return found[0]
-
-    def __str__(self) -> str:
-        tail = f":{self.serial_number}" if self.serial_number else ""
-        return f"usb:{self.vid:04x}:{self.pid:04x}{tail}"
 
 
 def resolve_channel(channel: str) -> str:
@@ -97,6 +57,7 @@ def detect_ports(
 class SerialDriver(Driver):
     """A driver whose device is a serial port; options: baudrate, bytesize, parity, stopbits."""
 
+    transport = "serial"
     default_baudrate: ClassVar[int] = 9600
 
     def __init__(self, channel: str, **options: Any) -> None:

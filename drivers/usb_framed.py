@@ -20,6 +20,7 @@ class UsbFramedDriver(FramedHostDriver, UsbDriver):
     """Channel ``usb:VID:PID[:SERIAL]``; options: ``backend`` (a pyusb backend object)."""
 
     name: ClassVar[str] = "usb-framed"
+    family: ClassVar[str] = "native USB shoe speaking `framed`"
     usb_ids: ClassVar[tuple[UsbId, ...]] = (UsbId(0x1209, 0x0002, "framed card shoe (pid.codes test id)"),)
     interface_class: ClassVar[int] = VENDOR_SPECIFIC
     # A bulk read ends on the first short packet, so a large buffer costs no latency.

@@ -31,6 +31,7 @@ class UsbHidDriver(UsbDriver):
     ``suit-digit``), ``backend`` (a pyusb backend object)."""
 
     name: ClassVar[str] = "usb-hid"
+    family: ClassVar[str] = "USB keyboard-wedge card scanner"
     usb_ids: ClassVar[tuple[UsbId, ...]] = (UsbId(0x1209, 0x0001, "HID card scanner (pid.codes test id)"),)
     interface_class: ClassVar[int] = HID_CLASS
 

@@ -22,7 +22,7 @@ import usb.core
 import usb.util
 
 from drivers.base import Driver, DriverInitError, DriverOperationError
-from drivers.serial_transport import UsbPortMatch
+from drivers.usb_match import UsbPortMatch
 
 WRITE_TIMEOUT_MS = 1000
 
@@ -56,6 +56,7 @@ class UsbDriver(Driver):
     claimed interface. Options: ``backend`` (a pyusb backend object).
     """
 
+    transport = "usb"
     interface_class: ClassVar[int]
     packets_per_read: ClassVar[int] = 1
 

@@ -6,7 +6,10 @@ checked exhaustively (see ``tests/test_baccarat.py``).
 
 from __future__ import annotations
 
-from scannerd.cards import CARD_POINTS
+import functools
+from fractions import Fraction
+
+from scannerd.cards import ALL_CARDS, CARD_POINTS
 
 # Banker with a given total draws when the Player's third card has one of these values.
 _BANKER_DRAWS_ON: dict[int, frozenset[int]] = {
@@ -70,3 +73,45 @@ def next_position(player: list[str], banker: list[str]) -> str | None:
     if n_player == 2:
         return _AFTER_FOUR[p][b]
     return _AFTER_PLAYER_THIRD[p][b][CARD_POINTS[player[2]]]
+
+
+# A card of each point value, for walking the deal by value rather than by card.
+_CARD_OF_VALUE = {CARD_POINTS[c]: c for c in reversed(ALL_CARDS)}
+
+
+@functools.cache
+def outcome_odds(decks: int = 8) -> dict[str, Fraction]:
+    """The exact chance of each result from a full shoe of ``decks`` decks, by these drawing rules.
+
+    An audit judges a table's results against these (scannerd/audit); deriving them from the
+    rule the validator applies, rather than copying published figures, keeps both in step.
+    Every ordered deal is walked by point value, weighted by how many cards of that value are
+    left; a round that ends after fewer than six cards stands for every way the rest could fall.
+    """
+    left = [4 * 4 * decks] + [4 * decks] * 9  # value 0: tens and pictures
+    total = 52 * decks
+    ways = {"banker": 0, "player": 0, "tie": 0}
+
+    def deal(player: list[str], banker: list[str], weight: int) -> None:
+        position = next_position(player, banker)
+        if position is None:
+            used = len(player) + len(banker)
+            for k in range(used, 6):
+                weight *= total - k
+            p = sum(CARD_POINTS[c] for c in player) % 10
+            b = sum(CARD_POINTS[c] for c in banker) % 10
+            ways["player" if p > b else "banker" if b > p else "tie"] += weight
+            return
+        for value, count in enumerate(left):
+            if count:
+                left[value] -= 1
+                card = _CARD_OF_VALUE[value]
+                if position.startswith("player"):
+                    deal([*player, card], banker, weight * count)
+                else:
+                    deal(player, [*banker, card], weight * count)
+                left[value] += 1
+
+    deal([], [], 1)
+    deals = sum(ways.values())
+    return {result: Fraction(n, deals) for result, n in ways.items()}

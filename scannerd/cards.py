@@ -1,18 +1,25 @@
-"""Card codes and baccarat point values.
+"""What a card is worth at baccarat, and how the dealer reads it.
 
-A card is a two-character code: rank from ``A23456789TJQK`` then suit from
-``SHDC``. Drivers normalise whatever their device sends (``10``, suit-first
-orders, numeric tables) into this one form, so everything past the driver
-compares plain strings.
+The codes themselves (ranks, suits, every card) are the drivers' vocabulary,
+``drivers.cards``; they are named here too, so the rest of scannerd has one
+place to import cards from.
 """
 
 from __future__ import annotations
 
-RANKS = "A23456789TJQK"
-SUITS = "SHDC"
+from drivers.cards import ALL_CARDS, RANKS, SUITS
 
-ALL_CARDS: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANKS)
-CARD_SET = frozenset(ALL_CARDS)
+__all__ = [
+    "ALL_CARDS",
+    "BURN_COUNT",
+    "CARD_POINTS",
+    "POINTS",
+    "RANKS",
+    "SUITS",
+    "SUIT_SYMBOLS",
+    "card_name",
+    "hand_total",
+]
 
 # Baccarat point value per rank: A=1, 2-9 face, tens and faces count 0.
 POINTS: dict[str, int] = {r: (i + 1 if i < 9 else 0) for i, r in enumerate(RANKS)}
@@ -28,23 +35,6 @@ def card_name(code: str) -> str:
     """A card as the dealer reads it (``TS`` -> ``10\u2660``): codes are for machines, not the table."""
     rank = "10" if code[0] == "T" else code[0]
     return rank + SUIT_SYMBOLS.get(code[1:], code[1:])
-
-
-def is_card(code: object) -> bool:
-    """True for a well-formed card code such as ``"AS"`` or ``"TD"``."""
-    return code in CARD_SET
-
-
-def normalise(rank: str, suit: str) -> str | None:
-    """Build a card code from a device's rank and suit text, or None if either is unknown."""
-    rank = rank.strip().upper()
-    # ``10`` is the only spelling of a rank that is not our one letter. ``1`` is not an ace: it is
-    # what a ``10`` that lost its ``0`` on the wire looks like, so it stays unknown (unreadable).
-    if rank == "10":
-        rank = "T"
-    suit = suit.strip().upper()
-    code = rank + suit
-    return code if code in CARD_SET else None
 
 
 def hand_total(cards: list[str]) -> int:

@@ -10,6 +10,10 @@ nesting levels, e.g. ``SCANNERD_MQTT__HOST``), then the TOML file, then defaults
 The file's values are taken strictly as typed (``decks = "8"`` is an error, not
 8): a quoted number or ``enabled = "yes"`` is a mistake worth a word. The
 environment is text by nature, so its values are read as their key's type.
+
+Each section is declared beside the code it configures (the imports below
+say where), on the strict base in ``config_section.py``. This module only
+assembles them, reads the file and the environment, and words the problems.
 """
 
 from __future__ import annotations
@@ -23,17 +27,9 @@ import sys
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    TypeAdapter,
-    ValidationError,
-    field_validator,
-    model_validator,
-)
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -43,175 +39,20 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from drivers.base import DriverInitError
-from drivers.registry import create_driver, driver_names
-from drivers.serial_transport import UsbPortMatch
 from scannerd.config_errors import describe, section_type
-from scannerd.durations import seconds
+from scannerd.device_settings import DeviceSettings
+from scannerd.display.settings import DisplaySettings
 from scannerd.house import HouseRules
 from scannerd.idents import TOO_MANY_DIGITS, TableId
-from scannerd.mqtt_settings import FilePath, MqttSettings, OutboxSettings
+from scannerd.log_settings import LogSettings
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox_settings import OutboxSettings
+from scannerd.record_settings import RecordSettings
 
 DEFAULT_PATH = Path("/etc/scannerd/scannerd.toml")
 ENV_PREFIX = "SCANNERD_"
 EXIT_CONFIG = 2
 """Exit status for a bad config; the units do not restart on it (RestartPreventExitStatus=2)."""
-
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-
-class DeviceSettings(_Section):
-    """Which shoe or scanner to read, and how to reach it."""
-
-    driver: str = Field(description="beetek, linecode, framed, usb-hid, usb-framed, or a plugin's name.")
-    port: str = Field(
-        description="A device path (/dev/shoe-1), a pyserial URL (socket://host:port, rfc2217://...) "
-        "or a USB selector usb:VID:PID[:SERIAL] (hex ids)."
-    )
-    baudrate: int | None = Field(
-        None, gt=0, le=10_000_000, description="Serial speed; None for the driver's default."
-    )
-    options: dict[str, str | int | float | bool] = Field(
-        default_factory=dict, description="Driver-specific settings, passed to the driver as given."
-    )
-    stale_after_s: float = seconds(
-        5.0,
-        0.5,
-        3600,
-        "A device that sends heartbeats and goes this long without a word counts as "
-        "disconnected (a cable pulled at the shoe end of an adapter that stays plugged in).",
-    )
-
-    @field_validator("driver")
-    @classmethod
-    def _known_driver(cls, driver: str) -> str:
-        known = driver_names()
-        if driver not in known:
-            raise ValueError(f"unknown driver {driver!r}; known: {', '.join(known)}")
-        return driver
-
-    @field_validator("port")
-    @classmethod
-    def _port_shape(cls, port: str) -> str:
-        if port.startswith("usb:"):
-            try:
-                UsbPortMatch.parse(port)
-            except DriverInitError as exc:
-                raise ValueError(str(exc)) from None
-        elif not (port.startswith("/") or _URL.match(port)):
-            raise ValueError(
-                "expected a device path (/dev/...), a pyserial URL (scheme://...) or usb:VID:PID[:SERIAL]"
-            )
-        return port
-
-    def driver_options(self) -> dict[str, Any]:
-        """The keyword arguments the driver is built with: ``options``, and ``baudrate`` when set."""
-        options: dict[str, Any] = dict(self.options)
-        if self.baudrate is not None:
-            options["baudrate"] = self.baudrate
-        return options
-
-    @model_validator(mode="after")
-    def _driver_takes_it(self) -> DeviceSettings:
-        # The driver judges its own port and options (a USB driver on a /dev path, an unknown linecode
-        # table), so check-config refuses what `run` would fail on, and systemd does not restart into it.
-        try:
-            create_driver(self.driver, self.port, **self.driver_options())
-        except DriverInitError as exc:
-            raise ValueError(str(exc)) from None
-        return self
-
-
-class RecordSettings(_Section):
-    """Recording of raw device traffic for replay (docs/recording.md)."""
-
-    dir: FilePath | None = Field(None, description="Directory for recordings; None to record nothing.")
-    rotate: Literal["shoe", "day"] = Field("shoe", description="Start a new file per shoe or per day.")
-    compress: bool = Field(True, description="Gzip finished recordings.")
-    key_file: FilePath | None = Field(
-        None,
-        description="File holding the Ed25519 private key (PEM, made by scannerd keygen) that signs each "
-        "finished recording. A relative path is taken inside $CREDENTIALS_DIRECTORY. Unset: "
-        "$CREDENTIALS_DIRECTORY/recording-key if it exists, else files are chained but not signed.",
-    )
-
-
-class DisplaySettings(_Section):
-    """The dealer display web page."""
-
-    enabled: bool = True
-    listen: str = Field("127.0.0.1:8080", description="HOST:PORT, or [IPv6]:PORT; port 0 picks a free one.")
-    max_connections: int = Field(
-        8,
-        ge=1,
-        le=256,
-        description="Browser connections served at once (a kiosk page needs two); more are answered "
-        "503, so the display can never use the descriptors the shoe and the broker need.",
-    )
-    allowed_hosts: list[str] = Field(
-        default_factory=list,
-        description="Host names the page is opened under, besides IP addresses and localhost; "
-        "a request naming any other host is refused (DNS rebinding).",
-    )
-    token_file: Path | None = Field(
-        None,
-        description="File holding a token (first line) that acknowledging needs, for a display "
-        "on another machine. A relative path is taken inside $CREDENTIALS_DIRECTORY. Unset: "
-        "$CREDENTIALS_DIRECTORY/display-token if it exists, else no token.",
-    )
-
-    @field_validator("listen")
-    @classmethod
-    def _listen_shape(cls, listen: str) -> str:
-        _split_listen(listen)
-        return listen
-
-    @field_validator("token_file", mode="before")
-    @classmethod
-    def _path_from_text(cls, value: object) -> object:
-        return Path(value) if isinstance(value, str) else value  # TOML has no path type
-
-    @property
-    def host(self) -> str:
-        return _split_listen(self.listen)[0]
-
-    @property
-    def port(self) -> int:
-        return _split_listen(self.listen)[1]
-
-
-def _split_listen(listen: str) -> tuple[str, int]:
-    host, sep, port = listen.rpartition(":")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise ValueError("expected HOST:PORT (or [IPv6]:PORT) with a port from 0 to 65535")
-    return host, int(port)
-
-
-LogLevel = Literal["debug", "info", "warning", "error"]
-LOG_LEVELS: tuple[str, ...] = get_args(LogLevel)
-
-
-class LogSettings(_Section):
-    """Where log lines go and how they look."""
-
-    level: LogLevel = "info"
-    format: Literal["auto", "console", "json"] = Field(
-        "auto", description="'auto': readable on a terminal, JSON lines otherwise (journald, files)."
-    )
-    file: FilePath | None = Field(
-        None, description="Append to this file instead of stderr; SIGHUP reopens it."
-    )
-
-    @field_validator("level", mode="before")
-    @classmethod
-    def _lower(cls, level: object) -> object:
-        return level.lower() if isinstance(level, str) else level
 
 
 class Config(BaseSettings):

@@ -30,6 +30,7 @@ from drivers.events import DeviceEvent, DeviceHello, DeviceStatus, LinkDown, Lin
 from drivers.framed_host import DedupState, FramedHostDriver
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
+from scannerd.alert_catalogue import message
 from scannerd.config import Config
 from scannerd.display.server import Display
 from scannerd.events import (
@@ -46,6 +47,7 @@ from scannerd.events import (
 from scannerd.ingest import DeviceView, to_input
 from scannerd.instance_lock import InstanceLock
 from scannerd.outbox import Level, Outbox, OutboxHealth
+from scannerd.payloads import ReaderHealth
 from scannerd.publisher import Publisher
 from scannerd.recorder import Recorder
 from scannerd.requests import Request, RequestError, Response, execute, parse_request
@@ -73,14 +75,9 @@ _OUTBOX_FAULTS: dict[str, Callable[[float, OutboxHealth], Fault]] = {
     "warn": lambda ts, h: Fault(
         ts,
         "OUTBOX_NEARLY_FULL",
-        f"Game server unreachable: {h.pending} events waiting on disk "
-        f"({h.bytes * 100 // h.max_bytes}% of the budget)",
+        message("OUTBOX_NEARLY_FULL", pending=h.pending, percent=h.bytes * 100 // h.max_bytes),
     ),
-    "full": lambda ts, h: Fault(
-        ts,
-        "OUTBOX_FULL",
-        f"Outbox full: {h.held} events held in memory only - call technical support",
-    ),
+    "full": lambda ts, h: Fault(ts, "OUTBOX_FULL", message("OUTBOX_FULL", held=h.held)),
 }
 
 
@@ -134,13 +131,14 @@ class Daemon:
             self.outbox,
             on_request=self._on_request,
             display=lambda: self.display.health if self.display is not None else None,
+            reader=lambda: ReaderHealth.model_validate(self.reader.counters()),
+            recorder=lambda: self.recorder.health() if self.recorder is not None else None,
         )
         self.reader = DeviceReader(
             self.driver,
             on_event=self._on_device_event,
             on_read_done=self._on_read_done,
             on_rx=self._on_rx,
-            on_error=self._on_reader_error,
             hold=self._lock,  # a read is judged whole: no request or tick between its time and its cards
             clock=self._now,
         )
@@ -148,7 +146,6 @@ class Daemon:
         self._unacked: list[int] = []  # framed seqs whose events are not yet on disk
         self._unstored: list[EventData] = []  # events judged during the current read, stored at its end
         self._faults: deque[Fault] = deque()  # raised where a store is under way; sent by the ticker
-        self.reader_errors = 0
         self._wall_mono: tuple[float, float] | None = None  # the last input's wall and monotonic times
         self._heard_at = 0.0  # when the device last said anything (monotonic: a clock step is no silence)
         self._beats = False  # it has sent a heartbeat on this connection
@@ -218,12 +215,7 @@ class Daemon:
     def _lost_state_alert(self) -> None:
         with self._lock:
             self._apply(
-                Fault(
-                    self._now(),
-                    "STATE_LOST",
-                    f"Table state lost - events continue from {self.validator.next_seq}; "
-                    "clear the cards on the table, acknowledge, call technical support",
-                ),
+                Fault(self._now(), "STATE_LOST", message("STATE_LOST", next_seq=self.validator.next_seq)),
                 None,
             )
 
@@ -374,10 +366,6 @@ class Daemon:
     def _on_rx(self, ts: float, data: bytes) -> None:
         for listener in self.rx_listeners:
             listener(ts, data)
-
-    def _on_reader_error(self, exc: BaseException) -> None:
-        self.reader_errors += 1
-        log.error("device reader error", error=repr(exc))
 
     def request(self, command: str, args: dict[str, Any]) -> Response:
         """Run a command as if it came over MQTT (the dealer display's acknowledge button)."""

@@ -18,6 +18,8 @@ from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scannerd.alert_catalogue import ALERT_CODES, Severity
+
 # --------------------------------------------------------------------------
 # Inputs (plain frozen dataclasses: built once per card on the hot path)
 # --------------------------------------------------------------------------
@@ -64,7 +66,7 @@ class Fault:
     """Something outside the deal that the dealer or the pit must see: a device alarm, a full disk."""
 
     ts: float
-    code: str  # one of FAULT_CODES
+    code: str  # a code the alert catalogue marks as a fault
     message: str
 
 
@@ -93,23 +95,12 @@ class ClockStepped:
     step: float
 
 
-CommandName = Literal[
-    "new_shoe",
-    "betting_open",
-    "betting_close",
-    "void_round",
-    "ack_alert",
-    "dealer_sign_in",
-    "dealer_sign_out",
-]
-
-
 @dataclass(frozen=True, slots=True)
 class Command:
     """A game-server (or dealer-display) command."""
 
     ts: float
-    name: CommandName
+    name: str  # one of the commands the validator judges (``command_catalogue.JUDGED``)
     args: dict[str, Any] = field(default_factory=dict)
 
 
@@ -120,35 +111,11 @@ ValidatorInput = CardDrawn | CutCardSeen | LinkChanged | Tick | Command | Fault 
 # --------------------------------------------------------------------------
 
 Position = Literal["player1", "banker1", "player2", "banker2", "player3", "banker3", "burn", "discard"]
-Severity = Literal["misdeal", "warning", "info"]
 Phase = Literal["betting", "dealing", "complete", "void"]
 Winner = Literal["player", "banker", "tie"]
 ShoeStatus = Literal["unknown", "burning", "dealing", "last_hand", "closed"]
 
-AlertCode = Literal[
-    "CARD_BEFORE_BETS_CLOSED",
-    "EXTRA_CARD",
-    "SHORT_DEAL",
-    "UNREADABLE_CARD",
-    "FOREIGN_CARD",
-    "DEVICE_DISCONNECTED",
-    "DEVICE_RECONNECTED",
-    "DAEMON_RESTARTED",
-    "CARD_AFTER_SHOE_END",
-    "BURN_MISMATCH",
-    "ROUND_STALLED",
-    "CUT_CARD",
-    "DEVICE_FAULT",
-    "OUTBOX_NEARLY_FULL",
-    "OUTBOX_FULL",
-    "STATE_LOST",
-    "SHUFFLE_SUSPECT",
-]
-
-PIT_ONLY_CODES = frozenset({"SHUFFLE_SUSPECT"})
-"""Alerts for the pit and not the dealer: the dealer display leaves them out (docs/shuffle.md)."""
-
-FAULT_CODES = ("DEVICE_FAULT", "OUTBOX_NEARLY_FULL", "OUTBOX_FULL", "STATE_LOST")
+AlertCode = Literal[ALERT_CODES]  # type: ignore[valid-type]  # the catalogue is the one list
 
 
 class EventBase(BaseModel):

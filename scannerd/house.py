@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from scannerd.config_section import Section
 from scannerd.durations import seconds
 
 MAX_BETTING_TIME_S = 600.0
@@ -18,10 +19,8 @@ MAX_BETTING_TIME_S = 600.0
 BurnPolicy = Literal["first-card-value", "none"] | Annotated[int, Field(ge=0, le=60)]
 
 
-class HouseRules(BaseModel):
+class HouseRules(Section):
     """The house settings that change how a deal is judged."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     decks: int = Field(8, ge=1, le=12, description="Decks in a full shoe.")
     round_control: Literal["server", "auto"] = Field(

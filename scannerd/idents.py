@@ -21,10 +21,15 @@ from typing import Annotated
 
 from pydantic import AfterValidator, StringConstraints
 
-TABLE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+MAX_ID_LENGTH = 64
+"""The longest id of any kind: a table's, a shoe's, a round's, a dealer's."""
+
+TABLE_ID_PATTERN = rf"^[A-Za-z0-9][A-Za-z0-9_.-]{{0,{MAX_ID_LENGTH - 1}}}$"
 """The config, recording headers and every command's ``--table-id`` hold table ids to it."""
 
-TABLE_ID_RULE = "use letters, digits, '_', '.' and '-', starting with a letter or digit (1-64 characters)"
+TABLE_ID_RULE = (
+    f"use letters, digits, '_', '.' and '-', starting with a letter or digit (1-{MAX_ID_LENGTH} characters)"
+)
 
 _TABLE_ID = re.compile(TABLE_ID_PATTERN.removesuffix("$") + r"\Z")  # "$" would let a final newline by
 
@@ -52,10 +57,20 @@ def check_plain_text(value: str) -> str:
     return value
 
 
-def _not_blank(value: str) -> str:
+def check_ident(value: object) -> str:
+    """``value`` if it is a shoe, round or dealer id, else ValueError saying why.
+
+    The one rule for these ids: the request models hold the game server to it
+    (``Ident``), and the validator every command that reaches it some other
+    way (the dealer display, a replayed or simulated input).
+    """
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    if not 1 <= len(value) <= MAX_ID_LENGTH:
+        raise ValueError(f"must be 1 to {MAX_ID_LENGTH} characters")
     if not value.strip():
         raise ValueError("must not be blank")
-    return value
+    return check_plain_text(value)
 
 
 TableId = Annotated[str, AfterValidator(check_table_id)]
@@ -65,8 +80,7 @@ PlainText = Annotated[str, AfterValidator(check_plain_text)]
 
 Ident = Annotated[
     str,
-    StringConstraints(min_length=1, max_length=64),
-    AfterValidator(_not_blank),
-    AfterValidator(check_plain_text),
+    StringConstraints(min_length=1, max_length=MAX_ID_LENGTH),  # for the schema, and said its own way
+    AfterValidator(check_ident),
 ]
-"""A shoe or round id from the game server: 1-64 visible characters."""
+"""A shoe, round or dealer id from the game server: 1-64 visible characters (``check_ident``)."""

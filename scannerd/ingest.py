@@ -16,6 +16,7 @@ from drivers.events import (
     LinkDown,
     LinkUp,
 )
+from scannerd.alert_catalogue import message
 from scannerd.events import CardDrawn, CutCardSeen, Fault, LinkChanged, ValidatorInput
 from scannerd.payloads import DevicePayload
 
@@ -31,7 +32,8 @@ def to_input(ts: float, event: DeviceEvent) -> ValidatorInput | None:
     if isinstance(event, LinkDown):
         return LinkChanged(ts, False, event.detail)
     if isinstance(event, DeviceFault):
-        return Fault(ts, "DEVICE_FAULT", f"Shoe alarm {event.code}: {event.text or 'see the shoe'}")
+        case = None if event.text else "unexplained"
+        return Fault(ts, "DEVICE_FAULT", message("DEVICE_FAULT", case, alarm=event.code, text=event.text))
     return None
 
 

@@ -19,7 +19,8 @@ from typing import Any, TextIO
 import structlog
 from structlog.typing import EventDict, Processor, WrappedLogger
 
-from scannerd.config import LogSettings, redact
+from scannerd.config import redact
+from scannerd.log_settings import LogSettings
 
 # syslog priorities, for journald's "<N>" line prefix (SyslogLevelPrefix=yes, the default)
 _PRIORITY = {"critical": 2, "exception": 3, "error": 3, "warning": 4, "info": 6, "debug": 7}

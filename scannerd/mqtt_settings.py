@@ -1,4 +1,4 @@
-"""Settings for the link to the game server: the ``[mqtt]`` and ``[outbox]`` config sections.
+"""Settings for the link to the game server: the ``[mqtt]`` config section.
 
 The password is never a setting: only the path of a file that holds it, so
 the config file can be world-readable and the secret can live in a systemd
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal, Self
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, Strict, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
+from scannerd.config_section import FilePath, Section
 from scannerd.credentials import read_secret, secret_path
 from scannerd.durations import seconds
 from scannerd.idents import PlainText
@@ -20,17 +21,12 @@ from scannerd.idents import PlainText
 CREDENTIAL_NAME = "mqtt-password"
 """File name looked up in ``$CREDENTIALS_DIRECTORY`` when no ``password_file`` is set."""
 
-FilePath = Annotated[Path, Strict(False)]
-"""A path in a strict section: TOML has no path type, so it comes as text."""
-
 SESSION_EXPIRY_NEVER = 0xFFFFFFFF
 """MQTT 5's largest session expiry interval, which means "never expires"."""
 
 
-class MqttSettings(BaseModel):
+class MqttSettings(Section):
     """How to reach the broker and who to be there."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     host: PlainText = Field("localhost", min_length=1, description="Broker host name or address.")
     port: int = Field(1883, ge=1, le=65535, description="Broker port (usually 8883 with TLS).")
@@ -157,21 +153,3 @@ def _port(entry: str, text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 65535:
         raise ValueError(f"broker {entry!r}: the port must be a number from 1 to 65535")
     return int(text)
-
-
-class OutboxSettings(BaseModel):
-    """Where events wait for the broker's acknowledgement, and how much disk they may take."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
-
-    path: FilePath = Field(Path("/var/lib/scannerd/outbox.sqlite3"), description="SQLite database file.")
-    max_bytes: int = Field(
-        256 * 1024 * 1024,
-        ge=64 * 1024,
-        le=1024**4,
-        description="Budget for waiting events (topic + payload bytes). Beyond it new events are "
-        "held in memory and an alert is raised; see docs/mqtt.md.",
-    )
-    warn_fraction: float = Field(
-        0.8, gt=0, lt=1, allow_inf_nan=False, description="Fill level that raises the early warning."
-    )

@@ -52,8 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from scannerd.mqtt_settings import OutboxSettings
 from scannerd.outbox_errors import open_error
+from scannerd.outbox_settings import OutboxSettings
 from scannerd.topics import Message
 
 Level = Literal["ok", "warn", "full"]

@@ -42,7 +42,14 @@ from scannerd.events import EventData
 from scannerd.mqtt_link import LinkReport, failure_reason
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox, Stored, Written
-from scannerd.payloads import DevicePayload, DisplayHealth, HealthPayload, StatusPayload
+from scannerd.payloads import (
+    DevicePayload,
+    DisplayHealth,
+    HealthPayload,
+    ReaderHealth,
+    RecorderHealth,
+    StatusPayload,
+)
 from scannerd.request_path import WINDOW as ANSWER_WINDOW
 from scannerd.request_path import RequestPath
 from scannerd.requests import Request, Response
@@ -72,9 +79,13 @@ class Publisher:
         clock: Callable[[], float] = time.time,
         environ: dict[str, str] | None = None,
         display: Callable[[], DisplayHealth | None] = lambda: None,
+        reader: Callable[[], ReaderHealth | None] = lambda: None,
+        recorder: Callable[[], RecorderHealth | None] = lambda: None,
     ) -> None:
         self.settings = settings
         self._display = display
+        self._reader = reader
+        self._recorder = recorder
         self.topics = Topics(settings.prefix, table_id)
         self.outbox = outbox
         self._on_request = on_request
@@ -528,4 +539,6 @@ class Publisher:
             busy_requests=c["busy_requests"],
             errors=c["errors"],
             display=self._display(),
+            reader=self._reader(),
+            recorder=self._recorder(),
         )

@@ -41,9 +41,10 @@ import structlog
 
 from scannerd import __version__, signing
 from scannerd.chain import Chain
-from scannerd.config import RecordSettings
 from scannerd.events import ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
 from scannerd.house import HouseRules
+from scannerd.payloads import RecorderHealth
+from scannerd.record_settings import RecordSettings
 from scannerd.recording import SUFFIX, ChainLink, Header, RecordingError, RecordingWriter, whole_second
 from scannerd.verify import read_chained
 
@@ -160,16 +161,17 @@ class Recorder:
         """The file being written now."""
         return self._path
 
-    def health(self) -> dict[str, Any]:
-        return {
-            "file": str(self._path) if self._path else None,
-            "files": len(self.files),
-            "lines": self.lines,
-            "dropped": self.dropped + self.overflowed,
-            "errors": self.errors,
-            "last_error": self.last_error,
-            "alive": self.alive,
-        }
+    def health(self) -> RecorderHealth:
+        """Its figures for the health topic (read from another thread: each is current, not all at once)."""
+        return RecorderHealth(
+            file=str(self._path) if self._path else None,
+            files=len(self.files),
+            lines=self.lines,
+            dropped=self.dropped + self.overflowed,
+            errors=self.errors,
+            last_error=self.last_error,
+            alive=self.alive,
+        )
 
     # ------------------------------------------------------------------ listeners (hot path)
 

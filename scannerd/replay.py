@@ -209,13 +209,24 @@ def messages(
     table_id: str | None = None,
 ) -> Iterator[Published]:
     """Every message an open recording makes; ``rules`` replace the header's house settings key by key."""
+    replayer = replayer_for(reader, rules=rules, prefix=prefix, table_id=table_id)
+    for line in reader.lines():
+        yield from replayer.feed(line)
+
+
+def replayer_for(
+    reader: RecordingReader,
+    *,
+    rules: dict[str, Any] | None = None,
+    prefix: str = DEFAULT_PREFIX,
+    table_id: str | None = None,
+) -> Replayer:
+    """The replayer an open recording starts from: for whoever also wants the table's state at its end."""
     header = reader.header
     house = HouseRules(**{**header.rules.model_dump(), **rules}) if rules else None
     try:
-        replayer = Replayer(header, rules=house, prefix=prefix, table_id=table_id)
+        return Replayer(header, rules=house, prefix=prefix, table_id=table_id)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # the header's state is the file's word
         raise RecordingError(
             f"{reader.path}:1: bad header: state is not a table's saved state ({type(exc).__name__}: {exc})"
         ) from None
-    for line in reader.lines():
-        yield from replayer.feed(line)

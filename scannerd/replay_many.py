@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from drivers.base import DriverInitError
 from scannerd.recording import SUFFIX, RecordingError, RecordingReader
@@ -31,6 +31,7 @@ from scannerd.replay import DEFAULT_PREFIX, messages
 from scannerd.replay_summary import summary_text
 
 Emit = Literal["summary", "jsonl"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,28 +99,65 @@ def replay_many(
     replayed one after the other in this process: the sequential run that a
     parallel one must equal.
     """
+    return each_file(paths, replay_file, _lost_replay, executor, **options)
+
+
+def _lost_replay(path: Path, note: str) -> FileReplay:
+    return FileReplay(path, "", (note,), failed=True)
+
+
+def each_file(
+    paths: list[Path],
+    job: Callable[..., T],
+    lost: Callable[[Path, str], T],
+    executor: Executor | None = None,
+    **options: Any,
+) -> Iterator[T]:
+    """``job(path, **options)`` for every file, in the defined order, as :func:`replay_many` hands them out.
+
+    ``job`` must be a top-level function (a worker process is given it by
+    name); ``lost(path, note)`` stands for the result of a file whose worker
+    died, so every file named gets its result.
+    """
     ordered = sorted(paths, key=_order_key)
     if executor is None:
         for path in ordered:
-            yield replay_file(path, **options)
+            yield job(path, **options)
         return
     by_size = sorted(ordered, key=lambda p: p.stat().st_size, reverse=True)
-    futures: dict[Path, Future[FileReplay]] = {p: executor.submit(replay_file, p, **options) for p in by_size}
+    futures: dict[Path, Future[T]] = {p: executor.submit(job, p, **options) for p in by_size}
     try:
         for path in ordered:
-            yield _result(path, futures[path])
+            yield _result(path, futures[path], lost)
     finally:
         for future in futures.values():
             future.cancel()
 
 
-def _result(path: Path, future: Future[FileReplay]) -> FileReplay:
+def _result(path: Path, future: Future[T], lost: Callable[[Path, str], T]) -> T:
     """The worker's result; a worker that died (killed, out of memory) or a lost cluster fails that file."""
     try:
         return future.result()
     except Exception as exc:
-        note = f"{path}: not replayed: its worker failed ({type(exc).__name__})"
-        return FileReplay(path, "", (note,), failed=True)
+        return lost(path, f"{path}: not replayed: its worker failed ({type(exc).__name__})")
+
+
+def executor_for(
+    cluster: str | None, workers: int | None, files: int
+) -> tuple[Executor | None, Callable[[], None]]:
+    """Where the files go, and how to let go of it: a Dask cluster, a pool of processes, or this process.
+
+    ``workers`` defaults to every core; one worker (or one file) means no pool at all.
+    """
+    if cluster:
+        return dask_executor(cluster)
+    count = min(workers or default_workers(), files)
+    if count == 1:
+        return None, lambda: None
+    from concurrent.futures import ProcessPoolExecutor  # multiprocessing: not for a single file's start-up
+
+    pool = ProcessPoolExecutor(max_workers=count)
+    return pool, lambda: pool.shutdown(cancel_futures=True)
 
 
 def default_workers() -> int:

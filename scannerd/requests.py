@@ -10,109 +10,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StringConstraints,
-    ValidationError,
-    field_validator,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from scannerd.command_catalogue import COMMANDS, READS_ONLY, usable_transaction
 from scannerd.events import Command, EventData
-from scannerd.house import MAX_BETTING_TIME_S
-from scannerd.idents import TOO_MANY_DIGITS, Ident, PlainText
+from scannerd.idents import TOO_MANY_DIGITS
 from scannerd.validator import CommandRejected, Validator
 
 MAX_REQUEST_BYTES = 16 * 1024
 
 Transaction = str | int
-
-
-class RequestBase(BaseModel):
-    """Every request may carry a ``transaction`` that the response echoes."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    transaction: Annotated[str, StringConstraints(max_length=128)] | int | None = Field(
-        None, description="Caller's id for this request, echoed in the response."
-    )
-
-    @field_validator("transaction", mode="before")
-    @classmethod
-    def _one_clear_message(cls, value: Any) -> Any:
-        if value is None or _usable_transaction(value):
-            return value
-        raise ValueError("must be a string of at most 128 characters or an integer")
-
-
-def _usable_transaction(value: Any) -> bool:
-    if isinstance(value, str):
-        return len(value) <= 128
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-class NewShoeRequest(RequestBase):
-    """Start a new shoe (the previous one is finished or abandoned)."""
-
-    shoe_id: Ident | None = Field(None, description="Shoe id; generated from the time when absent.")
-
-
-class BettingOpenRequest(RequestBase):
-    """Open betting for the next round."""
-
-    round_id: Ident | None = Field(None, description="Round id; generated when absent.")
-    betting_time_s: Annotated[float, Field(gt=0, le=MAX_BETTING_TIME_S)] | None = Field(
-        None,
-        description="Seconds betting stays open: the dealer's screen counts down to NO MORE BETS. "
-        "Absent: the house's betting_time_s, if any. The game server still closes betting.",
-    )
-
-
-class BettingCloseRequest(RequestBase):
-    """Close betting: the round's cards may now be dealt."""
-
-
-class VoidRoundRequest(RequestBase):
-    """Void the open round."""
-
-    reason: Annotated[PlainText, StringConstraints(max_length=200)] | None = Field(
-        None, description="Free text stored with the void."
-    )
-
-
-class AckAlertRequest(RequestBase):
-    """Acknowledge an open misdeal or warning alert."""
-
-    alert_id: int = Field(description="The alert_id of the AlertEvent to acknowledge.")
-
-
-class DealerSignInRequest(RequestBase):
-    """A dealer takes the table: the rounds opened from now on carry this dealer id."""
-
-    dealer_id: Ident = Field(description="The casino's id for the dealer (a badge or staff number).")
-
-
-class DealerSignOutRequest(RequestBase):
-    """The dealer leaves the table: the rounds opened from now on carry no dealer id."""
-
-
-class GetStateRequest(RequestBase):
-    """Ask for the current shoe, round and open alerts."""
-
-
-REQUEST_MODELS: dict[str, type[RequestBase]] = {
-    "new_shoe": NewShoeRequest,
-    "betting_open": BettingOpenRequest,
-    "betting_close": BettingCloseRequest,
-    "void_round": VoidRoundRequest,
-    "ack_alert": AckAlertRequest,
-    "dealer_sign_in": DealerSignInRequest,
-    "dealer_sign_out": DealerSignOutRequest,
-    "get_state": GetStateRequest,
-}
 
 
 class Response(BaseModel):
@@ -172,11 +81,11 @@ def parse_request(command: str, payload: bytes, max_bytes: int = MAX_REQUEST_BYT
     if not isinstance(raw, dict):
         raise RequestError(command, f"request must be a JSON object, not {type(raw).__name__}")
     transaction = raw.get("transaction")
-    if not _usable_transaction(transaction):
+    if not usable_transaction(transaction):
         transaction = None
-    model = REQUEST_MODELS.get(command)
+    model = COMMANDS.get(command)
     if model is None:
-        known = ", ".join(REQUEST_MODELS)
+        known = ", ".join(COMMANDS)
         raise RequestError(command, f"unknown command {command!r} (known: {known})", transaction)
     try:
         parsed = model.model_validate(raw)
@@ -198,9 +107,9 @@ def _explain(exc: ValidationError) -> str:
 def execute(request: Request, validator: Validator, ts: float) -> tuple[Response, list[EventData]]:
     """Run a request; the events it caused must go to the outbox like any others."""
     events: list[EventData] = []
-    if request.command != "get_state":
+    if request.command not in READS_ONLY:
         try:
-            events = validator.handle(Command(ts=ts, name=request.command, args=request.args))  # type: ignore[arg-type]
+            events = validator.handle(Command(ts=ts, name=request.command, args=request.args))
         except CommandRejected as exc:
             return Response(
                 command=request.command, status="error", transaction=request.transaction, error=str(exc)

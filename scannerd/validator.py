@@ -14,10 +14,11 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from scannerd.alert_catalogue import ALERTS, FAULT_CODES, message
 from scannerd.baccarat import next_position
 from scannerd.cards import BURN_COUNT, hand_total
+from scannerd.command_catalogue import JUDGED
 from scannerd.events import (
-    FAULT_CODES,
     AlertData,
     AlertEvent,
     CardData,
@@ -37,6 +38,7 @@ from scannerd.events import (
     ValidatorInput,
 )
 from scannerd.house import HouseRules
+from scannerd.idents import check_ident
 from scannerd.shuffle_check import Comparison, ShuffleCheck
 
 RESULTS_KEPT_WITHOUT_SHOE = 104
@@ -88,25 +90,6 @@ class RoundState:
     dealer_id: str | None = None  # the dealer signed in when the round opened
 
 
-# Severity is part of each code's meaning, so it is fixed here rather than per call.
-_SEVERITY = {
-    "CARD_BEFORE_BETS_CLOSED": "misdeal",
-    "EXTRA_CARD": "misdeal",
-    "SHORT_DEAL": "misdeal",
-    "UNREADABLE_CARD": "misdeal",
-    "FOREIGN_CARD": "misdeal",
-    "CARD_AFTER_SHOE_END": "misdeal",
-    "BURN_MISMATCH": "warning",
-    "ROUND_STALLED": "warning",
-    "DEVICE_RECONNECTED": "info",
-    "CUT_CARD": "info",
-    "DEVICE_FAULT": "warning",
-    "OUTBOX_NEARLY_FULL": "warning",
-    "OUTBOX_FULL": "warning",
-    "STATE_LOST": "warning",
-    "SHUFFLE_SUSPECT": "warning",
-}
-
 _WINNERS = {"B": "banker", "P": "player", "T": "tie"}
 
 _POSITION_WORDS = {
@@ -138,6 +121,9 @@ class Validator:
         self.clearing_alert: int | None = None
         self.link_up = True
         self.rounds_started = 0  # hand numbers while the shoe is unknown
+        # After a lost state the counters behind generated round ids start again (or from an old copy):
+        # the ids carry the loss's seq until the next shoe, so none is one the table has used before.
+        self.round_id_suffix = ""
         self.open_alerts: dict[int, AlertData] = {}
         self.dealer_id: str | None = None  # who is dealing, once signed in
         # One code per hand completed in this shoe, for the scoreboard roads after a restart:
@@ -187,6 +173,7 @@ class Validator:
             if inp.code == "STATE_LOST":
                 # Whatever round was on the table is unknown: its cards must not open a new one.
                 self._clear_until_acknowledged(alert_id)
+                self.round_id_suffix = f"-L{alert_id}"
         elif not isinstance(inp, Tick):
             raise TypeError(f"not a validator input: {inp!r}")
         if not isinstance(inp, Tick):
@@ -217,9 +204,7 @@ class Validator:
                 if foreign:  # one alert per card, and a foreign card outranks every other code
                     self._foreign(ts, card, None)
                 else:
-                    self._alert(
-                        ts, "CARD_AFTER_SHOE_END", "Shoe finished: no more cards - start a new shoe", card
-                    )
+                    self._alert(ts, "CARD_AFTER_SHOE_END", message("CARD_AFTER_SHOE_END"), card)
                 return
 
         # The card and its own alert come first; the cut card it reaches, the round it ends and
@@ -247,7 +232,7 @@ class Validator:
             self._alert(
                 ts,
                 "CARD_BEFORE_BETS_CLOSED",
-                f"Card {card or '(unread)'} drawn before bets closed - set it aside, wait for NO MORE BETS",
+                message("CARD_BEFORE_BETS_CLOSED", card=card),
                 card,
                 rnd.round_id,
             )
@@ -258,9 +243,7 @@ class Validator:
             ends = self._into_round(ts, rnd, card, card_no, foreign)
         else:
             self._card_event(ts, "discard", card, None, card_no)
-            self._alert(
-                ts, "EXTRA_CARD", f"Extra card {card or '(unread)'}: no card is due - set it aside", card
-            )
+            self._alert(ts, "EXTRA_CARD", message("EXTRA_CARD", card=card), card)
         if shoe is not None:
             for comparison in self.shuffle.card(card, shoe.counts, self.rules.decks):
                 self._shuffle_alert(ts, comparison)
@@ -290,7 +273,7 @@ class Validator:
         """
         if card is None:
             self._card_event(ts, "discard", None, rnd.round_id, card_no)
-            self._alert(ts, "UNREADABLE_CARD", "Card not read - round void", None, rnd.round_id)
+            self._alert(ts, "UNREADABLE_CARD", message("UNREADABLE_CARD"), None, rnd.round_id)
             rnd.phase = "void"
             return "UNREADABLE_CARD"
         if foreign:
@@ -324,7 +307,7 @@ class Validator:
         self._alert(
             ts,
             "FOREIGN_CARD",
-            f"Foreign card {card}: more than {self.rules.decks} in this shoe - call the supervisor",
+            message("FOREIGN_CARD", card=card, decks=self.rules.decks),
             card,
             round_id,
         )
@@ -338,11 +321,11 @@ class Validator:
         if shoe is not None:
             shoe.hands_started += 1
             hand_no = shoe.hands_started
-            round_id = round_id or f"{shoe.shoe_id}-{hand_no:03d}"
+            round_id = round_id or f"{shoe.shoe_id}-{hand_no:03d}{self.round_id_suffix}"
         else:
             self.rounds_started += 1
             hand_no = self.rounds_started
-            round_id = round_id or f"{self.table_id}-R{hand_no}"
+            round_id = round_id or f"{self.table_id}-R{hand_no}{self.round_id_suffix}"
         last = shoe is not None and shoe.last_hand_no == hand_no
         self.round = rnd = RoundState(round_id, hand_no, phase, ts, last_hand=last, dealer_id=self.dealer_id)
         if betting_time is not None:
@@ -442,7 +425,7 @@ class Validator:
             assert rnd is not None
             rnd.stalled = True
             due = _POSITION_WORDS[next_position(rnd.player, rnd.banker) or "player1"]
-            self._alert(ts, "ROUND_STALLED", f"Round stalled: {due} card is due", None, rnd.round_id)
+            self._alert(ts, "ROUND_STALLED", message("ROUND_STALLED", due=due), None, rnd.round_id)
 
     # ------------------------------------------------------------------ shoe and device
 
@@ -450,7 +433,7 @@ class Validator:
         """The cut card came out; True when that changed the shoe (the caller publishes it)."""
         shoe, rnd = self.shoe, self.round
         if shoe is None:
-            self._alert(ts, "CUT_CARD", "Cut card out", None)
+            self._alert(ts, "CUT_CARD", message("CUT_CARD"), None)
             return False
         if shoe.cut_card_seen or shoe.closed:
             return False
@@ -462,12 +445,12 @@ class Validator:
         if in_hand and rnd is not None and rnd.hand_no == last:
             rnd.last_hand = True
         if in_hand and last == this_hand:
-            text = "Cut card out: this hand is the last of the shoe"
+            case = "this_hand"
         elif last == shoe.hands_started + 1:
-            text = "Cut card out: the next hand is the last of the shoe"
+            case = "next_hand"
         else:
-            text = "Cut card out: two more hands, then the shoe ends"
-        self._alert(ts, "CUT_CARD", text, None, rnd.round_id if in_hand and rnd else None)
+            case = "two_more"
+        self._case_alert(ts, "CUT_CARD", case, rnd.round_id if in_hand and rnd else None)
         return True
 
     def _link(self, inp: LinkChanged) -> None:
@@ -475,18 +458,14 @@ class Validator:
             return
         self.link_up = inp.up
         if inp.up:
-            self._alert(inp.ts, "DEVICE_RECONNECTED", "Shoe reconnected", None)
+            self._alert(inp.ts, "DEVICE_RECONNECTED", message("DEVICE_RECONNECTED"), None)
             return
         rnd = self.round
         if rnd is not None and rnd.phase == "dealing":
-            self._alert(
-                inp.ts, "DEVICE_DISCONNECTED", "Shoe disconnected - round void", None, rnd.round_id, "misdeal"
-            )
+            self._alert(inp.ts, "DEVICE_DISCONNECTED", message("DEVICE_DISCONNECTED"), None, rnd.round_id)
             self._void(inp.ts, "DEVICE_DISCONNECTED")
         else:
-            self._alert(
-                inp.ts, "DEVICE_DISCONNECTED", "Shoe disconnected - do not deal", None, None, "warning"
-            )
+            self._case_alert(inp.ts, "DEVICE_DISCONNECTED", "between_hands")
 
     def _restarted(self, inp: Restarted) -> None:
         """A round open across a restart was not watched whole: it is void.
@@ -505,25 +484,11 @@ class Validator:
         if lost:
             assert rnd is not None
             alert_id = self.next_seq
-            self._alert(
-                inp.ts,
-                "DAEMON_RESTARTED",
-                "Table PC restarted during the hand - round void: clear the cards, then acknowledge",
-                None,
-                rnd.round_id,
-                "misdeal",
-            )
+            self._alert(inp.ts, "DAEMON_RESTARTED", message("DAEMON_RESTARTED"), None, rnd.round_id)
             self._void(inp.ts, "DAEMON_RESTARTED", inp.detail or None)
             self._clear_until_acknowledged(alert_id)
         elif shoe is not None and shoe.burning and not inp.cards_repeat:
-            self._alert(
-                inp.ts,
-                "DAEMON_RESTARTED",
-                "Table PC restarted during the burn - check the burn cards",
-                None,
-                None,
-                "warning",
-            )
+            self._case_alert(inp.ts, "DAEMON_RESTARTED", "during_the_burn")
 
     def _clear_until_acknowledged(self, alert_id: int) -> None:
         if self.rules.round_control == "auto":
@@ -542,6 +507,7 @@ class Validator:
         self.shuffle.new_shoe(shoe_id)
         burn = self.rules.burn_fixed()
         self.shoe = ShoeState(shoe_id, {}, burn, burning=burn != 0)
+        self.round_id_suffix = ""  # a new shoe's id is new: its hands' ids are too
         self.results = []
         self.round = None
         self.clearing = False
@@ -560,17 +526,13 @@ class Validator:
         shoe = self.shoe
         assert shoe is not None
         figures = comparison.figures()
-        message = (
-            f"Shoe {shoe.shoe_id} keeps the order of shoe {comparison.earlier}: "
-            f"evidence 10^{figures['log10_evidence']:g} against a proper shuffle after "
-            f"{figures['pairs']} pairs of cards - check the shuffle"
-        )
+        text = message("SHUFFLE_SUSPECT", shoe_id=shoe.shoe_id, **figures)
         alert = self.open_alerts.get(comparison.alert_id) if comparison.alert_id is not None else None
         if alert is None:
             comparison.alert_id = self.next_seq
-            self._alert(ts, "SHUFFLE_SUSPECT", message, None, shuffle=figures)
+            self._alert(ts, "SHUFFLE_SUSPECT", text, None, shuffle=figures)
             return
-        alert = AlertData(alert, seq=self.next_seq, ts=float(ts), message=message, shuffle=Data(figures))
+        alert = AlertData(alert, seq=self.next_seq, ts=float(ts), message=text, shuffle=Data(figures))
         self.open_alerts[alert["alert_id"]] = alert
         self._emit(alert)
 
@@ -595,7 +557,7 @@ class Validator:
             self._alert(
                 ts,
                 "SHORT_DEAL",
-                f"Round {rnd.round_id} short-dealt: cards were still due - round void",
+                message("SHORT_DEAL", round_id=rnd.round_id),
                 None,
                 rnd.round_id,
             )
@@ -618,7 +580,7 @@ class Validator:
             self._alert(
                 ts,
                 "BURN_MISMATCH",
-                f"Burn incomplete: {shoe.burn_done} of {required} cards burned",
+                message("BURN_MISMATCH", done=shoe.burn_done, required=required),
                 None,
                 rnd.round_id,
             )
@@ -725,7 +687,7 @@ class Validator:
             alert_id=self.next_seq,
             round_id=round_id,
             code=code,
-            severity=severity or _SEVERITY[code],
+            severity=severity or ALERTS[code].usual.severity,
             message=message,
             card=card,
             acknowledged=False,
@@ -735,6 +697,11 @@ class Validator:
         if alert["severity"] != "info":
             self.open_alerts[alert["alert_id"]] = alert
         self._emit(alert)
+
+    def _case_alert(self, ts: float, code: str, case: str, round_id: str | None = None) -> None:
+        """An alert in one of its code's other cases, which may differ in severity as well as words."""
+        said = ALERTS[code].case(case)
+        self._alert(ts, code, said.say(), None, round_id, said.severity)
 
     def _round_event(
         self, ts: float, rnd: RoundState, reason: str | None = None, detail: str | None = None
@@ -858,6 +825,7 @@ class Validator:
             "clearing_alert": self.clearing_alert,
             "link_up": self.link_up,
             "rounds_started": self.rounds_started,
+            "round_id_suffix": self.round_id_suffix,
             "results": list(self.results),
             "open_alerts": [dict(a) for a in self.open_alerts.values()],
             "dealer_id": self.dealer_id,
@@ -876,6 +844,7 @@ class Validator:
         v.clearing_alert = snap.get("clearing_alert")
         v.link_up = bool(snap["link_up"])
         v.rounds_started = int(snap["rounds_started"])
+        v.round_id_suffix = str(snap.get("round_id_suffix", ""))
         v.results = list(snap.get("results", []))
         v.dealer_id = snap.get("dealer_id")
         if snap.get("shuffle") is not None:  # saved before the shuffle check: nothing to compare yet
@@ -904,17 +873,11 @@ def _optional_id(args: dict[str, Any], key: str) -> str | None:
     value = args.get(key)
     if value is None:
         return None
-    if not isinstance(value, str) or not value.strip() or len(value) > 64:
-        raise CommandRejected(f"{key} must be a non-empty string of at most 64 characters")
-    return value
+    try:
+        return check_ident(value)
+    except ValueError as exc:
+        raise CommandRejected(f"{key} {exc}") from None
 
 
-_COMMANDS = {
-    "new_shoe": Validator._new_shoe,
-    "betting_open": Validator._betting_open,
-    "betting_close": Validator._betting_close,
-    "void_round": Validator._void_round,
-    "ack_alert": Validator._ack_alert,
-    "dealer_sign_in": Validator._dealer_sign_in,
-    "dealer_sign_out": Validator._dealer_sign_out,
-}
+# A command's handler is named after it: the catalogue's list is the one list of commands.
+_COMMANDS = {name: getattr(Validator, f"_{name}") for name in JUDGED}

@@ -199,17 +199,25 @@ class Verdict:
     files: list[ChainedFile] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    by_file: dict[Path, list[str]] = field(default_factory=dict)  # each problem, under the file it names
 
     @property
     def intact(self) -> bool:
         return not self.problems
 
+    def problem(self, path: Path, text: str) -> None:
+        self.problems.append(f"{path}: {text}")
+        self.by_file.setdefault(path, []).append(text)
+
 
 def verify(paths: Iterable[Path], key: Ed25519PublicKey | None = None) -> Verdict:
     """Check each file, then each table's sequence; with ``key`` (an Ed25519 public key) every seal too."""
-    verdict = Verdict()
-    for path in recordings(paths):
-        verdict.files.append(read_chained(path))
+    return judge([read_chained(path) for path in recordings(paths)], key)
+
+
+def judge(files: list[ChainedFile], key: Ed25519PublicKey | None = None) -> Verdict:
+    """The verdict on files already walked (:func:`read_chained`, perhaps by other processes)."""
+    verdict = Verdict(files=list(files))
     tables: dict[str, list[ChainedFile]] = {}
     for found in verdict.files:
         tables.setdefault(found.header.table_id, []).append(found)
@@ -217,7 +225,7 @@ def verify(paths: Iterable[Path], key: Ed25519PublicKey | None = None) -> Verdic
         files.sort(key=lambda f: f.path.name)
         for found in files:
             if found.problem:
-                verdict.problems.append(f"{found.path}: {found.problem}")
+                verdict.problem(found.path, found.problem)
             elif key is not None:
                 _check_signature(found, key, verdict)
         _check_sequence(files, verdict)
@@ -228,13 +236,11 @@ def _check_signature(found: ChainedFile, key: Ed25519PublicKey, verdict: Verdict
     expected = fingerprint(key)
     signer = found.header.chain.key if found.header.chain else None
     if signer is None or found.signature is None:
-        verdict.problems.append(f"{found.path}: not signed")
+        verdict.problem(found.path, "not signed")
     elif signer != expected:
-        verdict.problems.append(
-            f"{found.path}: wrong key: signed by {signer}, not by the key given ({expected})"
-        )
+        verdict.problem(found.path, f"wrong key: signed by {signer}, not by the key given ({expected})")
     elif not signature_ok(key, found.signature, seal_message(found.before_seal)):
-        verdict.problems.append(f"{found.path}: the signature does not verify with the key given")
+        verdict.problem(found.path, "the signature does not verify with the key given")
 
 
 def _check_sequence(files: list[ChainedFile], verdict: Verdict) -> None:
@@ -245,17 +251,19 @@ def _check_sequence(files: list[ChainedFile], verdict: Verdict) -> None:
         )
     for before, after in itertools.pairwise(chained):
         if after.number <= before.number:
-            verdict.problems.append(
-                f"{after.path}: out of order: it is file {after.number} of the chain and sorts after "
-                f"{before.path.name} (file {before.number}): the files were swapped or renamed"
+            verdict.problem(
+                after.path,
+                f"out of order: it is file {after.number} of the chain and sorts after "
+                f"{before.path.name} (file {before.number}): the files were swapped or renamed",
             )
         elif after.number > before.number + 1:
             gap = after.number - before.number - 1
-            verdict.problems.append(
-                f"{after.path}: {gap} file{'s' if gap > 1 else ''} missing before it "
-                f"(after {before.path.name}, file {before.number}, comes file {after.number})"
+            verdict.problem(
+                after.path,
+                f"{gap} file{'s' if gap > 1 else ''} missing before it "
+                f"(after {before.path.name}, file {before.number}, comes file {after.number})",
             )
         elif after.header.chain and after.header.chain.prev != before.last.hex() and not before.problem:
-            verdict.problems.append(
-                f"{after.path}: does not continue {before.path.name}: its header names another last digest"
+            verdict.problem(
+                after.path, f"does not continue {before.path.name}: its header names another last digest"
             )

@@ -242,7 +242,6 @@ class Dealer:
 
     def play(self, rounds: int | None = None, shoes: int | None = None) -> Iterator[Step]:
         """Deal with random mistakes at ``error_rate``: ``rounds`` rounds, ``shoes`` shoes, or forever."""
-        round_kinds = [m for m in self.mistakes if m in ROUND_MISTAKES]
         shoes_done = 0
         dealt = 0
         while (rounds is None or dealt < rounds) and (shoes is None or shoes_done < shoes):
@@ -251,7 +250,20 @@ class Dealer:
                     shoes_done += 1
                     if shoes_done >= shoes:
                         return
-                skip = "skip-burn" in self.mistakes and self._random_mistake(["skip-burn"]) is not None
-                yield from self.start_shoe(skip_burn=skip)
-            yield from self.deal_round(self._random_mistake(round_kinds) if self._clear_of_cut() else None)
+                yield from self._load()
+            yield from self._careless_round()
             dealt += 1
+
+    def deal_shoe(self) -> Iterator[Step]:
+        """Load the next shoe and deal it to its last hand, with random mistakes at ``error_rate``."""
+        yield from self._load()
+        while not self.shoe_finished:
+            yield from self._careless_round()
+
+    def _load(self) -> Iterator[Step]:
+        skip = "skip-burn" in self.mistakes and self._random_mistake(["skip-burn"]) is not None
+        yield from self.start_shoe(skip_burn=skip)
+
+    def _careless_round(self) -> Iterator[Step]:
+        kinds = [m for m in self.mistakes if m in ROUND_MISTAKES]
+        yield from self.deal_round(self._random_mistake(kinds) if self._clear_of_cut() else None)

@@ -62,16 +62,21 @@ _SLOW_BYTE = 0.005  # about 2000 bytes/s: a slow or congested link
 _RETRANSMIT_AFTER = 0.25
 
 
+def random_junk(rng: random.Random) -> bytes:
+    """Any bytes but NUL: noise for a protocol that checks every frame (framed's CRC)."""
+    return bytes(rng.randrange(1, 256) for _ in range(rng.randint(1, 12)))
+
+
 class Faults:
     """Plans the writes for each frame; ``junk`` makes noise the protocol at hand will not mistake
-    for a frame (each protocol's feeder supplies its own)."""
+    for a frame (each simulated device supplies its own, ``simulators.registry``)."""
 
     def __init__(
         self, rates: FaultRates, rng: random.Random, junk: Callable[[random.Random], bytes] | None = None
     ) -> None:
         self.rates = rates
         self.rng = rng
-        self.junk = junk or (lambda r: bytes(r.randrange(1, 256) for _ in range(r.randint(1, 12))))
+        self.junk = junk or random_junk
         self.counts: dict[str, int] = {}
 
     def _hit(self, fault: str) -> bool:

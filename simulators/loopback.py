@@ -19,7 +19,8 @@ from collections.abc import Callable
 from drivers.events import DeviceCard, DeviceCutCard, DeviceEvent, LinkDown, LinkUp
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
-from scannerd.events import PIT_ONLY_CODES, AlertData, CardData, Command, EventData, RoundData, Tick
+from scannerd.alert_catalogue import PIT_ONLY_CODES
+from scannerd.events import AlertData, CardData, Command, EventData, RoundData, Tick
 from scannerd.house import HouseRules
 from scannerd.ingest import to_input
 from scannerd.validator import CommandRejected, Validator

@@ -265,25 +265,26 @@ class HidCardScanner(VirtualDevice):
         return super().control(setup, data)
 
 
+def boot_report(modifier: int, *usages: int) -> bytes:
+    """One boot keyboard report: the modifier byte, a reserved byte, up to six keys held down."""
+    return bytes([modifier, 0, *usages]).ljust(8, b"\0")
+
+
 def key_reports(text: str, *, rollover: bool = False) -> list[bytes]:
     """The reports a US-layout keyboard sends typing ``text`` (``\\n`` is Enter)."""
     strokes = [_TYPING[c] for c in text]
-
-    def report(modifier: int, *usages: int) -> bytes:
-        return bytes([modifier, 0, *usages]).ljust(8, b"\0")
-
     reports: list[bytes] = []
     held: tuple[int, int] | None = None
     for modifier, usage in strokes:
         if rollover and held is not None and held[1] != usage:
             # next key goes down while the previous is still held, then the previous comes up
-            reports.append(report(modifier, held[1], usage))
+            reports.append(boot_report(modifier, held[1], usage))
         elif held is not None:
-            reports.append(report(0))
-        reports.append(report(modifier, usage))
+            reports.append(boot_report(0))
+        reports.append(boot_report(modifier, usage))
         held = (modifier, usage)
     if held is not None:
-        reports.append(report(0))
+        reports.append(boot_report(0))
     return reports
 
 

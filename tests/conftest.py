@@ -85,3 +85,13 @@ def shoe(tmp_path: Path) -> Iterator[FramedPtyDevice]:
 def usb_bus() -> VirtualUsbBus:
     """A simulated USB bus, a pyusb backend: plug simulated devices in, pass it as ``backend``."""
     return VirtualUsbBus()
+
+
+@pytest.fixture(scope="session")
+def dask_scheduler() -> Iterator[str]:
+    """The address of a real local Dask cluster (two worker processes), started once for the session."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
+    ) as cluster:
+        yield cluster.scheduler_address

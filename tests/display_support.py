@@ -14,8 +14,8 @@ import time
 from typing import Any
 
 from scannerd.cards import ALL_CARDS
-from scannerd.config import DisplaySettings
-from scannerd.display import Display
+from scannerd.display.server import Display
+from scannerd.display.settings import DisplaySettings
 from scannerd.events import CardDrawn, CutCardSeen, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.requests import Response, execute, parse_request

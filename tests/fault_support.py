@@ -14,9 +14,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from scannerd.config import Config, DeviceSettings
+from scannerd.config import Config
+from scannerd.device_settings import DeviceSettings
 from scannerd.events import AlertData, CardData, EventData, RoundData
-from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox_settings import OutboxSettings
 from tests.broker import Broker
 
 AUTO_ROUNDS = {"round_control": "auto", "burn": "none"}
@@ -50,7 +52,7 @@ def config(
         table_id="T1",
         device=device,
         rules=rules or AUTO_ROUNDS,
-        mqtt=MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=1, reconnect_max_s=2),
+        mqtt=MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=1, reconnect_max_s=1),
         outbox=OutboxSettings(**box),
         display={"enabled": False},
     )

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.baccarat import next_position
+from scannerd.baccarat import next_position, outcome_odds
 from tests.reference_rules import BANKER_TABLE, expected_draws
 
 # A card of each point value, to build layouts from values.
@@ -102,3 +102,14 @@ def test_the_reference_table_is_the_one_docs_rules_md_gives():
             for total in _values(cells[0]):
                 rows[total] = "".join("D" if v in draws else "S" for v in range(10))
     assert rows == BANKER_TABLE
+
+
+def test_outcome_odds_are_the_published_eight_deck_figures():
+    """What an audit judges results against: derived from the drawing rule, exact, summing to one."""
+    odds = outcome_odds(8)
+    assert sum(odds.values()) == 1
+    assert {k: round(float(v), 6) for k, v in odds.items()} == {
+        "banker": 0.458597,
+        "player": 0.446247,
+        "tie": 0.095156,
+    }

@@ -42,7 +42,7 @@ def test_the_table_fails_over_when_its_node_dies_and_loses_nothing(tmp_path: Pat
         "beetek",
         port.path,
         rules={"round_control": "auto", "burn": "none"},
-        mqtt={"brokers": [n.address for n in cluster.nodes], "protocol": "3.1.1", "reconnect_max_s": 2},
+        mqtt={"brokers": [n.address for n in cluster.nodes], "protocol": "3.1.1", "reconnect_max_s": 1},
         log={"format": "json"},
     )
     log = tmp_path / "scannerd.log"

@@ -1,4 +1,5 @@
-from scannerd.cards import ALL_CARDS, BURN_COUNT, POINTS, hand_total, normalise
+from drivers.cards import ALL_CARDS, normalise
+from scannerd.cards import BURN_COUNT, POINTS, hand_total
 
 
 def test_a_deck_has_52_distinct_cards():

@@ -64,7 +64,7 @@ def make_client(tmp_path: Path, mosquitto: Broker):
 
 
 def settings(broker: Broker) -> MqttSettings:
-    return MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=1, reconnect_max_s=2)
+    return MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=1, reconnect_max_s=1)
 
 
 def answer_get_state(seq: int) -> Callable[[Request], Response]:

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from drivers.cards import ALL_CARDS, RANKS
 from drivers.codecs.linecode import LinecodeCodec, letter_rank, make_table, suit_digit
 from drivers.events import DeviceCard
-from scannerd.cards import ALL_CARDS, RANKS
 from tests.serial_support import feed_in_pieces
 
 

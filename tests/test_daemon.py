@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.config import Config, DeviceSettings
+from scannerd.config import Config
 from scannerd.daemon import SEQ_SKIP_AFTER_POWER_LOSS, Daemon
-from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from scannerd.device_settings import DeviceSettings
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox_settings import OutboxSettings
 from tests.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
 
 

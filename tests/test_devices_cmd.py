@@ -11,11 +11,12 @@ from serial.tools.list_ports_common import ListPortInfo
 
 from drivers.base import DriverInitError
 from drivers.events import DeviceCard
-from drivers.registry import ENTRY_POINT_GROUP, create_driver, driver_names, get_driver_class
+from drivers.registry import create_driver, driver_names, get_driver_class
 from scannerd.cli import main
 from scannerd.commands.devices import render, survey
 from simulators.usb_backend import VirtualUsbBus
 from simulators.usb_devices import FramedUsbShoe, HidCardScanner
+from tests.plugin_support import install_plugin
 from tests.serial_support import read_events
 
 
@@ -94,26 +95,68 @@ def test_builtin_drivers_load_lazily_by_name() -> None:
 def test_third_party_driver_through_the_entry_point_group(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "acme_shoe.py").write_text(
+    install_plugin(
+        tmp_path,
+        monkeypatch,
         "from drivers.linecode import LinecodeDriver\n"
         "class AcmeDriver(LinecodeDriver):\n"
         "    name = 'acme'\n"
         "class NotADriver:\n"
-        "    pass\n"
+        "    pass\n",
+        {"acme": "AcmeDriver", "broken": "NotADriver"},
     )
-    dist = tmp_path / "acme_shoe-1.0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: acme-shoe\nVersion: 1.0\n")
-    (dist / "entry_points.txt").write_text(
-        f"[{ENTRY_POINT_GROUP}]\nacme = acme_shoe:AcmeDriver\nbroken = acme_shoe:NotADriver\n"
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
     assert {"acme", "broken"} <= set(driver_names())
     with create_driver("acme", "loop://") as driver:
         driver.write(b"A01\r\n")
         assert read_events(driver, 1) == [DeviceCard("AS")]
     with pytest.raises(DriverInitError, match="not a Driver subclass"):
         get_driver_class("broken")
+
+
+def test_a_plugin_serial_driver_marks_serial_ports_not_usb_devices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A third-party shoe on a USB-serial chip of its own is found as the port it is, like ours."""
+    install_plugin(
+        tmp_path,
+        monkeypatch,
+        "from drivers.base import UsbId\n"
+        "from drivers.linecode import LinecodeDriver\n"
+        "class AcmeDriver(LinecodeDriver):\n"
+        "    name = 'acme'\n"
+        "    usb_ids = (UsbId(0x1209, 0x0ACE, 'Acme card shoe'),)\n",
+        {"acme": "AcmeDriver"},
+    )
+    bus = VirtualUsbBus()
+    bus.plug(HidCardScanner(vid=0x1209, pid=0x0ACE, serial="AC1"))  # the same shoe as pyusb lists it
+    found = survey([_port("/dev/ttyUSB4", 0x1209, 0x0ACE, "AC1")], bus)
+    (port,) = found.serial
+    assert (port.drivers, port.generic, port.channel) == (["acme"], False, "usb:1209:0ace:AC1")
+    (device,) = found.usb
+    assert device.drivers == []
+    assert "driver: acme   channel: usb:1209:0ace:AC1" in render(found).split("USB devices:")[0]
+
+
+def test_a_plugin_driver_that_declares_no_transport_is_refused_by_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install_plugin(
+        tmp_path,
+        monkeypatch,
+        "from drivers.base import Driver\n"
+        "from drivers.codecs.linecode import LinecodeCodec\n"
+        "class Homemade(Driver):\n"
+        "    name = 'homemade'\n"
+        "    make_codec = LinecodeCodec\n"
+        "    open = read = write = close = lambda self, *args: None\n",
+        {"homemade": "Homemade"},
+    )
+    with pytest.raises(
+        DriverInitError, match=r"driver 'homemade' \(acme_shoe:Homemade\) declares no transport"
+    ):
+        get_driver_class("homemade")
+    assert main(["devices"]) == 0  # the other drivers still mark what they know
+    assert "note: driver 'homemade' (acme_shoe:Homemade) declares no transport" in capsys.readouterr().out
 
 
 RULES = Path(__file__).parent.parent / "systemd" / "99-scannerd-shoe.rules"

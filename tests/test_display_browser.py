@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from scannerd.config import DisplaySettings
+from scannerd.display.settings import DisplaySettings
 from scannerd.events import CutCardSeen, Fault
 from tests.browser import action, alert_text, banners, js, live, open_page, slot, text, wait_for
 from tests.display_support import NATURAL_ROUND, SIX_CARD_ROUND, Table

@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from drivers.events import DeviceCard
-from scannerd.config import Config, DeviceSettings, DisplaySettings
+from scannerd.config import Config
 from scannerd.daemon import Daemon
-from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from scannerd.device_settings import DeviceSettings
+from scannerd.display.settings import DisplaySettings
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox_settings import OutboxSettings
 from simulators.serial_pty import FramedPtyDevice
 from tests.broker import Broker, wait_until
 from tests.browser import action, banners, live, open_page, slot, text, wait_for

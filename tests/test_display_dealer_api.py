@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from scannerd.config import DisplaySettings
 from scannerd.display.server import Display
+from scannerd.display.settings import DisplaySettings
 from scannerd.requests import Response
 
 

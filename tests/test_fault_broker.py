@@ -1,4 +1,4 @@
-"""Fault: the broker is gone for 15 seconds in the middle of play.
+"""Fault: the broker is gone for several reconnect waits in the middle of play.
 
 The dealer does not stop for the broker. Cards dealt during the outage must
 wait in the outbox and reach the game server after the restart, before
@@ -19,7 +19,7 @@ from simulators.serial_pty import PtyPort
 from tests.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
 from tests.fault_support import config, deduplicated
 
-OUTAGE_S = 15.0  # several times the daemon's longest reconnect wait here (2 s)
+OUTAGE_S = 6.0  # six times the daemon's longest reconnect wait here (1 s): several failed attempts
 CARD_EVERY_S = 0.1
 
 
@@ -28,7 +28,7 @@ def frame(card: str) -> bytes:
 
 
 @pytest.mark.timeout(120)
-def test_broker_stopped_15_s_during_play_loses_and_repeats_nothing(
+def test_broker_stopped_during_play_loses_and_repeats_nothing(
     tmp_path, make_broker: Callable[..., Broker]
 ) -> None:
     # Persistence keeps the game server's session (and what is queued for it) across the restart,
@@ -74,4 +74,4 @@ def test_broker_stopped_15_s_during_play_loses_and_repeats_nothing(
     assert_complete_in_order(arrived, last)
     cards = [e["card"] for e in deduplicated([m.payload for m in server.messages("/card")])]
     assert cards == dealt
-    assert len(dealt) > 150  # the outage really was in the middle of play
+    assert len(dealt) > 120  # the outage really was in the middle of play

@@ -38,7 +38,7 @@ def write_config(tmp_path: Path, broker: Broker, port: str) -> Path:
         'table_id = "T1"\n'
         f'[device]\ndriver = "framed"\nport = "{port}"\n'
         '[rules]\nround_control = "auto"\nburn = "none"\n'
-        f'[mqtt]\nhost = "{broker.host}"\nport = {broker.port}\nreconnect_max_s = 2\n'
+        f'[mqtt]\nhost = "{broker.host}"\nport = {broker.port}\nreconnect_max_s = 1\n'
         f'[outbox]\npath = "{tmp_path / "outbox.sqlite3"}"\n'
         "[display]\nenabled = false\n"
         '[log]\nlevel = "info"\nformat = "json"\n'

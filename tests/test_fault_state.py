@@ -69,6 +69,14 @@ def acknowledge_state_lost(server: GameServer) -> None:
     server.wait_for(lambda _: any(a.get("acknowledged") for a in server.payloads("/alert")))
 
 
+def assert_new_round_ids(server: GameServer, before: int) -> None:
+    """The rounds opened after a loss have ids no round published before it had."""
+    rounds = server.payloads("/round")
+    earlier = {r["round_id"] for r in rounds if r["seq"] <= before}
+    later = {r["round_id"] for r in rounds if r["seq"] > before}
+    assert earlier and later and not earlier & later, (earlier, later)
+
+
 def ups(server: GameServer) -> int:
     """How many times the shoe was reported open so far."""
     return len([m for m in server.messages("/device") if b'"link":"up"' in m.payload])
@@ -114,6 +122,7 @@ def test_seq_never_goes_back_when_the_outbox_is_lost_and_the_loss_is_loud(
     after = seqs[seqs.index(before) + 1 :]
     assert after and min(after) > before, (before, after)
     assert after == sorted(after)
+    assert_new_round_ids(server, before)
     lost = [json.loads(line) for line in log.read_text().splitlines() if "saved state lost" in line]
     assert len(lost) == 1 and lost[0]["level"] == "error", log.read_text()[-2000:]
     assert str(tmp_path / "outbox.sqlite3") in lost[0]["outbox"]
@@ -301,11 +310,13 @@ def test_an_outbox_put_back_from_a_copy_does_not_reuse_seq(tmp_path, mosquitto: 
         opened = ups(server)
         proc = start_daemon(config, log)
         wait_open(server, opened + 1)
-        server.wait_for(lambda _: any(a["code"] == "STATE_LOST" for a in server.payloads("/alert")))
+        acknowledge_state_lost(server)
+        deal_round(port, server)  # the copy's round counter is behind: its next number went out since
     finally:
         stop(proc)
         server.close()
         port.close()
     seqs = event_seqs(server)
     assert min(seqs[seqs.index(before) + 1 :]) > before
+    assert_new_round_ids(server, before)
     assert "saved state older than what was published" in log.read_text()

@@ -17,7 +17,8 @@ import pytest
 
 from scannerd.daemon import Daemon
 from simulators.actions import Draw
-from simulators.feeder import SimDevice, make_device
+from simulators.feeder import SimDevice
+from simulators.registry import make_device
 from simulators.usb_backend import VirtualUsbBus
 from tests.broker import Broker, GameServer, wait_until
 from tests.fault_support import NATURAL, EventLog, config, deduplicated

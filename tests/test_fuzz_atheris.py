@@ -50,10 +50,11 @@ def main() -> None:
         from drivers.codecs.hid import HidScannerCodec
         from drivers.codecs.linecode import LinecodeCodec
         from drivers.events import DeviceEvent
-        from scannerd.requests import REQUEST_MODELS, RequestError, parse_request
+        from scannerd.command_catalogue import COMMANDS
+        from scannerd.requests import RequestError, parse_request
 
     codecs = (BeetekCodec, LinecodeCodec, FramedCodec, HidScannerCodec)
-    commands = [*REQUEST_MODELS, "unknown"]
+    commands = [*COMMANDS, "unknown"]
 
     def one_input(data: bytes) -> None:
         fdp = atheris.FuzzedDataProvider(data)

@@ -18,9 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scannerd.cards import ALL_CARDS
-from scannerd.events import CardDrawn, Event
+from scannerd.command_catalogue import COMMANDS as CATALOGUE
+from scannerd.events import CardDrawn, EventData
 from scannerd.house import HouseRules
-from scannerd.requests import MAX_REQUEST_BYTES, REQUEST_MODELS, Request, RequestError, Response, execute
+from scannerd.requests import MAX_REQUEST_BYTES, Request, RequestError, Response, execute
 from scannerd.requests import parse_request as parse
 from scannerd.validator import Validator
 
@@ -28,7 +29,7 @@ FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, Heal
 # The full count takes minutes per test; the bound is only there to catch a hang.
 pytestmark = pytest.mark.timeout(1800)
 
-COMMANDS = list(REQUEST_MODELS)
+COMMANDS = list(CATALOGUE)
 FIELDS = ["transaction", "shoe_id", "round_id", "reason", "alert_id"]
 
 json_values = st.recursive(
@@ -54,7 +55,7 @@ payloads = st.one_of(
 commands = st.sampled_from(COMMANDS) | st.text(max_size=20)
 
 
-def answer(command: str, payload: bytes, validator: Validator, ts: float) -> tuple[Response, list[Event]]:
+def answer(command: str, payload: bytes, validator: Validator, ts: float) -> tuple[Response, list[EventData]]:
     """What the daemon does with one request message."""
     try:
         request = parse(command, payload)
@@ -115,7 +116,7 @@ def test_requests_never_break_the_validator_and_a_refusal_changes_nothing(
 # Refused before they reach the validator: unknown commands, payloads that are not a JSON object
 # (an empty one means {}), and objects with a key no request has.
 bad_requests = st.one_of(
-    st.tuples(st.text(max_size=20).filter(lambda c: c not in REQUEST_MODELS), payloads),
+    st.tuples(st.text(max_size=20).filter(lambda c: c not in CATALOGUE), payloads),
     st.tuples(
         st.sampled_from(COMMANDS), st.binary(max_size=80).filter(lambda b: b.strip()[:1] not in (b"", b"{"))
     ),
@@ -130,8 +131,8 @@ def test_no_card_is_lost_or_changed_amid_bad_requests(
 ) -> None:
     rules = HouseRules(round_control="auto", burn="none")
     clean, noisy = Validator("T1", rules), Validator("T1", rules)
-    clean_events: list[Event] = []
-    noisy_events: list[Event] = []
+    clean_events: list[EventData] = []
+    noisy_events: list[EventData] = []
     for n, (card, junk) in enumerate(deal):
         ts = 1_700_000_000.0 + n
         for command, payload in junk:

@@ -31,7 +31,7 @@ BASE = "casino/tables/T1"
 
 
 def settings_for(broker: Broker, **kw: object) -> MqttSettings:
-    return MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=1, reconnect_max_s=2, **kw)
+    return MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=1, reconnect_max_s=1, **kw)
 
 
 @pytest.mark.parametrize("protocol", ["3.1.1", "5"])
@@ -129,7 +129,7 @@ from scannerd.publisher import Publisher
 from tests.broker import as_built, sample_events
 
 outbox, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-settings = MqttSettings(host="127.0.0.1", port=port, reconnect_min_s=1, reconnect_max_s=2)
+settings = MqttSettings(host="127.0.0.1", port=port, reconnect_min_s=1, reconnect_max_s=1)
 pub = Publisher(settings, "T1", Outbox(outbox))
 pub.start()
 while not pub.connected:

@@ -49,7 +49,7 @@ def table(
             port=broker.port,
             username=user,
             password_file=tmp_path / user,
-            reconnect_max_s=2,
+            reconnect_max_s=1,
         )
         pub = make_publisher(settings, table_id, on_request=answer, environ={})
         wait_until(lambda: pub.connected, 30, "connection")

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from scannerd.config import RecordSettings
 from scannerd.events import Command, LinkChanged
 from scannerd.house import HouseRules
+from scannerd.record_settings import RecordSettings
 from scannerd.recorder import Recorder
 from scannerd.recording import RecordingReader
 from scannerd.signing import load_private_key, write_key_pair
@@ -62,7 +62,7 @@ def record(
             rec.on_input(Command(t + 20, "new_shoe", {"shoe_id": f"S{shoe + 1}"}))
         t += 30
     rec.stop()
-    assert rec.health()["errors"] == 0
+    assert rec.health().errors == 0
     return list(rec.files)
 
 

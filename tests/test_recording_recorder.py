@@ -10,9 +10,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from scannerd.config import RecordSettings
 from scannerd.events import CardDrawn, Command, LinkChanged
 from scannerd.house import HouseRules
+from scannerd.record_settings import RecordSettings
 from scannerd.recorder import Recorder
 from scannerd.recording import CmdLine, LinkLine, RecordingReader, RxLine
 from tests.broker import wait_until
@@ -66,7 +66,7 @@ def test_a_session_is_written_compressed_and_reads_back(tmp_path: Path) -> None:
     ]
     # Exactly the stamps the table gave, so replayed events carry the live ts.
     assert [header.start_ts + line.t for line in lines] == [T0 + 0.5, T0 + 1, T0 + 2]
-    assert rec.health()["lines"] == 3 and rec.health()["errors"] == 0
+    assert rec.health().lines == 3 and rec.health().errors == 0
 
 
 def shoe_state(shoe_id: str, cards_dealt: int = 0) -> dict[str, Any]:
@@ -162,7 +162,7 @@ def test_a_directory_that_cannot_be_made_is_reported_and_recording_resumes_at_th
     rec.on_rx(T0 + 4, b"A03\r\n")
     rec.stop()
     health = rec.health()
-    assert health["errors"] == 1 and "rec" in health["last_error"] and health["dropped"] == 3
+    assert health.errors == 1 and "rec" in (health.last_error or "") and health.dropped == 3
     assert [p.name for p in rec.files] == ["T1-20240501T120003Z-S2.jsonl.gz"]
     assert [line.data for line in read(rec.files[0])[1] if isinstance(line, RxLine)] == [b"A03\r\n"]
 
@@ -194,7 +194,7 @@ def test_a_full_disk_ends_the_file_at_the_last_good_line_and_the_daemon_carries_
         rec.on_input(Command(T0 + 200, "new_shoe", {{"shoe_id": "S2"}}))
         rec.on_rx(T0 + 201, b"A02\\r\\n")
         rec.stop()
-        print(json.dumps({{"health": rec.health(), "files": [str(p) for p in rec.files]}}))
+        print(json.dumps({{"health": rec.health().model_dump(), "files": [str(p) for p in rec.files]}}))
         """
     )
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)

@@ -3,28 +3,33 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from scannerd.commands.record import REPORTS_CUT, record_simulation
+from drivers.registry import get_driver_class
 from scannerd.recording import RecordingReader
 from scannerd.replay import replay
 from simulators.actions import Draw, Unreadable
 from simulators.faults import FaultRates
+from simulators.recording import record_simulation
+from simulators.registry import simulated_drivers
 from simulators.scenario import Scenario, load, parse
 from tests.command_support import scannerd
 
-SCENARIOS = Path(__file__).parent.parent / "samples" / "scenarios"
+ROOT = Path(__file__).parent.parent
+SCENARIOS = ROOT / "samples" / "scenarios"
 START = datetime(2024, 5, 1, 20, 0, 0, tzinfo=UTC)
 AT = ("--start", "2024-05-01T20:00:00Z")
 
 
 def expected(scenario: Scenario, driver: str) -> tuple[list[str], list[str]]:
     """Alert codes and card positions the dealer's own model says a correct table gives, in order."""
-    dealer = scenario.dealer(device_reports_cut=REPORTS_CUT[driver])
+    dealer = scenario.dealer(device_reports_cut=get_driver_class(driver).reports_cut_card)
     steps = list(scenario.steps(dealer))
     alerts = [code for step in steps for code in step.expect.alerts]
     positions = [str(s.expect.position) for s in steps if isinstance(s.action, Draw | Unreadable)]
@@ -37,11 +42,12 @@ def replayed(path: Path) -> tuple[list[str], list[str]]:
     return alerts, [p["position"] for kind, p in messages if kind == "card"]
 
 
-@pytest.mark.parametrize("driver", ["beetek", "linecode", "framed"])
+@pytest.mark.parametrize("driver", simulated_drivers())
 def test_every_mistake_comes_back_out_of_the_replay(tmp_path: Path, driver: str) -> None:
     scenario = load(SCENARIOS / "every-mistake.txt")
     # A noisy wire: junk and split frames for all; repeats only where sequence numbers make them harmless.
-    faults = FaultRates(junk=0.1, split=0.3, duplicate=0.1 if driver == "framed" else 0.0)
+    repeats = 0.1 if get_driver_class(driver).repeats_unacknowledged else 0.0
+    faults = FaultRates(junk=0.1, split=0.3, duplicate=repeats)
     scenario = replace(scenario, faults=faults)
     out = tmp_path / "session.jsonl.gz"
     record_simulation(scenario, driver, out, started_at=START)
@@ -124,3 +130,12 @@ def test_the_clean_shoe_is_clean_and_the_other_is_not() -> None:
     alerts, _ = replayed(SAMPLES / "shoe-with-misdeals.jsonl.gz")
     misdeals = {"CARD_BEFORE_BETS_CLOSED", "EXTRA_CARD", "SHORT_DEAL", "UNREADABLE_CARD", "FOREIGN_CARD"}
     assert misdeals <= set(alerts)
+
+
+def test_the_simulation_recorder_stands_without_the_command_line() -> None:
+    # The regression sessions (and any other simulation) write recordings through it, not through a command.
+    probe = "import sys, simulators.recording; print([m for m in sys.modules if 'scannerd.commands' in m])"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True, timeout=60
+    )
+    assert out.stdout.strip() == "[]"

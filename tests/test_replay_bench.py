@@ -38,16 +38,17 @@ def test_the_recorder_overhead_bench_loses_no_line() -> None:
 
 
 @pytest.mark.timeout(300)
-def test_the_parallel_replay_bench_replays_the_same_cards_on_every_executor() -> None:
+def test_the_parallel_replay_bench_replays_the_same_cards_on_the_process_pool() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.parallel_replay", "--files", "2", "--shoes", "1", "--repeat", "1"],
+        [sys.executable, "-m", "bench.parallel_replay", "--files", "2", "--shoes", "1", "--repeat", "1",
+         "--no-dask"],
         capture_output=True,
         text=True,
         timeout=280,
         cwd=ROOT,
-    )
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["cards"] > 300 and report["workers"] >= 1
-    assert set(report["speedup"]) <= {"workers", "dask"} and "workers" in report["speedup"]
+    assert set(report["speedup"]) == {"workers"}  # the Dask executor is tested in test_replay_many
     assert report["target_speedup"] == round(0.8 * report["workers"], 2)

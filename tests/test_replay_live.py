@@ -25,8 +25,9 @@ import pytest
 from scannerd.replay import Published, replay
 from scannerd.signing import write_key_pair
 from simulators.actions import Step, Unplug
-from simulators.feeder import Feeder, make_device
+from simulators.feeder import Feeder
 from simulators.game_server import GameServer as BettingServer
+from simulators.registry import make_device
 from simulators.scenario import parse
 from tests.broker import Broker, GameServer
 from tests.config_support import write_config

@@ -132,12 +132,8 @@ def test_a_file_that_cannot_be_read_is_a_failed_result_not_an_exception(tmp_path
     assert result.failed and result.text == "" and "gone.jsonl" in result.notes[0]
 
 
-def test_on_a_dask_cluster_the_output_is_the_sequential_one(tables: Path) -> None:
-    distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None
-    ) as cluster:
-        done = replay_cli("--fast", "--emit", "jsonl", "--cluster", cluster.scheduler_address, tables)
+def test_on_a_dask_cluster_the_output_is_the_sequential_one(tables: Path, dask_scheduler: str) -> None:
+    done = replay_cli("--fast", "--emit", "jsonl", "--cluster", dask_scheduler, tables)
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout == sequential_jsonl(recordings_in(tables))
 

@@ -4,9 +4,9 @@ import json
 from pathlib import Path
 
 from scannerd.cli import main
+from scannerd.command_catalogue import COMMANDS
 from scannerd.commands.schema import documents
 from scannerd.events import DealerEvent
-from scannerd.requests import REQUEST_MODELS
 from scannerd.topics import EVENT_KINDS, RETAINED_KINDS, STATE_TOPICS, Topics
 from tests.broker import as_built, sample_events
 
@@ -63,7 +63,7 @@ def test_asyncapi_describes_every_topic_with_the_delivery_the_publisher_uses() -
     for name in STATE_TOPICS:
         assert doc["channels"][name]["address"] == topics.of(name)
         assert doc["operations"][f"publish_{name}"]["bindings"]["mqtt"]["retain"] is True
-    for command in REQUEST_MODELS:
+    for command in COMMANDS:
         op = doc["operations"][f"handle_{command}"]
         assert doc["channels"][f"request_{command}"]["address"] == topics.request(command)
         assert op["reply"]["channel"]["$ref"] == f"#/channels/response_{command}"

@@ -14,7 +14,8 @@ from drivers.beetek import BeetekDriver
 from drivers.events import DeviceCard, DeviceFault
 from drivers.framed import FramedDriver
 from drivers.registry import create_driver
-from drivers.serial_transport import UsbPortMatch, detect_ports
+from drivers.serial_transport import detect_ports
+from drivers.usb_match import UsbPortMatch
 from simulators.serial_pty import PtyPort
 from tests.serial_support import read_events
 

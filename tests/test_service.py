@@ -24,7 +24,7 @@ import json, sys, threading
 from pathlib import Path
 
 from scannerd import logs
-from scannerd.config import LogSettings
+from scannerd.log_settings import LogSettings
 from scannerd.sdnotify import Notifier
 from scannerd.service import Service
 

@@ -15,7 +15,7 @@ import pytest
 import structlog
 
 from scannerd import logs
-from scannerd.config import LogSettings
+from scannerd.log_settings import LogSettings
 
 
 @pytest.fixture(autouse=True)

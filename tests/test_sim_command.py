@@ -72,5 +72,5 @@ def test_a_game_server_without_a_broker_is_one_line_and_status_1(capsys, tmp_pat
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
     argv = ["simulate", "--game-server", "--mqtt-host", "127.0.0.1", "--mqtt-port", str(port)]
-    assert main([*argv, "--link", str(tmp_path / "shoe")]) == 1
-    assert capsys.readouterr().err == f"simulate: no MQTT broker answered at 127.0.0.1:{port} within 10.0 s\n"
+    assert main([*argv, "--broker-wait", "0.5", "--link", str(tmp_path / "shoe")]) == 1
+    assert capsys.readouterr().err == f"simulate: no MQTT broker answered at 127.0.0.1:{port} within 0.5 s\n"

@@ -9,7 +9,7 @@ from drivers.codecs.linecode import LinecodeCodec, suit_digit
 from drivers.events import DeviceCard
 from scannerd.cards import ALL_CARDS
 from simulators.actions import CutCard, Draw, Unreadable
-from simulators.feeder import (
+from simulators.wires import (
     beetek_frame,
     beetek_junk,
     letter_rank_code,

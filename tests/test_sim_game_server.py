@@ -6,13 +6,16 @@ import time
 
 import pytest
 
-from scannerd.config import Config, DeviceSettings
+from scannerd.config import Config
 from scannerd.daemon import Daemon
+from scannerd.device_settings import DeviceSettings
 from scannerd.events import RoundEvent
-from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox_settings import OutboxSettings
 from simulators.actions import Draw, ServerCommand, Unreadable
-from simulators.feeder import Feeder, make_device
+from simulators.feeder import Feeder
 from simulators.game_server import GameServer
+from simulators.registry import make_device
 from simulators.scenario import parse
 from tests.broker import GameServer as Observer
 from tests.broker import wait_until

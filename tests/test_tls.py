@@ -39,7 +39,7 @@ def tls_settings(broker: Broker, tls: Tls, client: str | None) -> MqttSettings:
         tls_ca=tls.ca,
         tls_cert=cert,
         tls_key=key,
-        reconnect_max_s=2,
+        reconnect_max_s=1,
     )
 
 
@@ -128,7 +128,7 @@ def test_a_connection_that_fails_says_why_once_not_at_every_retry(
 ) -> None:
     cert, key = tls.client("T1")
     settings = MqttSettings(
-        host="localhost", port=free_port(), tls=True, tls_cert=cert, tls_key=key, reconnect_max_s=2
+        host="localhost", port=free_port(), tls=True, tls_cert=cert, tls_key=key, reconnect_max_s=1
     )
     if fault == "certificate-from-another-ca":  # the table trusts a CA that did not sign the broker's
         broker = make_broker(tls=tls)

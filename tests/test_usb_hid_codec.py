@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from drivers.cards import ALL_CARDS, RANKS
 from drivers.codecs.hid import BootKeyboard, HidScannerCodec
 from drivers.codecs.linecode import letter_rank
 from drivers.events import DeviceCard
-from scannerd.cards import ALL_CARDS, RANKS
 from simulators.usb_devices import key_reports
 
 UP = bytes(8)

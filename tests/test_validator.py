@@ -243,6 +243,28 @@ def test_a_lost_state_in_auto_mode_opens_no_round_until_its_alert_is_acknowledge
     assert t.positions(t.card("8D")) == ["player1"]
 
 
+def test_a_state_put_back_from_an_old_copy_opens_no_round_under_an_id_used_since():
+    """The copy's hand counter is behind what was published: the ids after the loss must differ."""
+    t = Table(burn="none")
+    t.cmd("new_shoe", shoe_id="S1")
+    t.round("8D", "3C", "KH", "5H")
+    copy = t.v.snapshot()
+    t.round("8D", "3C", "KH", "5H")
+    published = {r.round_id for r in t.rounds()}
+    t.v = Validator.restore("T1", t.v.rules, copy)
+    (alert,) = t._feed(Fault(t.step(), "STATE_LOST", "Table state lost"))
+    t.cmd("ack_alert", alert_id=alert.alert_id)
+    t.round("8D", "3C", "KH", "5H")
+    after = t.last_round().round_id
+    assert after == f"S1-002-L{alert.alert_id}" and after not in published
+    t.v = Validator.restore("T1", t.v.rules, t.v.snapshot())  # the suffix is state: a restart keeps it
+    t.round("8D", "3C", "KH", "5H")
+    assert t.last_round().round_id == f"S1-003-L{alert.alert_id}"
+    t.cmd("new_shoe", shoe_id="S2")
+    t.round("8D", "3C", "KH", "5H")
+    assert t.last_round().round_id == "S2-001"  # a new shoe's ids are new without it
+
+
 def test_a_shoe_that_repeats_its_cards_keeps_a_dealing_round_but_not_a_betting_one():
     """Its cards come again; a betting_close queued meanwhile would be judged after them."""
     dealing = Table(burn="none")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from scannerd.events import CardDrawn, ClockStepped, Command, Event, LinkChanged, Tick, ValidatorInput
+from scannerd.events import CardDrawn, ClockStepped, Command, EventData, LinkChanged, Tick, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.requests import RequestError, parse_request
 from scannerd.topics import encode_data
@@ -21,11 +21,11 @@ NATURAL = ("9H", "2S", "9C", "3D")
 AUTO = HouseRules(burn="none", round_control="auto", betting_time_s=15)
 
 
-def run(v: Validator, inputs: list[ValidatorInput]) -> list[Event]:
+def run(v: Validator, inputs: list[ValidatorInput]) -> list[EventData]:
     return [e for inp in inputs for e in v.handle(inp)]
 
 
-def rounds(events: list[Event]) -> list[tuple[str, float]]:
+def rounds(events: list[EventData]) -> list[tuple[str, float]]:
     return [(e.phase, e.ts) for e in events if e.kind == "round"]
 
 

@@ -21,11 +21,13 @@ from rich.console import Console
 from drivers.events import DeviceCard
 from scannerd.cli import main
 from scannerd.commands.watch import TableWatch
-from scannerd.config import Config, DeviceSettings
+from scannerd.config import Config
 from scannerd.daemon import Daemon
+from scannerd.device_settings import DeviceSettings
 from scannerd.events import CardDrawn, Command, EventData
 from scannerd.house import HouseRules
-from scannerd.mqtt_settings import MqttSettings, OutboxSettings
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox_settings import OutboxSettings
 from scannerd.topics import Topics
 from scannerd.validator import Validator
 from simulators.serial_pty import FramedPtyDevice, PtyPort

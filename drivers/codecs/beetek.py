@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
+from drivers.cards import normalise
 from drivers.events import DeviceCard, DeviceEvent, DeviceFault
-from scannerd.cards import normalise
 
 MAX_TAG = 40  # characters inside [...]
 MAX_GAP = 2  # whitespace allowed between a tag and its <...>

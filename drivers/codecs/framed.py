@@ -14,6 +14,7 @@ import struct
 from dataclasses import dataclass
 from enum import IntEnum
 
+from drivers.cards import CARD_SET
 from drivers.events import (
     DeviceButton,
     DeviceCard,
@@ -23,7 +24,6 @@ from drivers.events import (
     DeviceHello,
     DeviceStatus,
 )
-from scannerd.cards import CARD_SET
 
 VERSION = 1
 MAX_PAYLOAD = 240

@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from drivers.cards import CARD_SET, RANKS
 from drivers.events import DeviceCard, DeviceEvent
-from scannerd.cards import CARD_SET, RANKS
 
 CodeTable = Callable[[str], str | None]
 

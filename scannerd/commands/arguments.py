@@ -11,7 +11,7 @@ import math
 
 from pydantic import ValidationError
 
-from scannerd.config import DisplaySettings
+from scannerd.display.settings import DisplaySettings
 from scannerd.idents import TABLE_ID_RULE, check_table_id
 from scannerd.mqtt_settings import MqttSettings
 
@@ -104,6 +104,20 @@ def add_shuffle(parser: argparse.ArgumentParser) -> None:
         "--shuffle",
         choices=KINDS,
         help="how each shoe after the first is shuffled (default: random, or the scenario's)",
+    )
+
+
+BROKER_WAIT_S = 10.0
+
+
+def add_broker_wait(parser: argparse._ActionsContainer) -> None:
+    """``--broker-wait``: a broker restarting at the same moment is waited for, not reported at once."""
+    parser.add_argument(
+        "--broker-wait",
+        type=positive_float,
+        default=BROKER_WAIT_S,
+        metavar="SECONDS",
+        help=f"how long to wait for the broker at start (default {BROKER_WAIT_S:g})",
     )
 
 

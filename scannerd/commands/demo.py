@@ -26,21 +26,30 @@ from rich.live import Live
 from scannerd import logs
 from scannerd.commands import arguments
 from scannerd.commands.watch import TableWatch
-from scannerd.config import Config, DeviceSettings, DisplaySettings, LogSettings, RecordSettings
+from scannerd.config import Config
 from scannerd.daemon import Daemon
+from scannerd.device_settings import DeviceSettings
+from scannerd.display.settings import DisplaySettings
 from scannerd.embedded_broker import EmbeddedBroker
-from scannerd.mqtt_settings import MqttSettings, OutboxSettings
-from simulators.feeder import Feeder, make_device
+from scannerd.log_settings import LogSettings
+from scannerd.mqtt_settings import MqttSettings
+from scannerd.outbox_settings import OutboxSettings
+from scannerd.record_settings import RecordSettings
+from simulators.feeder import Feeder
 from simulators.game_server import GameServer
+from simulators.registry import make_device, simulated_drivers
 from simulators.scenario import Scenario
 
 TABLE_ID = "DEMO-1"
-SERIAL_DRIVERS = ("beetek", "linecode", "framed")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--driver", choices=SERIAL_DRIVERS, default="beetek", help="shoe protocol to simulate"
+        # The shoe sits on a pty the daemon opens; the virtual USB bus would live in this process only.
+        "--driver",
+        choices=simulated_drivers("serial"),
+        default="beetek",
+        help="shoe protocol to simulate",
     )
     parser.add_argument("--seed", type=int, default=None, help="shuffle and mistakes seed (default: random)")
     parser.add_argument(

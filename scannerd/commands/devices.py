@@ -18,17 +18,14 @@ import usb.core
 from serial.tools import list_ports
 from serial.tools.list_ports_common import ListPortInfo
 
-from drivers.base import DriverInitError, UsbId
+from drivers.base import DriverInitError, Transport, UsbId
 from drivers.registry import driver_names, get_driver_class
-from drivers.serial_transport import UsbPortMatch
-
-# Drivers that open a serial port; a USB device they know shows up as a port, not through pyusb.
-SERIAL_DRIVERS = frozenset({"beetek", "linecode", "framed"})
+from drivers.usb_match import UsbPortMatch
 
 
 @dataclass
 class Found:
-    kind: str  # "serial" or "usb"
+    kind: Transport  # where it was found: a serial port, or a native USB device
     where: str  # device path, or bus/address
     vid: int | None = None
     pid: int | None = None
@@ -39,9 +36,21 @@ class Found:
     channel: str | None = None  # what to put in the config for it
 
 
-def known_ids() -> tuple[dict[tuple[int, int], list[tuple[str, UsbId]]], list[str]]:
-    """VID:PID -> [(driver, id)] from every loadable driver, and the drivers that failed to load."""
-    table: dict[tuple[int, int], list[tuple[str, UsbId]]] = {}
+@dataclass(frozen=True, slots=True)
+class Known:
+    """A VID:PID a driver claims, and how that driver reaches it."""
+
+    driver: str
+    transport: Transport
+    usb_id: UsbId
+
+
+KnownIds = dict[tuple[int, int], list[Known]]
+
+
+def known_ids() -> tuple[KnownIds, list[str]]:
+    """VID:PID -> what claims it, from every loadable driver, and the drivers that failed to load."""
+    table: KnownIds = {}
     problems = []
     for name in driver_names():
         try:
@@ -50,36 +59,33 @@ def known_ids() -> tuple[dict[tuple[int, int], list[tuple[str, UsbId]]], list[st
             problems.append(str(exc))
             continue
         for usb_id in cls.usb_ids:
-            table.setdefault((usb_id.vid, usb_id.pid), []).append((name, usb_id))
+            table.setdefault((usb_id.vid, usb_id.pid), []).append(Known(name, cls.transport, usb_id))
     return table, problems
 
 
-def _mark(found: Found, ids: dict[tuple[int, int], list[tuple[str, UsbId]]], serial_side: bool) -> Found:
-    matches = [
-        (name, usb_id)
-        for name, usb_id in ids.get((found.vid or 0, found.pid or 0), [])
-        if (name in SERIAL_DRIVERS) == serial_side
-    ]
+def _mark(found: Found, ids: KnownIds) -> Found:
+    """Name the drivers that would read ``found`` where it was found: a device a serial driver
+    knows shows up as a port, not through pyusb, and the other way round."""
+    matches = [k for k in ids.get((found.vid or 0, found.pid or 0), []) if k.transport == found.kind]
     if matches:
-        found.drivers = [name for name, _ in matches]
-        found.generic = all(usb_id.generic for _, usb_id in matches)
+        found.drivers = [k.driver for k in matches]
+        found.generic = all(k.usb_id.generic for k in matches)
         found.channel = str(UsbPortMatch(found.vid or 0, found.pid or 0, found.serial_number))
-        found.description = found.description or matches[0][1].description
+        found.description = found.description or matches[0].usb_id.description
     return found
 
 
-def serial_ports(ports: Iterable[ListPortInfo], ids: dict) -> list[Found]:
+def serial_ports(ports: Iterable[ListPortInfo], ids: KnownIds) -> list[Found]:
     return [
         _mark(
             Found("serial", p.device, p.vid, p.pid, p.serial_number, p.description if p.vid else "(not USB)"),
             ids,
-            serial_side=True,
         )
         for p in sorted(ports, key=lambda p: p.device)
     ]
 
 
-def usb_devices(backend: usb.backend.IBackend | None, ids: dict) -> tuple[list[Found], str | None]:
+def usb_devices(backend: usb.backend.IBackend | None, ids: KnownIds) -> tuple[list[Found], str | None]:
     """Present USB devices, or an explanation of why they cannot be listed."""
     try:
         devices = list(usb.core.find(find_all=True, backend=backend) or ())
@@ -93,7 +99,7 @@ def usb_devices(backend: usb.backend.IBackend | None, ids: dict) -> tuple[list[F
             found.description = " ".join(s for s in (dev.manufacturer, dev.product) if s)
         except (usb.core.USBError, ValueError, NotImplementedError):
             pass  # strings need the device opened: no permission is normal without the udev rule
-        out.append(_mark(found, ids, serial_side=False))
+        out.append(_mark(found, ids))
     return out, None
 
 

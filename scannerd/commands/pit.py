@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from scannerd.commands import arguments
-from scannerd.config import DisplaySettings
+from scannerd.display.settings import DisplaySettings
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.pit import Pit
 
@@ -19,6 +19,7 @@ DEFAULT_LISTEN = "127.0.0.1:8090"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     arguments.add_broker_arguments(parser)
+    arguments.add_broker_wait(parser)
     parser.add_argument(
         "--listen",
         type=arguments.listen_address,
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"pit: cannot read the password file {args.password_file}: {exc.strerror}", file=sys.stderr)
         return 2
     try:
-        pit.start()
+        pit.start(args.broker_wait)
     except (ConnectionError, OSError) as exc:
         print(f"pit: {exc}", file=sys.stderr)
         return 1

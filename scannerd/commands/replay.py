@@ -21,22 +21,21 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
 from drivers.base import DriverInitError
 from scannerd import logs
 from scannerd.commands import arguments
-from scannerd.config import ConfigError, LogSettings, load_config
+from scannerd.config import ConfigError, load_config
 from scannerd.events import EventData
+from scannerd.log_settings import LogSettings
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.recording import RecordingError, RecordingReader
 from scannerd.replay import Published, messages
 from scannerd.replay_many import (
     ClusterUnavailable,
-    dask_executor,
-    default_workers,
+    executor_for,
     reader_notes,
     recordings_in,
     replay_many,
@@ -151,7 +150,7 @@ def run_directory(args: argparse.Namespace, rules: dict[str, Any], prefix: str) 
         _note(f"no recordings (.jsonl, .jsonl.gz) in {args.file}")
         return EXIT_BAD_INPUT
     try:
-        executor, release = _executor(args, len(paths))
+        executor, release = executor_for(args.cluster, args.workers, len(paths))
     except ClusterUnavailable as exc:
         _note(str(exc))
         return EXIT_BAD_INPUT
@@ -171,19 +170,6 @@ def run_directory(args: argparse.Namespace, rules: dict[str, Any], prefix: str) 
     finally:
         release()
     return EXIT_BAD_INPUT if failed else 0
-
-
-def _executor(args: argparse.Namespace, files: int) -> tuple[Executor | None, Callable[[], None]]:
-    """Where the files go: a Dask cluster, a pool of processes, or (one worker) this process."""
-    if args.cluster:
-        return dask_executor(args.cluster)
-    workers = min(args.workers or default_workers(), files)
-    if workers == 1:
-        return None, lambda: None
-    from concurrent.futures import ProcessPoolExecutor  # multiprocessing: not for a single file's start-up
-
-    pool = ProcessPoolExecutor(max_workers=workers)
-    return pool, lambda: pool.shutdown(cancel_futures=True)
 
 
 def _note(text: str) -> None:

@@ -14,7 +14,8 @@ import sys
 import structlog
 
 from scannerd import __version__, logs
-from scannerd.config import EXIT_CONFIG, LOG_LEVELS, add_config_argument, load_config_or_report
+from scannerd.config import EXIT_CONFIG, add_config_argument, load_config_or_report
+from scannerd.log_settings import LOG_LEVELS
 from scannerd.sdnotify import Notifier
 from scannerd.service import EXIT_FAILURE, Service
 

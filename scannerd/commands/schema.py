@@ -17,10 +17,11 @@ from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from scannerd import __version__
+from scannerd.command_catalogue import COMMANDS
 from scannerd.events import AlertEvent, CardEvent, DealerEvent, RoundEvent, ShoeEvent
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.payloads import DevicePayload, HealthPayload, StatusPayload
-from scannerd.requests import REQUEST_MODELS, Response
+from scannerd.requests import Response
 from scannerd.topics import RETAINED_KINDS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -57,7 +58,7 @@ def documents() -> dict[str, str]:
     docs = {
         f"{name}.json": _dump(_schema(model, "serialization")) for name, (model, _, _) in PUBLISHED.items()
     }
-    for command, model in REQUEST_MODELS.items():
+    for command, model in COMMANDS.items():
         docs[f"request-{command}.json"] = _dump(_schema(model, "validation"))
     docs["response.json"] = _dump(_schema(Response, "serialization"))
     docs["asyncapi.json"] = _dump(asyncapi())
@@ -68,7 +69,7 @@ def asyncapi() -> dict[str, Any]:
     models: list[tuple[type[BaseModel], JsonSchemaMode]] = [
         (m, "serialization") for m, _, _ in PUBLISHED.values()
     ]
-    models += [(m, "validation") for m in REQUEST_MODELS.values()]
+    models += [(m, "validation") for m in COMMANDS.values()]
     models.append((Response, "serialization"))
     _, defs = models_json_schema(models, ref_template="#/components/schemas/{model}")
     schemas = defs["$defs"]
@@ -101,7 +102,7 @@ def asyncapi() -> dict[str, Any]:
             "messages": [ref],
             "bindings": {"mqtt": {"qos": 1, "retain": retained, "bindingVersion": "0.2.0"}},
         }
-    for command, model in REQUEST_MODELS.items():
+    for command, model in COMMANDS.items():
         req = channel(f"request_{command}", f"request/{command}", model, model.__doc__ or "")
         resp = channel(
             f"response_{command}", f"response/{command}", Response, f"The answer to every {command} request."

@@ -17,18 +17,20 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
+from drivers.registry import get_driver_class
 from scannerd.commands import arguments
 from scannerd.events import AlertData, EventData
 from simulators.actions import Draw, ServerCommand, Step, Unplug, Unreadable
-from simulators.feeder import DRIVERS, Feeder, default_link, make_device
+from simulators.feeder import Feeder, default_link
 from simulators.game_server import DEFAULT_PREFIX
+from simulators.registry import make_device, simulated_drivers
 from simulators.scenario import Scenario, ScenarioError, load
-
-_USB = ("usb-hid", "usb-framed")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--driver", choices=DRIVERS, default="beetek", help="device protocol to simulate")
+    parser.add_argument(
+        "--driver", choices=simulated_drivers(), default="beetek", help="device protocol to simulate"
+    )
     parser.add_argument(
         "--scenario", type=Path, help="scripted session (docs/simulators.md); else deal forever"
     )
@@ -51,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     server.add_argument("--game-server", action="store_true", help="send betting commands over MQTT")
     server.add_argument("--mqtt-host", type=arguments.host_name, default="localhost")
     server.add_argument("--mqtt-port", type=arguments.port_number, default=1883)
+    arguments.add_broker_wait(server)
     server.add_argument("--table-id", type=arguments.table_id, default="T1")
     server.add_argument("--prefix", type=arguments.topic_prefix, default=DEFAULT_PREFIX, help="topic prefix")
     server.add_argument("--betting-time", type=float, default=5.0, help="seconds betting stays open")
@@ -95,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     except (ScenarioError, OSError) as exc:
         print(exc, file=sys.stderr)
         return 2
-    usb = args.driver in _USB
+    usb = get_driver_class(args.driver).transport == "usb"
     check = args.check or usb
     if check and args.game_server:
         print("--game-server needs a daemon on the device; not with --check or USB", file=sys.stderr)
@@ -142,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
                 betting_time=args.betting_time,
             )
             try:
-                game.start()  # stops itself when no broker answers
+                game.start(args.broker_wait)  # stops itself when no broker answers
             except ConnectionError as exc:
                 print(f"simulate: {exc}", file=sys.stderr)
                 return 1

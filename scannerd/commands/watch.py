@@ -32,9 +32,9 @@ from scannerd.cards import card_name
 from scannerd.client import Availability, Gap, RequestTimeout, TableClient
 from scannerd.client.table_client import DEFAULT_PREFIX
 from scannerd.commands import arguments
-from scannerd.config import LogSettings
 from scannerd.display.view import TableView, dealer_text
 from scannerd.events import Event
+from scannerd.log_settings import LogSettings
 
 STATE_TIMEOUT_S = 5.0
 """How long a ``get_state`` may take; events wait behind it, so the state comes before them."""

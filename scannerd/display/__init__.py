@@ -1,5 +1,6 @@
-"""The dealer display: a web page served by the daemon for the kiosk browser at the table."""
+"""The dealer display: a web page served by the daemon for the kiosk browser at the table.
 
-from scannerd.display.server import Display
-
-__all__ = ["Display"]
+The server is ``scannerd.display.server.Display``. Nothing is imported here, so
+reading the ``[display]`` section (``settings.py``) or the view does not load
+aiohttp and the server.
+"""

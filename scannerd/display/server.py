@@ -23,11 +23,11 @@ import structlog
 from aiohttp import web
 
 from scannerd import __version__
-from scannerd.config import DisplaySettings
 from scannerd.credentials import read_secret
 from scannerd.display.access import access_middleware
 from scannerd.display.guard import ConnectionCap, LoopErrors
-from scannerd.display.stream import NO_CACHE, stream_view
+from scannerd.display.settings import DisplaySettings
+from scannerd.display.stream import ack_answer, ack_body, add_live_page
 from scannerd.display.view import TableView
 from scannerd.events import EventData
 from scannerd.payloads import DevicePayload, DisplayHealth
@@ -54,7 +54,8 @@ class Display:
     answers with its :class:`~scannerd.requests.Response` (the acknowledge
     button). ``round_control`` is the house setting, which decides what the
     dealer is told to do between rounds. ``on_health`` is called (from the
-    display's thread) whenever :attr:`health` changes.
+    display's thread) whenever :attr:`health` changes. ``idle_s`` is how long
+    a connection may sit without a request (shorter in tests of the limit).
 
     A display that cannot listen (port taken, host that does not resolve)
     never stops the table: it says why once, shows it in :attr:`health` and
@@ -71,8 +72,10 @@ class Display:
         round_control: str = "server",
         on_health: Callable[[], None] = lambda: None,
         environ: dict[str, str] | None = None,
+        idle_s: float = IDLE_S,
     ) -> None:
         self.settings = settings
+        self._idle_s = idle_s
         self.table_id = table_id
         self._get_state = get_state
         self._request = request
@@ -180,7 +183,9 @@ class Display:
         self._stop = asyncio.Event()
         self._loop = loop  # from now on events reach the view, listening or not
         self._publish()
-        runner = web.AppRunner(self._app(), access_log=None, shutdown_timeout=1.0, keepalive_timeout=IDLE_S)
+        runner = web.AppRunner(
+            self._app(), access_log=None, shutdown_timeout=1.0, keepalive_timeout=self._idle_s
+        )
         await runner.setup()
         server: asyncio.Server | None = None
         try:
@@ -241,48 +246,29 @@ class Display:
 
     def _app(self) -> web.Application:
         app = web.Application(middlewares=[access_middleware(self.settings.allowed_hosts, self._token)])
-        app.router.add_get("/", self._index)
-        app.router.add_get("/events", self._events)
-        app.router.add_get("/api/state", self._state)
-        app.router.add_post("/api/ack", self._ack)
-        app.router.add_post("/api/dealer/{action:sign_in|sign_out}", self._dealer)
-        app.router.add_static("/static", STATIC_DIR)
-        return app
-
-    async def _index(self, _request: web.Request) -> web.StreamResponse:
-        return web.FileResponse(STATIC_DIR / "index.html", headers=NO_CACHE)
-
-    async def _state(self, _request: web.Request) -> web.Response:
-        return web.Response(text=self._json, content_type="application/json", headers=NO_CACHE)
-
-    async def _events(self, request: web.Request) -> web.StreamResponse:
-        return await stream_view(
-            request,
+        add_live_page(
+            app,
+            STATIC_DIR,
             "view",
             lambda: (self._version, self._json),
             self._clients,
             lambda: self._stop is not None and not self._stop.is_set(),
         )
+        app.router.add_post("/api/ack", self._ack)
+        app.router.add_post("/api/dealer/{action:sign_in|sign_out}", self._dealer)
+        return app
 
     async def _ack(self, request: web.Request) -> web.Response:
         """The dealer's acknowledge button: ``{"alert_id": n}`` -> the daemon's ack_alert answer."""
-        # JSON only: a page from elsewhere cannot send it without a CORS preflight, which we never grant.
-        if request.content_type != "application/json":
-            return _error("send the alert as application/json", 415)
-        try:
-            body = await request.json()
-        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
-            return _error("malformed JSON", 400)
-        alert_id = body.get("alert_id") if isinstance(body, dict) else None
-        if not isinstance(alert_id, int) or isinstance(alert_id, bool):
-            return _error("alert_id must be an integer", 400)
+        body = await ack_body(request)
+        if isinstance(body, web.Response):
+            return body
+        alert_id = body["alert_id"]
         loop = asyncio.get_running_loop()
         # The daemon runs the command under its lock: never on the loop, which must keep streaming.
         response = await loop.run_in_executor(None, self._request, "ack_alert", {"alert_id": alert_id})
         log.info("alert acknowledged at the display", alert_id=alert_id, status=response.status)
-        return web.json_response(
-            response.model_dump(mode="json"), status=200 if response.status == "ok" else 409
-        )
+        return ack_answer(response)
 
     async def _dealer(self, request: web.Request) -> web.Response:
         """The sign-in control: ``sign_in`` with ``{"dealer_id": "D-117"}``, or ``sign_out`` with ``{}``.
@@ -300,10 +286,4 @@ class Display:
         loop = asyncio.get_running_loop()
         response = await loop.run_in_executor(None, self._request, command, parsed.args)
         log.info("dealer sign-in at the display", command=command, status=response.status, **parsed.args)
-        return web.json_response(
-            response.model_dump(mode="json"), status=200 if response.status == "ok" else 409
-        )
-
-
-def _error(text: str, status: int) -> web.Response:
-    return web.json_response({"command": "ack_alert", "status": "error", "error": text}, status=status)
+        return ack_answer(response)

@@ -1,21 +1,79 @@
-"""The live stream a page listens to: its whole view at once, again after every change, a ping when quiet.
+"""What the dealer display and the pit view share: a live page, its stream and its acknowledgements.
 
-The dealer display and the pit serve the same kind of page: the view is a
-JSON document with a version that moves when it changes, and each open
-stream waits on an event its server sets after a change. The page counts the
-pings to tell a dead link by its silence.
+Both serve the same kind of page: the view is a JSON document with a
+version that moves when it changes, sent whole at once and again after
+every change, and each open stream waits on an event its server sets after
+a change. The page (``static/shared/live.js``) counts the pings to tell a
+dead link by its silence. Both take an acknowledgement as a JSON POST.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from aiohttp import web
+
+from scannerd.requests import Response
 
 PING_S = 5.0
 """A quiet stream still sends a ping this often, so the page notices a dead link by its silence."""
 NO_CACHE = {"Cache-Control": "no-cache"}
+SHARED_STATIC = Path(__file__).with_name("static") / "shared"
+"""The scripts both pages load."""
+
+
+def add_live_page(
+    app: web.Application,
+    static_dir: Path,
+    event: str,
+    view: Callable[[], tuple[int, str]],
+    clients: set[asyncio.Event],
+    running: Callable[[], bool],
+) -> None:
+    """The routes both pages have: the page and its files, its view once (/api/state) and live (/events)."""
+
+    async def index(_request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(static_dir / "index.html", headers=NO_CACHE)
+
+    async def state(_request: web.Request) -> web.Response:
+        return web.Response(text=view()[1], content_type="application/json", headers=NO_CACHE)
+
+    async def events(request: web.Request) -> web.StreamResponse:
+        return await stream_view(request, event, view, clients, running)
+
+    app.router.add_get("/", index)
+    app.router.add_get("/events", events)
+    app.router.add_get("/api/state", state)
+    app.router.add_static("/static/shared", SHARED_STATIC)
+    app.router.add_static("/static", static_dir)
+
+
+async def ack_body(request: web.Request) -> dict[str, Any] | web.Response:
+    """An acknowledgement's JSON object, its ``alert_id`` an integer; or the answer that refuses it."""
+    # JSON only: a page from elsewhere cannot send it without a CORS preflight, which we never grant.
+    if request.content_type != "application/json":
+        return ack_error("send the alert as application/json", 415)
+    try:
+        body = await request.json()
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
+        return ack_error("malformed JSON", 400)
+    body = body if isinstance(body, dict) else {}
+    alert_id = body.get("alert_id")
+    if not isinstance(alert_id, int) or isinstance(alert_id, bool):
+        return ack_error("alert_id must be an integer", 400)
+    return body
+
+
+def ack_error(text: str, status: int) -> web.Response:
+    return web.json_response({"command": "ack_alert", "status": "error", "error": text}, status=status)
+
+
+def ack_answer(response: Response) -> web.Response:
+    """The table's answer to the acknowledgement; refused (409) when it was not ``ok``."""
+    return web.json_response(response.model_dump(mode="json"), status=200 if response.status == "ok" else 409)
 
 
 async def stream_view(

@@ -18,10 +18,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from scannerd.alert_catalogue import PIT_ONLY_CODES
 from scannerd.baccarat import next_position
 from scannerd.cards import BURN_COUNT, CARD_POINTS, card_name
 from scannerd.display.roads import ROWS, Result, bead_road, big_road, columns
-from scannerd.events import PIT_ONLY_CODES
 from scannerd.validator import RESULTS_KEPT_WITHOUT_SHOE
 
 _SIDES = ("player", "banker")

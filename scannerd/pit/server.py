@@ -23,7 +23,7 @@ from aiohttp import web
 
 from scannerd import __version__
 from scannerd.client import RequestTimeout
-from scannerd.display.stream import NO_CACHE, stream_view
+from scannerd.display.stream import ack_answer, ack_body, ack_error, add_live_page
 from scannerd.idents import check_table_id
 from scannerd.requests import Response
 
@@ -116,11 +116,15 @@ class PitServer:
         self._stop = asyncio.Event()
         self._publish()
         app = web.Application()
-        app.router.add_get("/", self._index)
-        app.router.add_get("/events", self._events)
-        app.router.add_get("/api/state", self._state)
+        add_live_page(
+            app,
+            STATIC_DIR,
+            "pit",
+            lambda: (self._version, self._json),
+            self._clients,
+            lambda: self._stop is not None and not self._stop.is_set(),
+        )
         app.router.add_post("/api/ack", self._ack)
-        app.router.add_static("/static", STATIC_DIR)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()
         try:
@@ -138,51 +142,23 @@ class PitServer:
                 wake.set()
             await runner.cleanup()
 
-    async def _index(self, _request: web.Request) -> web.StreamResponse:
-        return web.FileResponse(STATIC_DIR / "index.html", headers=NO_CACHE)
-
-    async def _state(self, _request: web.Request) -> web.Response:
-        return web.Response(text=self._json, content_type="application/json", headers=NO_CACHE)
-
-    async def _events(self, request: web.Request) -> web.StreamResponse:
-        return await stream_view(
-            request,
-            "pit",
-            lambda: (self._version, self._json),
-            self._clients,
-            lambda: self._stop is not None and not self._stop.is_set(),
-        )
-
     async def _ack(self, request: web.Request) -> web.Response:
         """``{"table_id": "BAC-01", "alert_id": n}`` -> the table's ack_alert answer, sent as a request."""
-        # JSON only: a page from elsewhere cannot send it without a CORS preflight, which we never grant.
-        if request.content_type != "application/json":
-            return _error("send the alert as application/json", 415)
-        try:
-            body = await request.json()
-        except (ValueError, RecursionError):
-            return _error("malformed JSON", 400)
-        table_id = body.get("table_id") if isinstance(body, dict) else None
-        alert_id = body.get("alert_id") if isinstance(body, dict) else None
+        body = await ack_body(request)
+        if isinstance(body, web.Response):
+            return body
+        table_id, alert_id = body.get("table_id"), body["alert_id"]
         if not isinstance(table_id, str) or not _is_table_id(table_id):
-            return _error("table_id must be a table id", 400)
-        if not isinstance(alert_id, int) or isinstance(alert_id, bool):
-            return _error("alert_id must be an integer", 400)
+            return ack_error("table_id must be a table id", 400)
         loop = asyncio.get_running_loop()
         try:
             response = await loop.run_in_executor(None, self._acknowledge, table_id, alert_id)
         except RequestTimeout as exc:
-            return _error(str(exc), 504)
+            return ack_error(str(exc), 504)
         log.info(
             "alert acknowledged from the pit", table_id=table_id, alert_id=alert_id, status=response.status
         )
-        return web.json_response(
-            response.model_dump(mode="json"), status=200 if response.status == "ok" else 409
-        )
-
-
-def _error(text: str, status: int) -> web.Response:
-    return web.json_response({"command": "ack_alert", "status": "error", "error": text}, status=status)
+        return ack_answer(response)
 
 
 def _is_table_id(value: str) -> bool:

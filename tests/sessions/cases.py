@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Protocol
 
 from scannerd.cards import ALL_CARDS
-from scannerd.commands.record import record_simulation
 from simulators.faults import FaultRates
+from simulators.recording import record_simulation
 from simulators.scenario import Scenario, load, parse
-from tests.sessions.script import STARTED_AT, FramedShoe, Script, beetek, linecode
+from tests.sessions.script import STARTED_AT, FramedShoe, Script, beetek, linecode, typed
 
 SCENARIOS = Path(__file__).parent.parent.parent / "samples" / "scenarios"
 
@@ -124,6 +124,40 @@ def framed_clean() -> Script:
     s.device(shoe.repeat_last(NATURAL[1]), after=0.25)  # our ack was lost: the shoe says it again
     s.device(shoe.cards(*NATURAL[2:]), after=1.0)
     round_(s, "R2", shoe.cards(*THIRD), pieces=7)
+    return s
+
+
+@case
+def usb_hid_clean() -> Script:
+    """A keyboard-wedge scanner on USB: suit-digit codes typed as reports, with and without the
+    position letter; a failed read voids its round."""
+    s = Script("usb-hid-clean", "usb-hid", rules={"burn": "none"})
+    s.link(True, detail="usb-hid on usb:1209:0001:HS0001 (bus 1 address 1)")
+    s.cmd("new_shoe", shoe_id="H1")
+    s.cmd("betting_open", round_id="R1").cmd("betting_close", after=5.0)
+    s.reports(typed("2090", "1020", "3090", "4030"), after=1.5)  # NATURAL
+    s.cmd("betting_open", round_id="R2").cmd("betting_close", after=5.0)
+    s.reports(typed("P2030", "B4040", "P1030", "B3030"), after=1.5)  # STAND, with position letters
+    s.cmd("betting_open", round_id="R3").cmd("betting_close", after=5.0)
+    s.reports(typed("2020", "NOREAD"), after=1.5)  # the scanner could not read the banker's card
+    return s
+
+
+@case
+def usb_framed_clean() -> Script:
+    """Our framed shoe on USB bulk endpoints: boot hello, flagged burns, a lost ack's repeat dropped,
+    the cut card making the next hand the last."""
+    shoe = FramedShoe()
+    s = Script("usb-framed-clean", "usb-framed", rules={"burn": 2})
+    s.link(True, detail="usb-framed on usb:1209:0002:FS0001 (bus 1 address 1)")
+    s.device(shoe.boot(), pieces=1)
+    s.cmd("new_shoe", shoe_id="U1")
+    s.device(shoe.cards("6D", "QS", burn=True), pieces=1)
+    round_(s, "R1", shoe.cards(*TIE), pieces=2)
+    s.device(shoe.repeat_last(TIE[-1]), after=0.25)  # our ack was lost: the shoe says it again
+    s.device(shoe.cut(), after=2.0)
+    round_(s, "R2", shoe.cards(*BANKER_ONLY), pieces=1)
+    s.cmd("betting_open", round_id="R3", after=2.0)  # refused: the shoe is finished
     return s
 
 

@@ -18,10 +18,12 @@ from drivers.codecs.framed import encode_event
 from drivers.events import DeviceCard, DeviceCutCard, DeviceFault, DeviceHello
 from scannerd.house import HouseRules
 from scannerd.recording import Header, RecordingWriter
+from simulators.usb_devices import key_reports
 
 STARTED_AT = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 START_TS = STARTED_AT.timestamp()
 _CHUNK_GAP = 0.004  # seconds between the pieces of one burst (about 9600 baud)
+_REPORT_GAP = 0.01  # seconds between a keyboard's reports (it is polled every 10 ms)
 
 
 class Script:
@@ -73,6 +75,14 @@ class Script:
             self.t += _CHUNK_GAP
         return self
 
+    def reports(self, data: bytes, after: float = 1.0) -> Script:
+        """USB keyboard reports as an interrupt endpoint hands them over: one 8-byte report a read."""
+        self.t += after
+        for at in range(0, len(data), 8):
+            self.lines.append(("rx", self.t, data[at : at + 8]))
+            self.t += _REPORT_GAP
+        return self
+
     def write(self, path: Path) -> None:
         with RecordingWriter.create(path, self.header) as w:
             for kind, t, value in self.lines:
@@ -98,6 +108,11 @@ def beetek(*cards: str, burn: bool = False, crlf: bool = True) -> bytes:
 def linecode(*codes: str) -> bytes:
     """One code per line, as a scanner sends them (letter-rank ``A01`` = AS, suit-digit ``2130`` = KH)."""
     return "".join(f"{c}\r\n" for c in codes).encode("ascii")
+
+
+def typed(*codes: str) -> bytes:
+    """A keyboard-wedge scanner typing each code and Enter (suit-digit ``1010`` = AS), as reports."""
+    return b"".join(report for code in codes for report in key_reports(code + "\n"))
 
 
 class FramedShoe:

@@ -4,49 +4,12 @@
 
 const SUITS = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
 const KIND = { misdeal: "MISDEAL", warning: "WARNING" };
-const SILENCE_MS = 12000; // no view or ping for this long: the link is dead even if the socket says not
-const RETRY_MS = 1000;
 const ALARM_REPEAT_MS = 10000; // an unacknowledged misdeal sounds again this often
 
 // State the tests and the operator can inspect from the console.
 const display = (window.scannerdDisplay = { view: null, views: 0, tones: 0, timerTones: 0, sound: "off" });
 
 const $ = (id) => document.getElementById(id);
-
-// ------------------------------------------------------------------ the live stream
-
-let source = null;
-let lastHeard = 0;
-
-function connect() {
-  if (source) source.close();
-  source = new EventSource("/events");
-  source.addEventListener("view", (e) => {
-    lastHeard = Date.now();
-    setConn("live");
-    render(JSON.parse(e.data));
-  });
-  source.addEventListener("ping", () => {
-    lastHeard = Date.now();
-    setConn("live");
-  });
-  source.onerror = () => {
-    setConn("disconnected");
-    // The browser retries by itself unless the answer was not a stream; then we start over.
-    if (source.readyState === EventSource.CLOSED) setTimeout(connect, RETRY_MS);
-  };
-}
-
-function setConn(state) {
-  document.body.dataset.conn = state;
-}
-
-setInterval(() => {
-  if (document.body.dataset.conn === "live" && Date.now() - lastHeard > SILENCE_MS) {
-    setConn("disconnected");
-    connect();
-  }
-}, 1000);
 
 // ------------------------------------------------------------------ drawing
 
@@ -506,4 +469,4 @@ $("sound").addEventListener("click", unlockSound);
 document.addEventListener("pointerdown", unlockSound, { once: true });
 
 unlockSound();
-connect();
+followStream("view", render);

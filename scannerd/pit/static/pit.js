@@ -2,8 +2,6 @@
 // Every message is the whole pit, so drawing is a pure function of the last one.
 "use strict";
 
-const SILENCE_MS = 12000; // no message or ping for this long: the link is dead even if the socket says not
-const RETRY_MS = 1000;
 const SHOE = { unknown: "no shoe", burning: "burning", dealing: "dealing", last_hand: "last hand", closed: "finished" };
 const LETTER = { banker: "B", player: "P", tie: "T" };
 
@@ -11,40 +9,6 @@ const LETTER = { banker: "B", player: "P", tie: "T" };
 const pit = (window.scannerdPit = { view: null, views: 0, acking: {}, errors: {} });
 
 const $ = (id) => document.getElementById(id);
-
-// ------------------------------------------------------------------ the live stream
-
-let source = null;
-let lastHeard = 0;
-
-function connect() {
-  if (source) source.close();
-  source = new EventSource("/events");
-  source.addEventListener("pit", (e) => {
-    lastHeard = Date.now();
-    setConn("live");
-    render(JSON.parse(e.data));
-  });
-  source.addEventListener("ping", () => {
-    lastHeard = Date.now();
-    setConn("live");
-  });
-  source.onerror = () => {
-    setConn("disconnected");
-    if (source.readyState === EventSource.CLOSED) setTimeout(connect, RETRY_MS);
-  };
-}
-
-function setConn(state) {
-  document.body.dataset.conn = state;
-}
-
-setInterval(() => {
-  if (document.body.dataset.conn === "live" && Date.now() - lastHeard > SILENCE_MS) {
-    setConn("disconnected");
-    connect();
-  }
-}, 1000);
 
 // ------------------------------------------------------------------ drawing
 
@@ -184,4 +148,4 @@ async function acknowledge(tableId, alertId) {
   }
 }
 
-connect();
+followStream("pit", render);

@@ -1,0 +1,9 @@
+"""``scannerd audit``: re-validate a set of recordings and report on the game they record (docs/audit.md).
+
+One job per module: ``facts`` replays one file (in a worker) and keeps what
+the report needs of it; ``published`` compares a file's replay with the
+state the table saved when the next file began; ``stats`` holds the
+goodness-of-fit test and the confidence band; ``aggregate`` groups the facts
+per table, shoe, dealer and day and decides what is flagged; ``report_json``
+and ``report_html`` write the report.
+"""

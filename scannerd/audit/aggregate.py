@@ -1,0 +1,395 @@
+"""From every file's facts to the report: groups per table, shoe, dealer and day, and what is flagged.
+
+A round belongs to its table, its shoe, the dealer who opened it and the
+UTC day it opened on; a misdeal to the same four through its round (or the
+dealer signed in, and its own time); a suspect shuffle to its shoe, and
+through the shoe to its table, dealers and days. Each group is judged
+against the exact odds of its tables' shoes (scannerd/baccarat.py), hand by
+hand, so tables of different deck counts can be pooled.
+
+Flagged, and so exit status 1: a shoe the table raised ``SHUFFLE_SUSPECT``
+for; a file whose chain, sequence or signature does not check out (exactly
+what ``scannerd verify`` reports); a file whose replay does not end in the
+state the next file's header recorded (scannerd/audit/published.py). Results
+far from the odds are shown with their p-value but not flagged: an archive
+has thousands of groups, and some are bound to look unusual by chance.
+
+A file that cannot be used at all (not a recording, a damaged line) is
+listed with its reason and left out of every figure.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from scannerd import __version__
+from scannerd.audit import stats
+from scannerd.audit.facts import FileFacts, RoundFact, ShuffleFact
+from scannerd.audit.published import differences
+from scannerd.baccarat import outcome_odds
+from scannerd.signing import fingerprint
+from scannerd.verify import Verdict, judge
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+FORMAT = "scannerd-audit"
+VERSION = 1
+
+BREAK_S = 300.0
+"""A gap this long between two rounds of a shoe is a break, not dealing: the round counts its own length."""
+
+NO_DEALER = "(none signed in)"
+NO_SHOE = "(unknown)"
+
+ShoeKey = tuple[str, str]
+
+
+def _day(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).date().isoformat()
+
+
+@dataclass
+class Group:
+    """The hands, voids, misdeals and time of one table, shoe, dealer or day (or of everything)."""
+
+    key: str
+    hands: int = 0
+    results: Counter[str] = field(default_factory=Counter)
+    expected: dict[str, float] = field(default_factory=lambda: dict.fromkeys(stats.RESULTS, 0.0))
+    voids: Counter[str] = field(default_factory=Counter)
+    misdeals: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+    shoes: set[ShoeKey] = field(default_factory=set)
+    suspect: set[ShoeKey] = field(default_factory=set)
+    sequence: list[str] = field(default_factory=list)  # the results in the order dealt
+
+    def add_round(self, table: str, rnd: RoundFact, seconds: float, odds: dict[str, float]) -> None:
+        self.shoes.add((table, rnd.shoe_id or NO_SHOE))
+        self.seconds += seconds
+        if rnd.void is not None:
+            self.voids[rnd.void] += 1
+        elif rnd.winner is not None:
+            self.hands += 1
+            self.results[rnd.winner] += 1
+            self.sequence.append(rnd.winner)
+            for result in stats.RESULTS:
+                self.expected[result] += odds[result]
+
+    def to_json(self, running: bool = False) -> dict[str, Any]:
+        x2, p = stats.chi_square(self.results, self.expected) if self.hands else (0.0, None)
+        hours = self.seconds / 3600
+        per_100 = {
+            code: round(100 * n / self.hands, 2) for code, n in sorted(self.misdeals.items()) if self.hands
+        }
+        out: dict[str, Any] = {
+            "key": self.key,
+            "hands": self.hands,
+            "results": {r: self.results[r] for r in stats.RESULTS},
+            "expected": {r: round(self.expected[r], 2) for r in stats.RESULTS},
+            "chi_square": round(x2, 3),
+            "p_value": None if p is None else round(p, 4),
+            "void_rounds": sum(self.voids.values()),
+            "voids": dict(sorted(self.voids.items())),
+            "misdeals": dict(sorted(self.misdeals.items())),
+            "misdeals_per_100_hands": per_100 if self.hands else {},
+            "all_misdeals_per_100_hands": round(100 * sum(self.misdeals.values()) / self.hands, 2)
+            if self.hands
+            else None,
+            "hours": round(hours, 2),
+            "hands_per_hour": round(self.hands / hours, 1) if hours else None,
+            "shoes": len(self.shoes),
+            "suspect_shoes": sorted(f"{t}/{s}" for t, s in self.suspect),
+        }
+        if running:
+            points = stats.running(self.sequence)
+            out["running"] = [[n, round(b, 4), round(pl, 4), round(t, 4)] for n, b, pl, t in points]
+        return out
+
+
+@dataclass
+class _Shoe:
+    table_id: str
+    shoe_id: str
+    dealers: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    first: float | None = None
+    last: float | None = None
+    shuffle: ShuffleFact | None = None
+
+
+def build(
+    facts: Iterable[FileFacts], key: Ed25519PublicKey | None = None, sources: Iterable[str] = ()
+) -> dict[str, Any]:
+    """The whole report, as JSON-ready data: what report.json holds and report.html shows."""
+    facts = sorted(facts, key=lambda f: (f.table_id, f.path.name))
+    good = [f for f in facts if f.error is None]
+    verdict = judge([f.chained for f in good if f.chained is not None], key)
+    replay_checks = _replay_checks(good)
+    groups: dict[str, dict[str, Group]] = {"tables": {}, "shoes": {}, "dealers": {}, "days": {}}
+    total = Group("all")
+    shoes: dict[ShoeKey, _Shoe] = {}
+    odds_by_decks: dict[int, dict[str, float]] = {}
+
+    def members(table: str, shoe: str, dealer: str | None, ts: float) -> list[Group]:
+        keys = {"tables": table, "shoes": f"{table}/{shoe}", "dealers": dealer or NO_DEALER, "days": _day(ts)}
+        return [total, *(groups[kind].setdefault(k, Group(k)) for kind, k in keys.items())]
+
+    for table, table_files in itertools.groupby(good, key=lambda f: f.table_id):
+        files = _told_apart(list(table_files))
+        decks = files[0].decks
+        odds = odds_by_decks.setdefault(decks, {r: float(v) for r, v in outcome_odds(decks).items()})
+        for rnd, seconds in _timed(_merged_rounds(files)):
+            shoe_id = rnd.shoe_id or NO_SHOE
+            shoe = shoes.setdefault((table, shoe_id), _Shoe(table, shoe_id))
+            shoe.first = rnd.opened if shoe.first is None else min(shoe.first, rnd.opened)
+            shoe.last = rnd.ended if shoe.last is None else max(shoe.last, rnd.ended)
+            dealer = rnd.dealer_id or NO_DEALER
+            if dealer not in shoe.dealers:
+                shoe.dealers.append(dealer)
+            for group in members(table, shoe_id, rnd.dealer_id, rnd.opened):
+                group.add_round(table, rnd, seconds, odds)
+        for f in files:
+            for misdeal in f.misdeals:
+                for group in members(table, misdeal.shoe_id or NO_SHOE, misdeal.dealer_id, misdeal.ts):
+                    group.misdeals[misdeal.code] += 1
+            for shuffle in f.shuffles:
+                shoe_id = shuffle.shoe_id or NO_SHOE
+                shoe = shoes.setdefault((table, shoe_id), _Shoe(table, shoe_id))
+                shoe.shuffle = _stronger(shoe.shuffle, shuffle)
+            for shoe_id in {r.shoe_id or NO_SHOE for r in f.rounds}:
+                shoes[(table, shoe_id)].files.append(f.path.name)
+    for (table, shoe_id), shoe in shoes.items():
+        if shoe.shuffle is not None:
+            suspect = (table, shoe_id)
+            total.suspect.add(suspect)
+            groups["tables"].setdefault(table, Group(table)).suspect.add(suspect)
+            groups["shoes"].setdefault(f"{table}/{shoe_id}", Group(f"{table}/{shoe_id}")).suspect.add(suspect)
+            for kind, keys in (("dealers", shoe.dealers), ("days", _shoe_days(shoe))):
+                for k in keys:
+                    groups[kind].setdefault(k, Group(k)).suspect.add(suspect)
+    file_rows = [_file_row(f, verdict, replay_checks, key) for f in facts]
+    shoe_rows = [_shoe_row(shoe, groups["shoes"], verdict, good) for shoe in shoes.values()]
+    flags = _flags(shoe_rows, file_rows)
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "scannerd": __version__,
+        "sources": list(sources),
+        "key": None if key is None else fingerprint(key),
+        "flagged": bool(flags),
+        "flags": flags,
+        "odds": {str(d): {r: round(p, 6) for r, p in o.items()} for d, o in sorted(odds_by_decks.items())},
+        "band_z": stats.Z,
+        "totals": total.to_json(running=True),
+        "tables": [g.to_json(running=True) for _, g in sorted(groups["tables"].items())],
+        "dealers": [g.to_json() for _, g in sorted(groups["dealers"].items())],
+        "days": [g.to_json() for _, g in sorted(groups["days"].items())],
+        "shoes": shoe_rows,
+        "files": file_rows,
+        "notes": verdict.notes + [note for f in good for note in f.notes],
+    }
+
+
+def _told_apart(files: list[FileFacts]) -> list[FileFacts]:
+    """A table's files with each shoe named once: a shoe id used again for another shoe becomes ``S1 (2)``.
+
+    Shoe ids are the game server's, and one that restarts its count names a
+    new shoe like an old one. A shoe goes on in the next file only when that
+    file's saved state says it is still the shoe being dealt.
+    """
+    used: Counter[str] = Counter()
+    ongoing: dict[str, str] = {}
+    out = []
+    for f in files:
+        continuing = ((f.begins or {}).get("shoe") or {}).get("shoe_id")
+        ids = (
+            [r.shoe_id for r in f.rounds] + [m.shoe_id for m in f.misdeals] + [s.shoe_id for s in f.shuffles]
+        )
+        names: dict[str, str] = {}
+        for shoe_id in dict.fromkeys(i for i in ids if i is not None):
+            if shoe_id == continuing and shoe_id in ongoing:
+                names[shoe_id] = ongoing[shoe_id]
+            else:
+                used[shoe_id] += 1
+                names[shoe_id] = shoe_id if used[shoe_id] == 1 else f"{shoe_id} ({used[shoe_id]})"
+        ongoing = names
+
+        def name(item: Any, names: dict[str, str] = names) -> Any:
+            return replace(item, shoe_id=names.get(item.shoe_id, item.shoe_id))
+
+        out.append(
+            replace(
+                f,
+                rounds=[name(r) for r in f.rounds],
+                misdeals=[name(m) for m in f.misdeals],
+                shuffles=[name(x) for x in f.shuffles],
+            )
+        )
+    return out
+
+
+def _merged_rounds(files: list[FileFacts]) -> list[RoundFact]:
+    """A table's rounds in the order opened; a round that straddles two files is one round."""
+    merged: dict[tuple[str | None, str], RoundFact] = {}
+    for f in files:
+        for rnd in f.rounds:
+            key = (rnd.shoe_id, rnd.round_id)
+            before = merged.get(key)
+            if before is None:
+                merged[key] = rnd
+            else:
+                merged[key] = RoundFact(
+                    rnd.shoe_id,
+                    rnd.round_id,
+                    before.dealer_id or rnd.dealer_id,
+                    min(before.opened, rnd.opened),
+                    max(before.ended, rnd.ended),
+                    rnd.winner or before.winner,
+                    rnd.void or before.void,
+                )
+    return sorted(merged.values(), key=lambda r: r.opened)
+
+
+def _timed(rounds: list[RoundFact]) -> Iterable[tuple[RoundFact, float]]:
+    """Each round with the time it took: until the next round of its shoe opened, unless that was a break."""
+    for rnd, after in itertools.zip_longest(rounds, rounds[1:]):
+        gap = after.opened - rnd.opened if after is not None and after.shoe_id == rnd.shoe_id else None
+        yield rnd, gap if gap is not None and gap <= BREAK_S else rnd.ended - rnd.opened
+
+
+def _stronger(a: ShuffleFact | None, b: ShuffleFact) -> ShuffleFact:
+    """The figures to report for a shoe: the whole shoe's once stated, else the strongest so far."""
+    if a is None:
+        return b
+    return max(a, b, key=lambda s: (s.final, s.log10_evidence))
+
+
+def _shoe_days(shoe: _Shoe) -> list[str]:
+    if shoe.first is None or shoe.last is None:
+        return []
+    return sorted({_day(shoe.first), _day(shoe.last)})
+
+
+def _replay_checks(files: list[FileFacts]) -> dict[str, str]:
+    """For each file whose predecessor is here: '' when its replay ends in the state this file begins with."""
+    checks: dict[str, str] = {}
+    for _, table_files in itertools.groupby(files, key=lambda f: f.table_id):
+        for before, after in itertools.pairwise(table_files):
+            if after.begins is None or before.ends is None or not _consecutive(before, after):
+                continue
+            found = differences(before.ends, after.begins)
+            checks[before.path.name] = "; ".join(found)
+    return checks
+
+
+def _consecutive(before: FileFacts, after: FileFacts) -> bool:
+    """Whether ``after`` is the file the table began next, as far as the chain can say."""
+    a = before.chained.header.chain if before.chained else None
+    b = after.chained.header.chain if after.chained else None
+    return a is None or b is None or b.file == a.file + 1
+
+
+def _file_row(
+    f: FileFacts, verdict: Verdict, replay_checks: dict[str, str], key: Ed25519PublicKey | None
+) -> dict[str, Any]:
+    row: dict[str, Any] = {"file": str(f.path), "name": f.path.name, "table_id": f.table_id or None}
+    if f.error is not None:
+        return row | {"error": f.error}
+    chained = f.chained
+    link = chained.header.chain if chained else None
+    problems = verdict.by_file.get(f.path, [])
+    if link is None or link.key is None:
+        signature = "unsigned"
+    elif key is None:
+        signature = "not checked (no --key)"
+    else:
+        signature = "verified" if not problems else "not verified"
+    if f.path.name in replay_checks:
+        replay = replay_checks[f.path.name] or "matches"
+    else:
+        replay = "not compared (no next file of the table, or it saved no state)"
+    return row | {
+        "chain_file": link.file if link else None,
+        "lines": chained.lines if chained else None,
+        "sealed": chained.sealed if chained else False,
+        "chain": "intact" if not problems else "; ".join(problems),
+        "signature": signature,
+        "signed_by": link.key if link else None,
+        "replay": replay,
+        "replay_differs": bool(replay_checks.get(f.path.name)),
+        "rounds": len(f.rounds),
+    }
+
+
+def _shoe_row(
+    shoe: _Shoe, groups: dict[str, Group], verdict: Verdict, files: list[FileFacts]
+) -> dict[str, Any]:
+    key = f"{shoe.table_id}/{shoe.shoe_id}"
+    group = groups.get(key) or Group(key)
+    paths = {f.path.name: f.path for f in files}
+    problems = [p for name in shoe.files for p in verdict.by_file.get(paths[name], [])]
+    s = shoe.shuffle
+    return group.to_json() | {
+        "table_id": shoe.table_id,
+        "shoe_id": shoe.shoe_id,
+        "dealers": shoe.dealers,
+        "first": shoe.first,
+        "last": shoe.last,
+        "day": _day(shoe.first) if shoe.first is not None else None,
+        "files": shoe.files,
+        "chain": "intact" if not problems else "; ".join(problems),
+        "suspect": s is not None,
+        "shuffle": None
+        if s is None
+        else {
+            "earlier_shoe_id": s.earlier_shoe_id,
+            "log10_evidence": s.log10_evidence,
+            "pairs": s.pairs,
+            "forward": s.forward,
+            "backward": s.backward,
+            "final": s.final,
+        },
+    }
+
+
+def _flags(shoes: list[dict[str, Any]], files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Everything the report is there to raise, shoes first: what someone must look at."""
+    flags: list[dict[str, Any]] = []
+    for shoe in shoes:
+        if shoe["suspect"]:
+            s = shoe["shuffle"]
+            flags.append(
+                {
+                    "kind": "shuffle",
+                    "table_id": shoe["table_id"],
+                    "shoe_id": shoe["shoe_id"],
+                    "day": shoe["day"],
+                    "dealers": shoe["dealers"],
+                    "detail": f"keeps the order of shoe {s['earlier_shoe_id']}: evidence "
+                    f"10^{s['log10_evidence']:g} after {s['pairs']} pairs ({s['forward']} forward, "
+                    f"{s['backward']} backward)",
+                }
+            )
+    for row in files:
+        if "error" in row:
+            continue
+        if row["chain"] != "intact":
+            flags.append(
+                {"kind": "chain", "table_id": row["table_id"], "file": row["name"], "detail": row["chain"]}
+            )
+        if row["replay_differs"]:
+            flags.append(
+                {"kind": "replay", "table_id": row["table_id"], "file": row["name"], "detail": row["replay"]}
+            )
+    return flags
+
+
+def unreadable(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The files the report could not use."""
+    return [row for row in report["files"] if "error" in row]

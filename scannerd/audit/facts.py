@@ -1,0 +1,156 @@
+"""What one recording's replay shows, kept small: its rounds, misdeals and shuffle alerts, and its state.
+
+This runs in a replay worker (a process of the pool or a Dask worker), so it
+hands back plain, picklable facts rather than the thousands of events they
+come from: a round is its shoe, dealer, times and result; a misdeal its
+code; a suspect shuffle its latest figures (the restatement at the shoe's
+end replaces the early alert). The file's chain is walked here too, since
+the file is at hand; whether the files follow one another is decided once
+all are in (scannerd/verify.py ``judge``).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from drivers.base import DriverInitError
+from scannerd.events import AlertData, DealerData, EventData, RoundData
+from scannerd.recording import RecordingError, RecordingReader
+from scannerd.replay import replayer_for
+from scannerd.replay_many import reader_notes
+from scannerd.verify import ChainedFile, read_chained
+
+
+@dataclass(frozen=True, slots=True)
+class RoundFact:
+    """A round as the table judged it: ``winner`` for a complete hand, ``void`` (the reason) if void."""
+
+    shoe_id: str | None
+    round_id: str
+    dealer_id: str | None
+    opened: float  # Unix seconds of its first event
+    ended: float  # of its last
+    winner: str | None = None
+    void: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MisdealFact:
+    shoe_id: str | None
+    round_id: str | None
+    dealer_id: str | None
+    code: str
+    ts: float
+
+
+@dataclass(frozen=True, slots=True)
+class ShuffleFact:
+    """A ``SHUFFLE_SUSPECT`` alert's figures as last stated (``final``: over the whole shoe)."""
+
+    shoe_id: str | None
+    earlier_shoe_id: str
+    log10_evidence: float
+    pairs: int
+    forward: int
+    backward: int
+    final: bool
+    ts: float
+
+
+@dataclass
+class FileFacts:
+    """One file: what its replay published, its chain, and the table's state where it begins and ends."""
+
+    path: Path
+    table_id: str = ""
+    decks: int = 8
+    rounds: list[RoundFact] = field(default_factory=list)
+    misdeals: list[MisdealFact] = field(default_factory=list)
+    shuffles: list[ShuffleFact] = field(default_factory=list)
+    chained: ChainedFile | None = None
+    begins: dict[str, Any] | None = None  # the validator state the header saved
+    ends: dict[str, Any] | None = None  # the validator state the replay ends in
+    notes: tuple[str, ...] = ()
+    error: str | None = None  # the file cannot be used: why, naming it
+
+
+class _Collector:
+    """Replayed events into facts; a misdeal is its round's dealer's, else the one signed in."""
+
+    def __init__(self, facts: FileFacts, dealer: str | None) -> None:
+        self.facts = facts
+        self.rounds: dict[tuple[str | None, str], dict[str, Any]] = {}
+        self.dealer = dealer  # signed in: in the file's saved state, then as the events say
+        self.misdeals: dict[int, MisdealFact] = {}
+        self.shuffles: dict[int, ShuffleFact] = {}
+
+    def add(self, event: EventData | Any) -> None:
+        if isinstance(event, RoundData):
+            key = (event.shoe_id, event.round_id)
+            rnd = self.rounds.setdefault(key, {"opened": event.ts, "dealer_id": event.dealer_id})
+            rnd["ended"] = event.ts
+            rnd["dealer_id"] = rnd["dealer_id"] or event.dealer_id
+            if event.phase == "complete":
+                rnd["winner"] = event.winner
+            elif event.phase == "void":
+                rnd["void"] = event.reason or "unknown"
+        elif isinstance(event, DealerData):
+            self.dealer = event.dealer_id
+        elif isinstance(event, AlertData) and not event.acknowledged:
+            if event.code == "SHUFFLE_SUSPECT" and event.shuffle is not None:
+                figures = event.shuffle
+                self.shuffles[event.alert_id] = ShuffleFact(
+                    event.shoe_id,
+                    figures.earlier_shoe_id,
+                    figures.log10_evidence,
+                    figures.pairs,
+                    figures.forward,
+                    figures.backward,
+                    figures.final,
+                    event.ts,
+                )
+            elif event.severity == "misdeal" and event.alert_id not in self.misdeals:
+                rnd = self.rounds.get((event.shoe_id, event.round_id or ""))
+                dealer = rnd["dealer_id"] if rnd else self.dealer
+                self.misdeals[event.alert_id] = MisdealFact(
+                    event.shoe_id, event.round_id, dealer, event.code, event.ts
+                )
+
+    def finish(self) -> None:
+        self.facts.rounds = [
+            RoundFact(shoe, round_id, r["dealer_id"], r["opened"], r["ended"], r.get("winner"), r.get("void"))
+            for (shoe, round_id), r in self.rounds.items()
+        ]
+        self.facts.misdeals = list(self.misdeals.values())
+        self.facts.shuffles = list(self.shuffles.values())
+
+
+def collect(path: Path) -> FileFacts:
+    """Replay ``path`` and walk its chain; a top-level function, so a worker can be given it by name."""
+    facts = FileFacts(path)
+    try:
+        facts.chained = read_chained(path)
+        with RecordingReader(path) as reader:
+            header = reader.header
+            facts.table_id, facts.decks = header.table_id, header.rules.decks
+            # A copy: the validator restored from the header goes on to change what it was given.
+            facts.begins = copy.deepcopy((header.state or {}).get("validator"))
+            replayer = replayer_for(reader)
+            collector = _Collector(facts, (facts.begins or {}).get("dealer_id"))
+            for line in reader.lines():
+                for message in replayer.feed(line):
+                    collector.add(message.source)
+            collector.finish()
+            facts.ends = replayer.validator.snapshot()
+            facts.notes = reader_notes(reader)
+    except (RecordingError, DriverInitError) as exc:
+        facts.error = str(exc)
+    return facts
+
+
+def lost(path: Path, note: str) -> FileFacts:
+    """A file whose worker died: it cannot be judged, which the report must say."""
+    return FileFacts(path, error=note)

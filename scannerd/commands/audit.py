@@ -1,0 +1,128 @@
+"""``scannerd audit PATHS... --out DIR``: re-validate recordings and report on the game (docs/audit.md).
+
+Every recording named (a directory: every recording under it, at any depth,
+as a casino's archive is filed) is replayed through the validator again, in
+parallel as ``scannerd replay DIR`` does it, its chain and signature checked
+as ``scannerd verify`` does, and the results written to ``DIR/report.json``
+and ``DIR/report.html``.
+
+Exit status: 0 nothing flagged; 1 a suspect shuffle, a chain or signature
+that does not check out, or a replay that does not end where the table said
+it was (each named on stdout); 2 input that cannot be used (no such path, no
+recordings, a file that is not a recording, a key that is not a key, an
+output directory that cannot be written), named in one line on stderr. The
+report is written whenever there is anything to report, the unusable files
+listed in it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from scannerd.audit import report_html, report_json
+from scannerd.audit.aggregate import build, unreadable
+from scannerd.audit.facts import collect, lost
+from scannerd.commands import arguments
+from scannerd.recording import SUFFIX
+from scannerd.replay_many import ClusterUnavailable, each_file, executor_for
+from scannerd.signing import load_public_key
+
+EXIT_FLAGGED = 1
+EXIT_BAD_INPUT = 2
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        type=Path,
+        nargs="+",
+        metavar="PATH",
+        help="recordings, or directories holding them (at any depth)",
+    )
+    parser.add_argument(
+        "--out", type=Path, required=True, metavar="DIR", help="where report.json and report.html go"
+    )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=arguments.positive_int,
+        metavar="N",
+        help="replay N files at a time, each in its own process (default: every core)",
+    )
+    where.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="replay on the Dask cluster whose scheduler is at ADDRESS (its workers must see the same paths)",
+    )
+    parser.add_argument(
+        "--key",
+        type=Path,
+        metavar="PUBKEY",
+        help="the tables' public key (scannerd keygen's FILE.pub): every file must be signed with it",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        key = load_public_key(args.key) if args.key is not None else None
+    except OSError as exc:
+        return _bad(f"{exc.filename}: {exc.strerror or exc}")
+    try:
+        paths = recordings(args.paths)
+        args.out.mkdir(parents=True, exist_ok=True)
+    except ValueError as exc:
+        return _bad(str(exc))
+    except OSError as exc:
+        return _bad(f"{exc.filename or args.out}: {exc.strerror or exc}")
+    try:
+        executor, release = executor_for(args.cluster, args.workers, len(paths))
+    except ClusterUnavailable as exc:
+        return _bad(str(exc))
+    try:
+        facts = list(each_file(paths, collect, lost, executor))
+    finally:
+        release()
+    report = build(facts, key, sources=[str(p) for p in args.paths])
+    try:
+        report_json.write(report, args.out)
+        report_html.write(report, args.out)
+    except OSError as exc:
+        return _bad(f"{exc.filename or args.out}: {exc.strerror or exc}")
+    for row in unreadable(report):
+        print(f"scannerd audit: {row['error']}", file=sys.stderr)
+    for flag in report["flags"]:
+        where = f"{flag['table_id']} shoe {flag['shoe_id']}" if flag["kind"] == "shuffle" else flag["file"]
+        print(f"FLAGGED {flag['kind']}: {where}: {flag['detail']}")
+    totals = report["totals"]
+    print(
+        f"audit: {len(paths)} file(s), {len(report['tables'])} table(s), {len(report['shoes'])} shoe(s), "
+        f"{totals['hands']} hands: {len(report['flags'])} flagged; report in {args.out}"
+    )
+    if unreadable(report):
+        return EXIT_BAD_INPUT
+    return EXIT_FLAGGED if report["flagged"] else 0
+
+
+def recordings(paths: list[Path]) -> list[Path]:
+    """Every recording named or under a directory named; a ValueError naming what holds none."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            inside = sorted(
+                p for p in path.rglob("*") if p.is_file() and p.name.endswith((SUFFIX, SUFFIX + ".gz"))
+            )
+            if not inside:
+                raise ValueError(f"{path}: no recordings (.jsonl, .jsonl.gz) in this directory")
+            found += inside
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise ValueError(f"{path}: no such file or directory")
+    return list(dict.fromkeys(found))
+
+
+def _bad(text: str) -> int:
+    print(f"scannerd audit: {text}", file=sys.stderr)
+    return EXIT_BAD_INPUT
