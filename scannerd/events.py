@@ -283,12 +283,9 @@ class EventData(Data):
         """A model's event as the validator would have built it: a saved alert restored, a test's event."""
         return cls(_nested(event.model_dump(mode="json")))
 
-    def to_model(self) -> EventBase:
-        """The contract's model of this event, validated: for code that wants the model, off the hot path."""
-        return self.model.model_validate(self)
-
 
 def _nested(raw: dict[str, Any]) -> dict[str, Any]:
+    """Nested objects (a round's hands, a shuffle alert's evidence) read by attribute too, as built."""
     return {k: Data(_nested(v)) if isinstance(v, dict) else v for k, v in raw.items()}
 
 
