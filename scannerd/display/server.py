@@ -29,7 +29,7 @@ from scannerd.display.guard import ConnectionCap, LoopErrors
 from scannerd.display.settings import DisplaySettings
 from scannerd.display.stream import ack_answer, ack_body, add_live_page
 from scannerd.display.view import TableView
-from scannerd.events import Event
+from scannerd.events import EventData
 from scannerd.listeners import TableListener
 from scannerd.payloads import DevicePayload, DisplayHealth
 from scannerd.requests import RequestError, Response, parse_request
@@ -132,7 +132,7 @@ class Display(TableListener):
 
     # ------------------------------------------------------------------ inputs (daemon threads, never block)
 
-    def on_events(self, events: Sequence[Event]) -> None:
+    def on_events(self, events: Sequence[EventData]) -> None:
         """A daemon listener: queue the batch onto the display's loop and return at once."""
         self._call_soon(self._apply_events, list(events))
 
@@ -149,10 +149,10 @@ class Display(TableListener):
 
     # ------------------------------------------------------------------ the loop thread
 
-    def _apply_events(self, events: list[Event]) -> None:
+    def _apply_events(self, events: list[EventData]) -> None:
         changed = False
         for event in events:
-            changed |= self._view.apply(event.model_dump(mode="json"))
+            changed |= self._view.apply(event)  # already its published JSON's data
         if changed:
             self._publish()
 
