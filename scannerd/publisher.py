@@ -77,7 +77,7 @@ class _Stop:
 
 @dataclass(frozen=True, slots=True)
 class _New:
-    """Rows are waiting in the outbox that ``send`` could not send at once."""
+    """Rows wait in the outbox that nobody sent: ``send`` could not yet, or they were put there directly."""
 
 
 @dataclass(frozen=True, slots=True)
