@@ -2,7 +2,7 @@
 
 Prints one JSON object. Per card the reader calls the input listener (the
 card) and the rx listener (its bytes); with the recorder attached those
-calls only queue a tuple, and a writer thread does the disk work. The
+calls only queue a small message, and a writer thread does the disk work. The
 baseline is the same two calls to listeners that do nothing, so
 ``extra_us_per_card`` is the recorder's cost on the hot path, to set against
 the milliseconds a card takes to cross a 9600-baud line.

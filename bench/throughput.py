@@ -11,7 +11,7 @@ each as the best of ``--repeat`` runs, interleaved:
   build and serialise every message), as ``replay_speed.py`` does per shoe;
 - ``validator``: the validator alone over the inputs the replay gives it
   (cards, commands, and the ticks that can stall a round: the replay steps
-  over the others), each event encoded as it is sent (``topics.encode``);
+  over the others), each event encoded as it is sent (``topics.encode_data``);
 - ``decode_only``: the baseline, the Bee-Tek codec over the day's bytes,
   already in memory: the least any replay could do.
 
@@ -38,11 +38,11 @@ from typing import Any
 
 from bench.support import machine, report, work_dir
 from drivers.registry import create_driver
-from scannerd.events import CardDrawn, Event, ValidatorInput
+from scannerd.events import CardDrawn, EventData, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.recording import Header, RecordingReader, RxLine
 from scannerd.replay import Replayer, replay
-from scannerd.topics import encode
+from scannerd.topics import encode_data
 from scannerd.validator import CommandRejected, Validator
 
 TARGET_CARDS_PER_S = 100_000
@@ -92,7 +92,7 @@ def inputs_and_bytes(path: Path) -> tuple[list[ValidatorInput], list[bytes], Hea
         replayer = Replayer(reader.header)
         handle = replayer.table.validator.handle
 
-        def recording_handle(inp: ValidatorInput) -> list[Event]:
+        def recording_handle(inp: ValidatorInput) -> list[EventData]:
             inputs.append(inp)
             return handle(inp)
 
@@ -113,7 +113,7 @@ def validator_seconds(inputs: list[ValidatorInput], rules: HouseRules) -> float:
         except CommandRejected:
             continue
         for event in events:
-            encode(event)
+            encode_data(event)
     return time.perf_counter() - t0
 
 

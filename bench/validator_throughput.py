@@ -5,6 +5,15 @@ bridge could do per card (build a dict, ``json.dumps`` it), so the ratio says
 what judging the deal costs on top of merely forwarding the scan, whatever
 the machine's speed today.
 
+``stages_us_per_card`` splits a card's time: judging (the validator's rules
+and the shuffle check), building its events as plain data (estimated by
+building the same events again from their fields), and encoding them
+(``topics.encode_data``). ``validator_without_shuffle_check_cards_per_s`` is
+the whole again with the shuffle check comparing nothing: what it costs.
+``models_us_per_card`` is what the contract's pydantic models take for the
+same events in the same run, validating and encoding each: what the hot
+path paid before it built plain data.
+
     python bench/validator_throughput.py [--shoes N] [--repeat N]
 """
 
@@ -16,17 +25,19 @@ import random
 import time
 
 from scannerd.cards import ALL_CARDS
-from scannerd.events import CardDrawn, Command
+from scannerd.events import CardDrawn, Command, Data, EventData
 from scannerd.house import HouseRules
-from scannerd.topics import encode
+from scannerd.topics import encode, encode_data
 from scannerd.validator import Validator
+
+RULES = HouseRules(burn="none", cut_card_remaining=14)
 
 
 def shoe_inputs(rng: random.Random, start: float) -> list:
     """One 8-deck shoe as the daemon would feed it: commands around each round's cards."""
     cards = [c for c in ALL_CARDS for _ in range(8)]
     rng.shuffle(cards)
-    v = Validator("bench", HouseRules(burn="none", cut_card_remaining=14))
+    v = Validator("bench", RULES)
     ts = start
     out: list = [Command(ts, "new_shoe", {})]
     v.handle(out[0])
@@ -43,19 +54,70 @@ def shoe_inputs(rng: random.Random, start: float) -> list:
     return out
 
 
-def run_validator(inputs: list, serialise: bool = True) -> tuple[float, int]:
-    """Judge every input; the events are pydantic models either way, and with ``serialise`` each is
-    encoded by ``topics.encode``, the bytes the daemon publishes."""
-    v = Validator("bench", HouseRules(burn="none", cut_card_remaining=14))
+class NoShuffleCheck:
+    """Stands in for the shuffle check, to show what it costs the validator: it compares nothing."""
+
+    def new_shoe(self, shoe_id: str) -> None:
+        pass
+
+    def card(self, *_: object) -> tuple[()]:
+        return ()
+
+    def finish(self) -> tuple[()]:
+        return ()
+
+
+def run_validator(inputs: list, serialise: bool = True, shuffle_check: bool = True) -> tuple[float, int]:
+    """Judge every input; with ``serialise`` each event is encoded by ``topics.encode_data``, the
+    bytes the daemon publishes."""
+    v = Validator("bench", RULES)
+    if not shuffle_check:
+        v.shuffle = NoShuffleCheck()  # type: ignore[assignment]
     n = 0
     t0 = time.perf_counter()
     for inp in inputs:
         events = v.handle(inp)
         if serialise:
             for event in events:
-                encode(event)
+                encode_data(event)
         n += isinstance(inp, CardDrawn)
     return time.perf_counter() - t0, n
+
+
+def rebuild(event: EventData) -> EventData:
+    """The same event built again from its fields, as the validator builds it: by keywords, nested
+    hands and evidence too (the scan for them makes this an estimate from above)."""
+    for value in event.values():
+        if isinstance(value, dict):
+            Data(**value)
+    return type(event)(**event)
+
+
+def run_stages(inputs: list) -> dict[str, float]:
+    """Seconds of each stage over all the inputs, the events' and the models' (see the module's doc)."""
+    v = Validator("bench", RULES)
+    t0 = time.perf_counter()
+    events = [e for inp in inputs for e in v.handle(inp)]
+    t1 = time.perf_counter()
+    for event in events:
+        rebuild(event)
+    t2 = time.perf_counter()
+    for event in events:
+        encode_data(event)
+    t3 = time.perf_counter()
+    models = [type(e).model.model_validate(e) for e in events]
+    t4 = time.perf_counter()
+    for model in models:
+        encode(model)
+    t5 = time.perf_counter()
+    return {
+        "judging": (t1 - t0) - (t2 - t1),
+        "building": t2 - t1,
+        "encoding": t3 - t2,
+        "models_building": t4 - t3,
+        "models_encoding": t5 - t4,
+        "events": len(events),
+    }
 
 
 def run_baseline(inputs: list) -> tuple[float, int]:
@@ -78,14 +140,22 @@ def main() -> None:
     for i in range(args.shoes):
         inputs += shoe_inputs(rng, 1_700_000_000.0 + i * 10_000)
     # Best of --repeat for each, interleaved, so all see the same (shared, noisy) machine.
-    val, built, base = [], [], []
+    val, built, unchecked, base, stages = [], [], [], [], []
     for _ in range(args.repeat):
         val.append(run_validator(inputs))
         built.append(run_validator(inputs, serialise=False))
+        unchecked.append(run_validator(inputs, shuffle_check=False))
         base.append(run_baseline(inputs))
+        stages.append(run_stages(inputs))
     v_s, cards = min(val)
     m_s, _ = min(built)
+    u_s, _ = min(unchecked)
     b_s, _ = min(base)
+    stage = {name: min(run[name] for run in stages) for name in stages[0]}
+
+    def per_card(*names: str) -> dict[str, float]:
+        return {name.removeprefix("models_"): round(stage[name] / cards * 1e6, 2) for name in names}
+
     print(
         json.dumps(
             {
@@ -93,8 +163,12 @@ def main() -> None:
                 "cards": cards,
                 "validator_cards_per_s": round(cards / v_s),
                 "validator_unserialised_cards_per_s": round(cards / m_s),
+                "validator_without_shuffle_check_cards_per_s": round(cards / u_s),
                 "baseline_cards_per_s": round(cards / b_s),
                 "ratio_to_baseline": round(v_s / b_s, 2),
+                "events_per_card": round(stage["events"] / cards, 2),
+                "stages_us_per_card": per_card("judging", "building", "encoding"),
+                "models_us_per_card": per_card("models_building", "models_encoding"),
                 "goal_cards_per_s": 200_000,
             }
         )

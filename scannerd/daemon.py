@@ -34,9 +34,9 @@ from scannerd.config import Config
 from scannerd.display.server import Display
 from scannerd.events import (
     TICK_S,
-    AlertEvent,
+    AlertData,
     ClockStepped,
-    Event,
+    EventData,
     Fault,
     Restarted,
     Tick,
@@ -149,7 +149,7 @@ class Daemon:
         )
         self._ticker: threading.Thread | None = None
         self._unacked: list[int] = []  # framed seqs whose events are not yet on disk
-        self._unstored: list[Event] = []  # events judged during the current read, stored at its end
+        self._unstored: list[EventData] = []  # events judged during the current read, stored at its end
         self._unjournalled: list[ValidatorInput] = []  # the inputs that made them, journalled with them
         self._snapshots = Schedule()
         self._faults: deque[Fault] = deque()  # raised where a store is under way; sent by the ticker
@@ -534,14 +534,14 @@ class Daemon:
             self._faults.append(_OUTBOX_FAULTS[level](self.clock(), health))
 
 
-def log_alerts(events: Sequence[Event]) -> None:
+def log_alerts(events: Sequence[EventData]) -> None:
     """Every alert raised goes into the log too, so ``journalctl -p warning`` lists the table's trouble.
 
     Misdeals and warnings are at warning; an info alert (the cut card, a
     reconnected shoe) and an acknowledgement are at info.
     """
     for event in events:
-        if isinstance(event, AlertEvent):
+        if isinstance(event, AlertData):
             say = log.warning if event.severity != "info" and not event.acknowledged else log.info
             say(
                 "alert acknowledged" if event.acknowledged else "alert",

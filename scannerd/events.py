@@ -3,13 +3,18 @@
 Inputs carry their own timestamp (``ts``, Unix seconds, UTC) so that the
 validator never reads a clock: a live table and a replay of its recording
 produce identical events. Outputs are the payloads published to the game
-server; their JSON form is the MQTT contract (``docs/mqtt.md``).
+server; their JSON form is the MQTT contract (``docs/mqtt.md``), defined by
+the pydantic models below. The validator builds each event as plain data
+(``EventData``) that encodes to exactly that JSON: on the card's path a model
+per event, validated and encoded, cost several times as much
+(docs/performance.md). The models stay the contract's one definition: its
+schemas, the client side and the tests that hold the plain data to them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -234,3 +239,76 @@ class DealerEvent(EventBase):
 
 
 Event = CardEvent | RoundEvent | AlertEvent | ShoeEvent | DealerEvent
+
+
+# --------------------------------------------------------------------------
+# Outputs as the validator builds them: plain data with the models' JSON
+# --------------------------------------------------------------------------
+
+
+class Data(dict[str, Any]):
+    """A JSON object exactly as published, read by key or by attribute.
+
+    ``scannerd.topics`` encodes it as it is, so its keys are in the model's
+    field order and its values of the model's types (a float field holds a
+    float); ``tests/test_event_data.py`` checks, over every golden session and
+    generated input streams, that the bytes are those of the model.
+    """
+
+    __slots__ = ()
+    _unset: ClassVar[frozenset[str]] = frozenset()
+    """Fields left out of the payload while unset: they read as None, as on the model."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            if name in self._unset:
+                return None
+            raise AttributeError(name) from None
+
+
+class EventData(Data):
+    """One event as plain data; ``model`` is the contract's class for its kind."""
+
+    __slots__ = ()
+    model: ClassVar[type[EventBase]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._unset = frozenset(n for n, f in cls.model.model_fields.items() if f.exclude_if is not None)
+
+    @classmethod
+    def of(cls, event: EventBase) -> Self:
+        """A model's event as the validator would have built it: a saved alert restored, a test's event."""
+        return cls(_nested(event.model_dump(mode="json")))
+
+
+def _nested(raw: dict[str, Any]) -> dict[str, Any]:
+    """Nested objects (a round's hands, a shuffle alert's evidence) read by attribute too, as built."""
+    return {k: Data(_nested(v)) if isinstance(v, dict) else v for k, v in raw.items()}
+
+
+class CardData(EventData):
+    __slots__ = ()
+    model = CardEvent
+
+
+class RoundData(EventData):
+    __slots__ = ()
+    model = RoundEvent
+
+
+class AlertData(EventData):
+    __slots__ = ()
+    model = AlertEvent
+
+
+class ShoeData(EventData):
+    __slots__ = ()
+    model = ShoeEvent
+
+
+class DealerData(EventData):
+    __slots__ = ()
+    model = DealerEvent

@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, get_args
 
-from scannerd.events import Event, ValidatorInput
+from scannerd.events import EventData, ValidatorInput
 from scannerd.outbox import JournalRow, Outbox, digest
 from scannerd.table import SavedState, Table
 from scannerd.topics import Topics
@@ -120,7 +120,7 @@ def _judge(table: Table, row: JournalRow, topics: Topics) -> dict[str, Any] | No
     return device
 
 
-def _events(table: Table, inp: ValidatorInput) -> list[Event]:
+def _events(table: Table, inp: ValidatorInput) -> list[EventData]:
     """What the input made live: a command the validator refused made nothing and changed nothing."""
     try:
         return table.judge(inp).events

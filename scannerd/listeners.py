@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from scannerd.events import Event, ValidatorInput
+from scannerd.events import EventData, ValidatorInput
 from scannerd.payloads import DevicePayload
 
 
@@ -25,7 +25,7 @@ class TableListener(Protocol):
     def on_rx(self, ts: float, data: bytes) -> None:
         """The device's bytes of one read, once the events they made are stored."""
 
-    def on_events(self, events: Sequence[Event]) -> None:
+    def on_events(self, events: Sequence[EventData]) -> None:
         """Events stored, and the shoe told: what the dealer and the shoe's alarm show."""
 
     def on_device(self, payload: DevicePayload) -> None:

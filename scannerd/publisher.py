@@ -29,7 +29,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, assert_never
 
 import paho.mqtt.client as mqtt
 import structlog
@@ -66,6 +67,49 @@ _STOP_TIMEOUT_S = 5.0
 _RESERVED_SLOTS = 8
 
 
+# ------------------------------------------------------------------ what the pump's inbox carries
+
+
+@dataclass(frozen=True, slots=True)
+class _Stop:
+    """The publisher is stopping: the pump ends."""
+
+
+@dataclass(frozen=True, slots=True)
+class _New:
+    """Rows wait in the outbox that nobody sent: ``send`` could not yet, or they were put there directly."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Health:
+    """Something the health topic shows changed: publish it now, not at the next interval."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Up:
+    """Connection ``gen`` is up and takes ``window`` unacknowledged events: send again from the oldest."""
+
+    gen: int
+    window: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Down:
+    """The connection went down; it only wakes the pump, which then sees nothing is live."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Ack:
+    """The broker answered message ``mid`` (an event, or status, health, a response)."""
+
+    mid: int
+    rc: ReasonCode
+
+
+_PumpMessage = _Stop | _New | _Health | _Up | _Down | _Ack
+"""Posted by paho's callbacks and the publisher's callers; only the pump takes them."""
+
+
 class Publisher:
     """One table's MQTT client."""
 
@@ -98,7 +142,7 @@ class Publisher:
         # one after a newer).
         self._device_lock = threading.Lock()
 
-        self._inbox: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+        self._inbox: queue.SimpleQueue[_PumpMessage] = queue.SimpleQueue()
         self._send_lock = threading.Lock()
         # Guarded by _send_lock:
         self._live_gen = 0  # connection paho has up; 0 = none
@@ -220,7 +264,7 @@ class Publisher:
             except (RuntimeError, ValueError) as exc:
                 log.warning("could not publish offline status", error=str(exc))
         self._stopping = True  # a disconnection from now on is ours: no other broker to try
-        self._inbox.put(("stop",))
+        self._inbox.put(_Stop())
         if self._pump_thread is not None:
             self._pump_thread.join(timeout)
         self._requests.stop(timeout)
@@ -269,7 +313,7 @@ class Publisher:
 
     def notify_new(self) -> None:
         """Wake the sender after something was put into the outbox directly."""
-        self._inbox.put(("new",))
+        self._inbox.put(_New())
 
     def respond(self, response: Response) -> None:
         """Answer a request, in turn with the others. Responses are not durable: a caller that misses
@@ -304,7 +348,7 @@ class Publisher:
 
     def health_changed(self) -> None:
         """Publish health now rather than at the next interval (the display came up or went down)."""
-        self._inbox.put(("health",))
+        self._inbox.put(_Health())
 
     def flush(self, timeout: float) -> bool:
         """Wait until the outbox is empty (every event acknowledged); False on timeout."""
@@ -347,7 +391,7 @@ class Publisher:
         window = self.settings.max_inflight
         if receive_max:
             window = max(1, min(window, receive_max - _RESERVED_SLOTS))
-        self._inbox.put(("up", self._gen, window))
+        self._inbox.put(_Up(self._gen, window))
 
     def _request_subscription(self) -> dict[str, Any]:
         """MQTT 5 keeps a retained request recognisable, however it is delivered.
@@ -379,7 +423,7 @@ class Publisher:
         elif rc.is_failure:
             self._link.closed(str(rc))
         self._connected = False
-        self._inbox.put(("down",))  # only wakes the pump: it sees _send_gen is 0 and stops sending
+        self._inbox.put(_Down())
         self._next_broker()
 
     def _on_connect_fail(self, _client: mqtt.Client, _ud: Any) -> None:
@@ -404,7 +448,7 @@ class Publisher:
         log.info("mqtt trying the next broker", host=host, port=port)
 
     def _on_publish(self, _client: mqtt.Client, _ud: Any, mid: int, rc: ReasonCode, _props: Any) -> None:
-        self._inbox.put(("ack", mid, rc))
+        self._inbox.put(_Ack(mid, rc))
 
     def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
         command = self.topics.command_of(msg.topic)
@@ -427,29 +471,32 @@ class Publisher:
                 acked: list[int] = []
                 with self._send_lock:
                     for item in items:
-                        kind = item[0]
-                        if kind == "stop":
-                            return
-                        if kind == "ack":
-                            row = self._inflight.pop(item[1], None)
-                            if row is None:
-                                continue  # status, health, a response, or a row from before a rewind
-                            rc: ReasonCode = item[2]
-                            if not rc.is_failure:
-                                acked.append(row.id)
-                                backoff = float(s.reconnect_min_s)
-                                continue
-                            self._count("refused")
-                            log.error("broker refused an event", seq=row.message.seq, reason=str(rc))
-                            self._rewind(time.monotonic() + backoff)
-                            backoff = min(backoff * 2, float(s.reconnect_max_s))
-                        elif kind == "up":
-                            if item[1] == self._live_gen:
-                                self._send_gen, self._window = item[1], item[2]
-                                self._rewind(0.0)
-                            next_health = 0.0
-                        elif kind == "health":
-                            next_health = 0.0
+                        match item:
+                            case _Stop():
+                                return
+                            case _Ack(mid, rc):
+                                row = self._inflight.pop(mid, None)
+                                if row is None:
+                                    continue  # status, health, a response, or a row from before a rewind
+                                if not rc.is_failure:
+                                    acked.append(row.id)
+                                    backoff = float(s.reconnect_min_s)
+                                    continue
+                                self._count("refused")
+                                log.error("broker refused an event", seq=row.message.seq, reason=str(rc))
+                                self._rewind(time.monotonic() + backoff)
+                                backoff = min(backoff * 2, float(s.reconnect_max_s))
+                            case _Up(gen, window):
+                                if gen == self._live_gen:
+                                    self._send_gen, self._window = gen, window
+                                    self._rewind(0.0)
+                                next_health = 0.0
+                            case _Health():
+                                next_health = 0.0
+                            case _New() | _Down():
+                                pass  # a wake-up: what to send is read from the outbox and _send_gen below
+                            case _:
+                                assert_never(item)
                     sending = bool(self._send_gen)
                 if acked:
                     self._count("published", len(acked))  # first, so flush() never sees it lag
@@ -477,7 +524,7 @@ class Publisher:
         self._cursor = 0
         self._paused_until = paused_until
 
-    def _take(self, wait: float) -> list[tuple[Any, ...]]:
+    def _take(self, wait: float) -> list[_PumpMessage]:
         try:
             items = [self._inbox.get(timeout=wait) if wait > 0 else self._inbox.get_nowait()]
         except queue.Empty:

@@ -1,6 +1,6 @@
 """The live recorder: the daemon's inputs to a directory of recordings, off the hot path.
 
-The listeners only put a tuple on a bounded queue; a writer thread turns
+The listeners only put a message on a bounded queue; a writer thread turns
 them into lines, rotates files (per shoe or per UTC day), gzips finished
 ones and survives the disk: any write error is logged and counted, and
 recording resumes at the next rotation point, so a file never has a hole
@@ -33,9 +33,10 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 import structlog
 
@@ -64,6 +65,43 @@ StateSource = Callable[[], SavedState]
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _STAMP = re.compile(r"\d{8}T\d{6}Z")
+
+
+# ------------------------------------------------------------------ what the writer's queue carries
+
+
+@dataclass(frozen=True, slots=True)
+class _Rx:
+    """Bytes the device sent, as the reader delivered them: a line."""
+
+    ts: float
+    data: bytes
+
+
+_Line = _Rx | LinkChanged | Restarted | Command
+"""What becomes one line: the device's bytes, or an input the validator judged, queued as it is."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Rotate:
+    """End the current file and begin one whose header holds ``state``."""
+
+    ts: float
+    state: SavedState | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Gap:
+    """Lines were lost to a full queue: the file must end here."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Stop:
+    """Write what came before, end the file, and end the writer thread."""
+
+
+_Message = _Line | _Rotate | _Gap | _Stop
+"""Put by the listeners (any thread, never blocking); only the writer thread takes them."""
 
 
 def _day(ts: float) -> str:
@@ -100,7 +138,7 @@ class Recorder(TableListener):
         self._file_number = 0
         self._chain: Chain | None = None
         self._linked = False  # whether the directory was read for where the chain stands
-        self._queue: queue.Queue[tuple[Any, ...]] = queue.Queue(queue_limit)
+        self._queue: queue.Queue[_Message] = queue.Queue(queue_limit)
         self._lock = threading.Lock()  # the gap flag, for listeners on several threads
         self._day: str | None = None  # UTC day of the current file (rotation per day)
         self._gap = False  # a line was lost to a full queue: the file must end there
@@ -142,7 +180,7 @@ class Recorder(TableListener):
         if self._thread is None:
             return
         try:
-            self._queue.put(("stop",), timeout=timeout)
+            self._queue.put(_Stop(), timeout=timeout)
         except queue.Full:
             log.error("recorder queue stuck full at stop", pending=self._queue.qsize())
         self._thread.join(timeout)
@@ -173,7 +211,7 @@ class Recorder(TableListener):
     # ------------------------------------------------------------------ listeners (hot path)
 
     def on_rx(self, ts: float, data: bytes) -> None:
-        self._put(("rx", ts, data))
+        self._put(_Rx(ts, data))
 
     def on_input(self, inp: ValidatorInput) -> None:
         """Daemon input listener; runs under the daemon's lock, so the state read here is consistent.
@@ -181,16 +219,16 @@ class Recorder(TableListener):
         Inputs made from device bytes are not written: their bytes are, by ``on_rx``.
         """
         if isinstance(inp, LinkChanged):
-            self._put(("link", inp.ts, inp.up, inp.detail))
+            self._put(inp)
             self._maybe_rotate_day(inp.ts)
         elif isinstance(inp, Restarted):
-            self._put(("restart", inp.ts, inp.detail, inp.cards_repeat))
+            self._put(inp)
         elif isinstance(inp, ClockStepped):
             # A file's times never go back, and its stall times must come out as they were judged:
             # a new file whose header holds the state after the step covers both.
             self._rotate(inp.ts)
         elif isinstance(inp, Command):
-            self._put(("cmd", inp.ts, inp.name, dict(inp.args)))
+            self._put(replace(inp, args=dict(inp.args)))  # the line holds the arguments as judged
             if inp.name == "new_shoe" and self.settings.rotate == "shoe":
                 self._rotate_for_shoe(inp.ts)
             else:
@@ -213,14 +251,14 @@ class Recorder(TableListener):
         if state is None and self._state is not None:
             state = self._state()
         self._day = _day(ts)
-        self._put(("rotate", ts, state))
+        self._put(_Rotate(ts, state))
 
-    def _put(self, item: tuple[Any, ...]) -> None:
+    def _put(self, item: _Message) -> None:
         """Never blocks (the caller may hold the daemon's lock); a lost line ends the file there."""
         with self._lock:
             try:
                 if self._gap:
-                    self._queue.put_nowait(("gap",))
+                    self._queue.put_nowait(_Gap())
                     self._gap = False
                 self._queue.put_nowait(item)
             except queue.Full:
@@ -238,7 +276,7 @@ class Recorder(TableListener):
                 while len(batch) < 1000:
                     batch.append(self._queue.get_nowait())
             for item in batch:
-                if item[0] == "stop":
+                if isinstance(item, _Stop):
                     self._finish()
                     return
                 try:
@@ -246,7 +284,7 @@ class Recorder(TableListener):
                 except OSError as exc:
                     self._broken(exc)
                 except Exception as exc:  # a bug here must not end recording silently
-                    _say("exception", "recorder failed on a line", kind=item[0])
+                    _say("exception", "recorder failed on a line", kind=type(item).__name__)
                     self._broken(exc)
             try:
                 if self._writer is not None:
@@ -254,27 +292,32 @@ class Recorder(TableListener):
             except OSError as exc:
                 self._broken(exc)
 
-    def _handle(self, item: tuple[Any, ...]) -> None:
-        kind = item[0]
-        if kind == "rotate":
-            self._finish()
-            self._open(item[1], item[2])
-            return
-        if kind == "gap":
-            self._broken(OSError("recording queue overflowed: lines were lost"))
-            return
+    def _handle(self, item: _Line | _Rotate | _Gap) -> None:
+        match item:
+            case _Rotate(ts, state):
+                self._finish()
+                self._open(ts, state)
+            case _Gap():
+                self._broken(OSError("recording queue overflowed: lines were lost"))
+            case _:
+                self._write(item)
+
+    def _write(self, line: _Line) -> None:
         writer = self._writer
         if writer is None:
             self.dropped += 1
             return
-        if kind == "rx":
-            writer.rx(item[1], item[2])
-        elif kind == "cmd":
-            writer.cmd(item[1], item[2], item[3])
-        elif kind == "link":
-            writer.link(item[1], item[2], item[3])
-        elif kind == "restart":
-            writer.restart(item[1], item[2], item[3])
+        match line:
+            case _Rx(ts, data):
+                writer.rx(ts, data)
+            case Command(ts, name, args):
+                writer.cmd(ts, name, args)
+            case LinkChanged(ts, up, detail):
+                writer.link(ts, up, detail)
+            case Restarted(ts, detail, cards_repeat):
+                writer.restart(ts, detail, cards_repeat)
+            case _:
+                assert_never(line)
         self.lines += 1
 
     def _open(self, ts: float, state: SavedState | None) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 
 from drivers.events import DeviceEvent, LinkDown, LinkUp
 from drivers.registry import get_driver_class
-from scannerd.events import Event, Restarted
+from scannerd.events import EventData, Restarted
 from scannerd.house import HouseRules
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.recording import (
@@ -55,7 +55,7 @@ class Published:
     ts: float  # when, on the recording's clock (for pacing)
     topic: str
     payload: bytes  # exactly the bytes the daemon sends
-    source: Event | Response
+    source: EventData | Response
 
     def to_json(self) -> str:
         """``{"topic": ..., "payload": {...}}``: one line of ``replay --emit jsonl``."""

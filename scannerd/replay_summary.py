@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scannerd.events import AlertEvent, CardEvent, RoundEvent
+from scannerd.events import AlertData, CardData, RoundData
 from scannerd.recording import Header
 from scannerd.replay import Published
 from scannerd.requests import Response
@@ -30,14 +30,14 @@ class Summary:
 
     def add(self, message: Published) -> None:
         event = message.source
-        if isinstance(event, CardEvent):
+        if isinstance(event, CardData):
             self.cards += 1
-        elif isinstance(event, RoundEvent) and event.phase == "complete" and event.winner is not None:
+        elif isinstance(event, RoundData) and event.phase == "complete" and event.winner is not None:
             self.winners[event.winner] += 1
             self.naturals += bool(event.natural)
-        elif isinstance(event, RoundEvent) and event.phase == "void":
+        elif isinstance(event, RoundData) and event.phase == "void":
             self.voids[event.reason or "unknown"] += 1
-        elif isinstance(event, AlertEvent) and not event.acknowledged:
+        elif isinstance(event, AlertData) and not event.acknowledged:
             self.alerts[event.code] += 1
         elif isinstance(event, Response):
             self.responses += 1

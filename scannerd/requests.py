@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scannerd.command_catalogue import COMMANDS, READS_ONLY, usable_transaction
-from scannerd.events import Command, Event
+from scannerd.events import Command, EventData
 from scannerd.idents import TOO_MANY_DIGITS
 from scannerd.validator import CommandRejected, Validator
 
@@ -104,9 +104,9 @@ def _explain(exc: ValidationError) -> str:
     return "invalid request: " + "; ".join(parts)
 
 
-def execute(request: Request, validator: Validator, ts: float) -> tuple[Response, list[Event]]:
+def execute(request: Request, validator: Validator, ts: float) -> tuple[Response, list[EventData]]:
     """Run a request; the events it caused must go to the outbox like any others."""
-    events: list[Event] = []
+    events: list[EventData] = []
     if request.command not in READS_ONLY:
         try:
             events = validator.handle(Command(ts=ts, name=request.command, args=request.args))

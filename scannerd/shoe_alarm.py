@@ -16,7 +16,7 @@ from typing import Any
 
 import structlog
 
-from scannerd.events import AlertEvent, Event
+from scannerd.events import AlertData, EventData
 from scannerd.listeners import TableListener
 
 log = structlog.get_logger(__name__)
@@ -35,11 +35,11 @@ class AlarmState:
     def on(self) -> bool:
         return bool(self.misdeals)
 
-    def apply(self, events: Sequence[Event]) -> bool:
+    def apply(self, events: Sequence[EventData]) -> bool:
         """Take a batch of events; True when the alarm should now switch (on to off or off to on)."""
         before = self.on
         for event in events:
-            if isinstance(event, AlertEvent) and event.severity == "misdeal":
+            if isinstance(event, AlertData) and event.severity == "misdeal":
                 if event.acknowledged:
                     self.misdeals.discard(event.alert_id)
                 else:
@@ -64,7 +64,7 @@ class ShoeAlarm(TableListener):
     def start(self) -> None:
         self._switch()
 
-    def on_events(self, events: Sequence[Event]) -> None:
+    def on_events(self, events: Sequence[EventData]) -> None:
         if self.state.apply(events):
             self._switch()
 

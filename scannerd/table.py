@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from drivers.events import DeviceEvent
-from scannerd.events import TICK_S, Command, Event, Tick, ValidatorInput
+from scannerd.events import TICK_S, Command, EventData, Tick, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.ingest import DeviceView, to_input
 from scannerd.payloads import DevicePayload
@@ -78,7 +78,7 @@ class Outcome:
     only the device. ``device`` is the new retained device payload, when it changed.
     """
 
-    events: list[Event] = field(default_factory=list)
+    events: list[EventData] = field(default_factory=list)
     judged: ValidatorInput | None = None
     ack: int | None = None
     ack_now: int | None = None

@@ -19,20 +19,21 @@ from scannerd.baccarat import next_position
 from scannerd.cards import BURN_COUNT, hand_total
 from scannerd.command_catalogue import JUDGED
 from scannerd.events import (
+    AlertData,
     AlertEvent,
+    CardData,
     CardDrawn,
-    CardEvent,
     ClockStepped,
     Command,
     CutCardSeen,
-    DealerEvent,
-    Event,
+    Data,
+    DealerData,
+    EventData,
     Fault,
     LinkChanged,
     Restarted,
-    RoundEvent,
-    ShoeEvent,
-    ShuffleEvidence,
+    RoundData,
+    ShoeData,
     Tick,
     ValidatorInput,
 )
@@ -123,17 +124,17 @@ class Validator:
         # After a lost state the counters behind generated round ids start again (or from an old copy):
         # the ids carry the loss's seq until the next shoe, so none is one the table has used before.
         self.round_id_suffix = ""
-        self.open_alerts: dict[int, AlertEvent] = {}
+        self.open_alerts: dict[int, AlertData] = {}
         self.dealer_id: str | None = None  # who is dealing, once signed in
         # One code per hand completed in this shoe, for the scoreboard roads after a restart:
         # the winner's initial (B, P, T), then n for a natural, p / b for a player / banker pair.
         self.results: list[str] = []
         self.shuffle = ShuffleCheck()  # this shoe's order against the last shoes'
-        self._out: list[Event] = []
+        self._out: list[EventData] = []
 
     # ------------------------------------------------------------------ input
 
-    def handle(self, inp: ValidatorInput) -> list[Event]:
+    def handle(self, inp: ValidatorInput) -> list[EventData]:
         """Apply one input; returns the events it caused, in publish order."""
         self._out = out = []
         if isinstance(inp, Command):
@@ -346,10 +347,10 @@ class Validator:
         else:
             result = self._round_event(ts, rnd)
             self.results.append(
-                result.winner[0].upper()  # type: ignore[index]
-                + "n" * bool(result.natural)
-                + "p" * bool(result.player_pair)
-                + "b" * bool(result.banker_pair)
+                result["winner"][0].upper()
+                + "n" * result["natural"]
+                + "p" * result["player_pair"]
+                + "b" * result["banker_pair"]
             )
             if self.shoe is None:
                 # No new_shoe ever resets them (auto mode without a game server), and the state is
@@ -531,8 +532,8 @@ class Validator:
             comparison.alert_id = self.next_seq
             self._alert(ts, "SHUFFLE_SUSPECT", text, None, shuffle=figures)
             return
-        update = {"seq": self.next_seq, "ts": ts, "message": text, "shuffle": ShuffleEvidence(**figures)}
-        self.open_alerts[alert.alert_id] = alert = alert.model_copy(update=update)
+        alert = AlertData(alert, seq=self.next_seq, ts=float(ts), message=text, shuffle=Data(figures))
+        self.open_alerts[alert["alert_id"]] = alert
         self._emit(alert)
 
     def _betting_open(self, ts: float, args: dict[str, Any]) -> None:
@@ -609,7 +610,7 @@ class Validator:
         if alert_id == self.clearing_alert:
             self.clearing = False  # the dealer says the layout is clear: the next card opens a round
             self.clearing_alert = None
-        self._emit(alert.model_copy(update={"seq": self.next_seq, "ts": ts, "acknowledged": True}))
+        self._emit(AlertData(alert, seq=self.next_seq, ts=float(ts), acknowledged=True))
 
     def _dealer_sign_in(self, ts: float, args: dict[str, Any]) -> None:
         dealer_id = _optional_id(args, "dealer_id")
@@ -627,42 +628,42 @@ class Validator:
         self.dealer_id = dealer_id
         shoe = self.shoe
         self._emit(
-            DealerEvent.model_validate(
-                {
-                    "seq": self.next_seq,
-                    "ts": ts,
-                    "table_id": self.table_id,
-                    "shoe_id": shoe.shoe_id if shoe else None,
-                    "dealer_id": dealer_id,
-                }
+            DealerData(
+                seq=self.next_seq,
+                ts=float(ts),
+                table_id=self.table_id,
+                shoe_id=shoe.shoe_id if shoe else None,
+                kind="dealer",
+                dealer_id=dealer_id,
             )
         )
 
     # ------------------------------------------------------------------ events
 
-    def _emit(self, event: Event) -> None:
+    def _emit(self, event: EventData) -> None:
         self.next_seq += 1
         self._out.append(event)
 
-    # Events are built with ``model_validate`` on a plain dict: the same validation as keyword
-    # arguments without ``__init__``'s extra call and keyword packing, which shows on a card's path.
+    # Events are built as plain data, every field of the model in the model's order and of its type
+    # (``ts`` a float even when an input's was an int), because ``scannerd.topics`` encodes them as
+    # they are: a pydantic model per event, validated and encoded, cost several times as much
+    # (``bench/validator_throughput.py``), and tests/test_event_data.py holds the bytes to the model's.
 
     def _card_event(
         self, ts: float, position: str, card: str | None, round_id: str | None, card_no: int | None
     ) -> None:
         shoe = self.shoe
         self._emit(
-            CardEvent.model_validate(
-                {
-                    "seq": self.next_seq,
-                    "ts": ts,
-                    "table_id": self.table_id,
-                    "shoe_id": shoe.shoe_id if shoe else None,
-                    "round_id": round_id,
-                    "position": position,
-                    "card": card,
-                    "shoe_card_no": card_no,
-                }
+            CardData(
+                seq=self.next_seq,
+                ts=float(ts),
+                table_id=self.table_id,
+                shoe_id=shoe.shoe_id if shoe else None,
+                kind="card",
+                round_id=round_id,
+                position=position,
+                card=card,
+                shoe_card_no=card_no,
             )
         )
 
@@ -677,23 +678,24 @@ class Validator:
         shuffle: dict[str, Any] | None = None,
     ) -> None:
         shoe = self.shoe
-        fields: dict[str, Any] = {
-            "seq": self.next_seq,
-            "ts": ts,
-            "table_id": self.table_id,
-            "shoe_id": shoe.shoe_id if shoe else None,
-            "alert_id": self.next_seq,
-            "round_id": round_id,
-            "code": code,
-            "severity": severity or ALERTS[code].usual.severity,
-            "message": message,
-            "card": card,
-        }
+        alert = AlertData(
+            seq=self.next_seq,
+            ts=float(ts),
+            table_id=self.table_id,
+            shoe_id=shoe.shoe_id if shoe else None,
+            kind="alert",
+            alert_id=self.next_seq,
+            round_id=round_id,
+            code=code,
+            severity=severity or ALERTS[code].usual.severity,
+            message=message,
+            card=card,
+            acknowledged=False,
+        )
         if shuffle is not None:
-            fields["shuffle"] = shuffle
-        alert = AlertEvent.model_validate(fields)
-        if alert.severity != "info":
-            self.open_alerts[alert.alert_id] = alert
+            alert["shuffle"] = Data(shuffle)
+        if alert["severity"] != "info":
+            self.open_alerts[alert["alert_id"]] = alert
         self._emit(alert)
 
     def _case_alert(self, ts: float, code: str, case: str, round_id: str | None = None) -> None:
@@ -703,38 +705,35 @@ class Validator:
 
     def _round_event(
         self, ts: float, rnd: RoundState, reason: str | None = None, detail: str | None = None
-    ) -> RoundEvent:
+    ) -> RoundData:
         shoe = self.shoe
         p, b = rnd.player, rnd.banker
-        fields: dict[str, Any] = {
-            "seq": self.next_seq,
-            "ts": ts,
-            "table_id": self.table_id,
-            "shoe_id": shoe.shoe_id if shoe else None,
-            "round_id": rnd.round_id,
-            "phase": rnd.phase,
-            "hand_no": rnd.hand_no,
-            "last_hand": rnd.last_hand,
-            "reason": reason,
-            "detail": detail,
-        }
+        p_total, b_total = hand_total(p), hand_total(b)
+        complete = rnd.phase == "complete"
+        event = RoundData(
+            seq=self.next_seq,
+            ts=float(ts),
+            table_id=self.table_id,
+            shoe_id=shoe.shoe_id if shoe else None,
+            kind="round",
+            round_id=rnd.round_id,
+            phase=rnd.phase,
+            hand_no=rnd.hand_no,
+            last_hand=rnd.last_hand,
+            player=Data(cards=p.copy(), total=p_total),  # copies: the round's hands grow after this event
+            banker=Data(cards=b.copy(), total=b_total),
+            winner=_winner(p_total, b_total) if complete else None,
+            natural=len(p) == 2 and len(b) == 2 and (p_total >= 8 or b_total >= 8) if complete else None,
+            player_pair=p[0][0] == p[1][0] if complete else None,
+            banker_pair=b[0][0] == b[1][0] if complete else None,
+            reason=reason,
+            detail=detail,
+        )
         if rnd.betting_time is not None:
-            fields["betting_time_s"] = rnd.betting_time
-            fields["betting_ends_ts"] = rnd.betting_ends
+            event["betting_time_s"] = float(rnd.betting_time)
+            event["betting_ends_ts"] = float(rnd.betting_ends)  # type: ignore[arg-type]
         if rnd.dealer_id is not None:
-            fields["dealer_id"] = rnd.dealer_id
-        # An empty hand is left to the model's default: cheaper than validating one.
-        if p:
-            fields["player"] = {"cards": p, "total": hand_total(p)}
-        if b:
-            fields["banker"] = {"cards": b, "total": hand_total(b)}
-        if rnd.phase == "complete":
-            p_total, b_total = fields["player"]["total"], fields["banker"]["total"]
-            fields["winner"] = "player" if p_total > b_total else "banker" if b_total > p_total else "tie"
-            fields["natural"] = len(p) == 2 and len(b) == 2 and (p_total >= 8 or b_total >= 8)
-            fields["player_pair"] = p[0][0] == p[1][0]
-            fields["banker_pair"] = b[0][0] == b[1][0]
-        event = RoundEvent.model_validate(fields)
+            event["dealer_id"] = rnd.dealer_id
         self._emit(event)
         return event
 
@@ -770,9 +769,10 @@ class Validator:
     def _shoe_event(self, ts: float) -> None:
         view = self._shoe_view()
         assert view is not None
-        view["seq"] = self.next_seq
-        view["ts"] = ts
-        self._emit(ShoeEvent.model_validate(view))
+        table_id, shoe_id = view.pop("table_id"), view.pop("shoe_id")
+        self._emit(
+            ShoeData(seq=self.next_seq, ts=float(ts), table_id=table_id, shoe_id=shoe_id, kind="shoe", **view)
+        )
 
     # ------------------------------------------------------------------ state
 
@@ -806,7 +806,7 @@ class Validator:
             "link_up": self.link_up,
             "shoe": self._shoe_view(),
             "round": round_view,
-            "alerts": [a.model_dump(mode="json") for a in self.open_alerts.values()],
+            "alerts": [dict(a) for a in self.open_alerts.values()],
         }
         if self.dealer_id is not None:  # present only while a dealer is signed in
             state["dealer_id"] = self.dealer_id
@@ -827,7 +827,7 @@ class Validator:
             "rounds_started": self.rounds_started,
             "round_id_suffix": self.round_id_suffix,
             "results": list(self.results),
-            "open_alerts": [a.model_dump(mode="json") for a in self.open_alerts.values()],
+            "open_alerts": [dict(a) for a in self.open_alerts.values()],
             "dealer_id": self.dealer_id,
             "shuffle": self.shuffle.snapshot(),
         }
@@ -850,9 +850,13 @@ class Validator:
         if snap.get("shuffle") is not None:  # saved before the shuffle check: nothing to compare yet
             v.shuffle = ShuffleCheck.restore(snap["shuffle"])
         for raw in snap["open_alerts"]:
-            alert = AlertEvent.model_validate(raw)
+            alert = AlertData.of(AlertEvent.model_validate(raw))
             v.open_alerts[alert.alert_id] = alert
         return v
+
+
+def _winner(player_total: int, banker_total: int) -> str:
+    return "player" if player_total > banker_total else "banker" if banker_total > player_total else "tie"
 
 
 def _result(code: str) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from drivers.events import DeviceCard, DeviceCutCard, DeviceEvent, LinkDown, Lin
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from scannerd.alert_catalogue import PIT_ONLY_CODES
-from scannerd.events import AlertEvent, CardEvent, Event, RoundEvent, Tick
+from scannerd.events import AlertData, CardData, EventData, RoundData, Tick
 from scannerd.house import HouseRules
 from scannerd.requests import Request
 from scannerd.table import Table
@@ -29,22 +29,22 @@ from simulators.feeder import SimDevice
 _ENDS = ("complete", "void")
 
 
-def mismatches(step: Step, events: list[Event], rejected: bool = False) -> list[str]:
+def mismatches(step: Step, events: list[EventData], rejected: bool = False) -> list[str]:
     """What differs between ``step.expect`` and the validator's events for that step."""
     exp = step.expect
     problems: list[str] = []
     # The dealer does not judge its own shuffle: the pit's alerts on it are tested on their own
     # (tests/test_shuffle_check.py), whatever the simulator was told to shuffle like.
-    alerts = tuple(e.code for e in events if isinstance(e, AlertEvent) and e.code not in PIT_ONLY_CODES)
+    alerts = tuple(e.code for e in events if isinstance(e, AlertData) and e.code not in PIT_ONLY_CODES)
     if alerts != exp.alerts:
         problems.append(f"alerts {alerts} != expected {exp.alerts}")
     if rejected != exp.rejected:
         problems.append(f"rejected={rejected}, expected {exp.rejected}")
     if isinstance(step.action, Draw | Unreadable):
-        positions = [e.position for e in events if isinstance(e, CardEvent)]
+        positions = [e.position for e in events if isinstance(e, CardData)]
         if positions != [exp.position]:
             problems.append(f"positions {positions} != expected [{exp.position}]")
-    ends = [(e.phase, e.winner) for e in events if isinstance(e, RoundEvent) and e.phase in _ENDS]
+    ends = [(e.phase, e.winner) for e in events if isinstance(e, RoundData) and e.phase in _ENDS]
     want = [(exp.round_end, exp.winner)] if exp.round_end else []
     if ends != want:
         problems.append(f"round ends {ends} != expected {want}")
@@ -65,7 +65,7 @@ class Loopback:
         *,
         table_id: str = "SIM",
         timeout: float = 5.0,
-        on_events: Callable[[Step, list[Event]], None] | None = None,
+        on_events: Callable[[Step, list[EventData]], None] | None = None,
     ) -> None:
         self.device = device
         self.table = Table(table_id, rules, driver=device.driver, channel=device.channel)
@@ -89,7 +89,7 @@ class Loopback:
 
     def check(self, step: Step) -> None:
         """Collect the validator's events for ``step`` and record any difference from the expectation."""
-        events: list[Event] = []
+        events: list[EventData] = []
         rejected = False
         try:
             match step.action:
@@ -114,9 +114,9 @@ class Loopback:
         if self.on_events is not None:
             self.on_events(step, events)
 
-    def _until(self, wanted: Callable[[DeviceEvent], bool]) -> list[Event]:
+    def _until(self, wanted: Callable[[DeviceEvent], bool]) -> list[EventData]:
         """Validate device events as they come, up to and including the first ``wanted`` one."""
-        out: list[Event] = []
+        out: list[EventData] = []
         deadline = time.monotonic() + self.timeout
         while True:
             try:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, assert_never
 
 from pydantic import ValidationError
 
@@ -36,11 +36,59 @@ class ScenarioError(ValueError):
     """A scenario file that cannot be used; the message names the line."""
 
 
+# The steps a scenario's lines name, their arguments checked and converted when the file is read.
+
+
 @dataclass(frozen=True, slots=True)
-class Instruction:
-    verb: str
-    args: tuple[str, ...]
-    line: int
+class ShoeStep:
+    """``shoe [skip-burn]``."""
+
+    skip_burn: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RoundsStep:
+    """``rounds N``."""
+
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoundStep:
+    """``round [MISTAKE]``."""
+
+    mistake: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlayStep:
+    """``play N``."""
+
+    rounds: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShoesStep:
+    """``shoes N``."""
+
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class UnplugStep:
+    """``unplug S``."""
+
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class PauseStep:
+    """``pause S``."""
+
+    seconds: float
+
+
+Instruction = ShoeStep | RoundsStep | RoundStep | PlayStep | ShoesStep | UnplugStep | PauseStep
 
 
 @dataclass(frozen=True)
@@ -90,33 +138,35 @@ class Scenario:
 
 
 def _perform(dealer: Dealer, ins: Instruction) -> Iterator[Step]:
-    verb, args = ins.verb, ins.args
-    if verb == "shoe":
-        yield from dealer.start_shoe(skip_burn=args == ("skip-burn",))
-    elif verb == "rounds":
-        for _ in range(int(args[0])):
-            yield from dealer.deal_round()
-    elif verb == "round":
-        yield from dealer.deal_round(args[0] if args else None)
-    elif verb == "play":
-        yield from dealer.play(rounds=int(args[0]))
-    elif verb == "shoes":
-        yield from dealer.play(shoes=int(args[0]))
-    elif verb == "unplug":
-        yield from dealer.unplug(float(args[0]))
-    elif verb == "pause":
-        yield Step(0.0, Pause(float(args[0])))
+    match ins:
+        case ShoeStep(skip_burn):
+            yield from dealer.start_shoe(skip_burn=skip_burn)
+        case RoundsStep(count):
+            for _ in range(count):
+                yield from dealer.deal_round()
+        case RoundStep(mistake):
+            yield from dealer.deal_round(mistake)
+        case PlayStep(rounds):
+            yield from dealer.play(rounds=rounds)
+        case ShoesStep(count):
+            yield from dealer.play(shoes=count)
+        case UnplugStep(seconds):
+            yield from dealer.unplug(seconds)
+        case PauseStep(seconds):
+            yield Step(0.0, Pause(seconds))
+        case _:
+            assert_never(ins)
 
 
-# verb -> (allowed argument counts, what the arguments must be)
-_STEPS: Final[dict[str, tuple[tuple[int, ...], str]]] = {
-    "shoe": ((0, 1), "skip-burn"),
-    "rounds": ((1,), "count"),
-    "round": ((0, 1), "mistake"),
-    "play": ((1,), "count"),
-    "shoes": ((1,), "count"),
-    "unplug": ((1,), "seconds"),
-    "pause": ((1,), "seconds"),
+# verb -> (allowed argument counts, what the argument must be, the step made of it when checked)
+_STEPS: Final[dict[str, tuple[tuple[int, ...], str, Callable[[Any], Instruction]]]] = {
+    "shoe": ((0, 1), "skip-burn", lambda arg: ShoeStep(skip_burn=arg is not None)),
+    "rounds": ((1,), "count", RoundsStep),
+    "round": ((0, 1), "mistake", RoundStep),
+    "play": ((1,), "count", PlayStep),
+    "shoes": ((1,), "count", ShoesStep),
+    "unplug": ((1,), "seconds", UnplugStep),
+    "pause": ((1,), "seconds", PauseStep),
 }
 _SETTINGS: Final = (
     "seed",
@@ -131,23 +181,25 @@ _SETTINGS: Final = (
 )
 
 
-def _check_step(ins: Instruction) -> None:
-    counts, kind = _STEPS[ins.verb]
-    if len(ins.args) not in counts:
-        raise ScenarioError(
-            f"line {ins.line}: '{ins.verb}' takes {' or '.join(map(str, counts))} argument(s)"
-        )
-    if not ins.args:
-        return
-    arg = ins.args[0]
+def _step(verb: str, args: tuple[str, ...], line: int) -> Instruction:
+    """The step a line names; its argument is checked and converted here, once."""
+    counts, kind, make = _STEPS[verb]
+    if len(args) not in counts:
+        raise ScenarioError(f"line {line}: '{verb}' takes {' or '.join(map(str, counts))} argument(s)")
+    if not args:
+        return make(None)
+    arg = args[0]
     if kind == "skip-burn" and arg != "skip-burn":
-        raise ScenarioError(f"line {ins.line}: 'shoe' takes only 'skip-burn', not {arg!r}")
+        raise ScenarioError(f"line {line}: 'shoe' takes only 'skip-burn', not {arg!r}")
     if kind == "mistake" and arg not in ROUND_MISTAKES:
-        raise ScenarioError(f"line {ins.line}: unknown mistake {arg!r}; one of {', '.join(ROUND_MISTAKES)}")
-    if kind == "count" and not (arg.isdigit() and int(arg) > 0):
-        raise ScenarioError(f"line {ins.line}: '{ins.verb}' needs a positive whole number, not {arg!r}")
+        raise ScenarioError(f"line {line}: unknown mistake {arg!r}; one of {', '.join(ROUND_MISTAKES)}")
+    if kind == "count":
+        if not (arg.isdigit() and int(arg) > 0):
+            raise ScenarioError(f"line {line}: '{verb}' needs a positive whole number, not {arg!r}")
+        return make(int(arg))
     if kind == "seconds":
-        _number(arg, ins.line)
+        return make(_number(arg, line))
+    return make(arg)
 
 
 def _number(text: str, line: int) -> float:
@@ -237,9 +289,7 @@ def parse(text: str) -> Scenario:
                 raise ScenarioError(f"line {number}: '{verb}' after the first step; settings go first")
             scenario = _setting(scenario, verb, args, number)
         elif verb in _STEPS:
-            ins = Instruction(verb, args, number)
-            _check_step(ins)
-            steps.append(ins)
+            steps.append(_step(verb, args, number))
         else:
             raise ScenarioError(f"line {number}: unknown word {verb!r}")
     return replace(scenario, instructions=tuple(steps))

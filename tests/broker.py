@@ -15,7 +15,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +23,19 @@ from typing import TYPE_CHECKING, Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from scannerd.events import AlertEvent, CardEvent, Event, RoundEvent, ShoeEvent
+from scannerd.events import (
+    AlertData,
+    AlertEvent,
+    CardData,
+    CardEvent,
+    DealerData,
+    Event,
+    EventData,
+    RoundData,
+    RoundEvent,
+    ShoeData,
+    ShoeEvent,
+)
 from scannerd.topics import EVENT_KINDS
 
 if TYPE_CHECKING:
@@ -279,9 +291,13 @@ class GameServer:
 # --------------------------------------------------------------------------- events to send
 
 
-def store(pub: Publisher, events: Sequence[Event], state: Any = None) -> bool:
-    """Store events as the daemon does: write, hand to the publisher, sync; True once on disk for good."""
-    written = pub.outbox.write(pub.topics.messages(events), state)
+def store(pub: Publisher, events: list[Event], state: Any = None) -> bool:
+    """Store events as the daemon does: as built, written, handed to the publisher, synced.
+
+    True once on disk for good. The tests write their events as models; the
+    daemon stores what the validator builds, so they are converted first.
+    """
+    written = pub.outbox.write(pub.topics.messages(as_built(events)), state)
     pub.send(written)
     pub.outbox.sync()
     return not written.held
@@ -307,6 +323,14 @@ def sample_events(first: int, n: int, table_id: str = "T1") -> list[Event]:
         else:
             out.append(AlertEvent(**common, alert_id=seq, code="EXTRA_CARD", severity="misdeal", message="x"))
     return out
+
+
+_BUILT = {cls.model: cls for cls in (CardData, RoundData, AlertData, ShoeData, DealerData)}
+
+
+def as_built(events: list[Event]) -> list[EventData]:
+    """Events as the validator builds them (plain data), which is what a publisher takes."""
+    return [_BUILT[type(e)].of(e) for e in events]
 
 
 def event_seqs(messages: list[mqtt.MQTTMessage]) -> list[int]:

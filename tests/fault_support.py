@@ -16,7 +16,7 @@ from typing import Any
 
 from scannerd.config import Config
 from scannerd.device_settings import DeviceSettings
-from scannerd.events import AlertEvent, CardEvent, Event, RoundEvent
+from scannerd.events import AlertData, CardData, EventData, RoundData
 from scannerd.listeners import TableListener
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox_settings import OutboxSettings
@@ -63,10 +63,10 @@ class EventLog(TableListener):
     """A daemon listener that tests can wait on."""
 
     def __init__(self) -> None:
-        self.events: list[Event] = []
+        self.events: list[EventData] = []
         self._cond = threading.Condition()
 
-    def on_events(self, events: Sequence[Event]) -> None:
+    def on_events(self, events: Sequence[EventData]) -> None:
         with self._cond:
             self.events.extend(events)
             self._cond.notify_all()
@@ -80,11 +80,11 @@ class EventLog(TableListener):
 
     def cards(self) -> list[str | None]:
         with self._cond:
-            return [e.card for e in self.events if isinstance(e, CardEvent)]
+            return [e.card for e in self.events if isinstance(e, CardData)]
 
     def alerts(self) -> list[str]:
         with self._cond:
-            return [e.code for e in self.events if isinstance(e, AlertEvent) and not e.acknowledged]
+            return [e.code for e in self.events if isinstance(e, AlertData) and not e.acknowledged]
 
     def round_ends(self) -> list[tuple[str, str | None]]:
         """(phase, void reason) of every round that ended."""
@@ -92,7 +92,7 @@ class EventLog(TableListener):
             return [
                 (e.phase, e.reason)
                 for e in self.events
-                if isinstance(e, RoundEvent) and e.phase in ("complete", "void")
+                if isinstance(e, RoundData) and e.phase in ("complete", "void")
             ]
 
 

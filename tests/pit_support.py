@@ -19,7 +19,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from scannerd.cards import ALL_CARDS
-from scannerd.events import CardDrawn, Command, Event, LinkChanged, ValidatorInput
+from scannerd.events import CardDrawn, Command, EventData, LinkChanged, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.payloads import DevicePayload, StatusPayload
 from scannerd.requests import RequestError, parse_request
@@ -48,7 +48,7 @@ class SimTable:
         self.online = True
         self.link = "up"
 
-    def feed(self, inp: ValidatorInput) -> list[Event]:
+    def feed(self, inp: ValidatorInput) -> list[EventData]:
         return self.validator.handle(inp)
 
     def tick(self) -> float:
@@ -83,7 +83,7 @@ class SimulatedPit:
 
     # ------------------------------------------------------------------ publishing as a daemon does
 
-    def _publish(self, table: SimTable, events: list[Event]) -> None:
+    def _publish(self, table: SimTable, events: list[EventData]) -> None:
         for message in table.topics.messages(events):
             self.client.publish(message.topic, message.payload, qos=1, retain=message.retain)
 

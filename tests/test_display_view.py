@@ -71,7 +71,7 @@ def test_the_folded_view_agrees_with_the_validator_after_every_step(case):
         winners: list[str] = []
         for v, events in play(rules, seed, error_rate):
             for e in events:
-                view.apply(e.model_dump(mode="json"))
+                view.apply(e)
                 if e.kind == "round" and e.phase == "complete":
                     winners.append(e.winner)
                 if e.kind == "shoe" and e.cards_dealt == 0:
@@ -130,7 +130,7 @@ def test_burn_progress_is_counted_from_the_turned_card():
     view = TableView("T1")
     for inp in (Command(1.0, "new_shoe", {"shoe_id": "S1"}), CardDrawn(2.0, "3S"), CardDrawn(3.0, "KD")):
         for e in v.handle(inp):
-            view.apply(e.model_dump(mode="json"))
+            view.apply(e)
     assert view.next_action() == ("BURN: 2 of 4", "burn")
 
 
@@ -166,7 +166,7 @@ class Fed:
             if isinstance(inp, str):
                 inp = CardDrawn(self.ts, inp)
             for e in self.validator.handle(inp):
-                self.view.apply(e.model_dump(mode="json"))
+                self.view.apply(e)
 
     def command(self, name: str, **args) -> None:
         self(Command(self.ts + 1, name, args))

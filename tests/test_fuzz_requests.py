@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from scannerd.cards import ALL_CARDS
 from scannerd.command_catalogue import COMMANDS as CATALOGUE
-from scannerd.events import CardDrawn, Event
+from scannerd.events import CardDrawn, EventData
 from scannerd.house import HouseRules
 from scannerd.requests import MAX_REQUEST_BYTES, Request, RequestError, Response, execute
 from scannerd.requests import parse_request as parse
@@ -55,7 +55,7 @@ payloads = st.one_of(
 commands = st.sampled_from(COMMANDS) | st.text(max_size=20)
 
 
-def answer(command: str, payload: bytes, validator: Validator, ts: float) -> tuple[Response, list[Event]]:
+def answer(command: str, payload: bytes, validator: Validator, ts: float) -> tuple[Response, list[EventData]]:
     """What the daemon does with one request message."""
     try:
         request = parse(command, payload)
@@ -131,8 +131,8 @@ def test_no_card_is_lost_or_changed_amid_bad_requests(
 ) -> None:
     rules = HouseRules(round_control="auto", burn="none")
     clean, noisy = Validator("T1", rules), Validator("T1", rules)
-    clean_events: list[Event] = []
-    noisy_events: list[Event] = []
+    clean_events: list[EventData] = []
+    noisy_events: list[EventData] = []
     for n, (card, junk) in enumerate(deal):
         ts = 1_700_000_000.0 + n
         for command, payload in junk:

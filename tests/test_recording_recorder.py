@@ -207,3 +207,28 @@ def test_a_full_disk_ends_the_file_at_the_last_good_line_and_the_daemon_carries_
         assert 0 < len(list(r.lines())) < 100
         assert r.truncated
     assert [line.data for line in read(second)[1] if isinstance(line, RxLine)] == [b"A02\r\n"]
+
+
+def test_a_message_the_writer_has_no_case_for_ends_the_file_loudly_and_recording_goes_on(tmp_path) -> None:
+    """A kind put on the queue that the writer was never taught: an error and a whole file, not a lost thread.
+
+    The writer matches every kind of message; this one reaches its exhaustiveness guard, as a kind added
+    to the queue without a case would.
+    """
+    state = {"now": shoe_state("S1", 5)}
+    rec = make(tmp_path, state=lambda: state["now"])
+    rec.start(T0)
+    rec.on_rx(T0 + 1, b"A01\r\n")
+    rec._put(CardDrawn(T0 + 2, "AS"))  # type: ignore[arg-type]  # an input, but no kind of line
+    wait_until(lambda: rec.errors == 1, 10, "the error")
+    rec.on_rx(T0 + 3, b"A02\r\n")  # the file ended at the last good line: dropped, as is the command
+    state["now"] = shoe_state("S2")
+    rec.on_input(Command(T0 + 4, "new_shoe", {"shoe_id": "S2"}))
+    rec.on_rx(T0 + 5, b"A03\r\n")
+    assert rec.alive
+    rec.stop()
+    health = rec.health()
+    assert health.errors == 1 and "CardDrawn" in (health.last_error or "") and health.dropped == 2
+    first, second = (read(path)[1] for path in rec.files)
+    assert [line.data for line in first if isinstance(line, RxLine)] == [b"A01\r\n"]
+    assert [line.data for line in second if isinstance(line, RxLine)] == [b"A03\r\n"]

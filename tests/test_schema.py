@@ -8,7 +8,7 @@ from scannerd.command_catalogue import COMMANDS
 from scannerd.commands.schema import documents
 from scannerd.events import DealerEvent
 from scannerd.topics import EVENT_KINDS, RETAINED_KINDS, STATE_TOPICS, Topics
-from tests.broker import sample_events
+from tests.broker import as_built, sample_events
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "docs" / "schema"
 
@@ -49,7 +49,7 @@ def test_asyncapi_describes_every_topic_with_the_delivery_the_publisher_uses() -
     assert doc["asyncapi"] == "3.0.0"
     topics = Topics("casino/tables", "{table_id}")
     dealer = DealerEvent(seq=5, ts=1_700_000_005.0, table_id="{table_id}", dealer_id="D-117")
-    events = [*sample_events(1, 4, table_id="{table_id}"), dealer]
+    events = as_built([*sample_events(1, 4, table_id="{table_id}"), dealer])
     for event in events:
         message = topics.message(event)
         op = doc["operations"][f"publish_{event.kind}"]

@@ -16,7 +16,7 @@ import pytest
 
 from scannerd.cards import ALL_CARDS
 from scannerd.display.view import TableView
-from scannerd.events import AlertEvent, CardDrawn, Command, CutCardSeen
+from scannerd.events import AlertData, CardDrawn, Command, CutCardSeen
 from scannerd.house import HouseRules
 from scannerd.shoe_alarm import AlarmState
 from scannerd.shuffle_check import THRESHOLD, ShuffleCheck
@@ -134,8 +134,8 @@ def feed_validator(v: Validator, steps, ts: float = 1_700_000_000.0) -> list:
     return events
 
 
-def shuffle_alerts(events) -> list[AlertEvent]:
-    return [e for e in events if isinstance(e, AlertEvent) and e.code == "SHUFFLE_SUSPECT"]
+def shuffle_alerts(events) -> list[AlertData]:
+    return [e for e in events if isinstance(e, AlertData) and e.code == "SHUFFLE_SUSPECT"]
 
 
 def test_the_validator_alerts_the_pit_early_and_restates_the_figures_at_the_shoes_end():
@@ -154,7 +154,7 @@ def test_the_validator_alerts_the_pit_early_and_restates_the_figures_at_the_shoe
     # Nothing for the dealer: not on the display, and the shoe's alarm stays off.
     view = TableView("T1")
     for e in events:
-        view.apply(e.model_dump(mode="json"))
+        view.apply(e)
     assert all(a["code"] != "SHUFFLE_SUSPECT" for a in view.open_alerts())
     alarm = AlarmState()
     alarm.apply(shuffle_alerts(events))

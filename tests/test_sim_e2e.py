@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from drivers.registry import get_driver_class
-from scannerd.events import AlertEvent
+from scannerd.events import AlertData
 from simulators.faults import FaultRates
 from simulators.feeder import Feeder
 from simulators.loopback import Loopback
@@ -42,7 +42,7 @@ def session(driver: str, scenario: Scenario, tmp_path: Path) -> tuple[Loopback, 
         device,
         rules,
         timeout=10.0,
-        on_events=lambda step, events: seen.extend(e.code for e in events if isinstance(e, AlertEvent)),
+        on_events=lambda step, events: seen.extend(e.code for e in events if isinstance(e, AlertData)),
     )
     try:
         loop.start()

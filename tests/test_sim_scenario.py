@@ -5,7 +5,19 @@ import pytest
 from scannerd.house import HouseRules
 from simulators.actions import Pause, Unplug
 from simulators.faults import FaultRates
-from simulators.scenario import Scenario, ScenarioError, load, parse
+from simulators.scenario import (
+    PauseStep,
+    PlayStep,
+    RoundsStep,
+    RoundStep,
+    Scenario,
+    ScenarioError,
+    ShoesStep,
+    ShoeStep,
+    UnplugStep,
+    load,
+    parse,
+)
 
 # The alerts samples/scenarios/every-mistake.txt must raise, in order.
 EVERY_MISTAKE = [
@@ -55,15 +67,15 @@ def test_settings_and_steps_are_read():
     assert (sc.pace, sc.error_rate, sc.unplug_seconds) == (0.5, 0.1, 0.5)
     assert sc.mistakes == ("early-card", "unreadable")
     assert sc.faults == FaultRates(junk=0.1, split=0.25)
-    assert [(i.verb, i.args) for i in sc.instructions] == [
-        ("shoe", ("skip-burn",)),
-        ("rounds", ("3",)),
-        ("round", ("extra-card",)),
-        ("unplug", ("2",)),
-        ("pause", ("1.5",)),
-        ("play", ("10",)),
-        ("shoes", ("1",)),
-    ]
+    assert sc.instructions == (  # each argument converted as the file is read, not when it is played
+        ShoeStep(skip_burn=True),
+        RoundsStep(3),
+        RoundStep("extra-card"),
+        UnplugStep(2.0),
+        PauseStep(1.5),
+        PlayStep(10),
+        ShoesStep(1),
+    )
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from drivers.events import DeviceButton, DeviceCard, DeviceHello, DeviceStatus, LinkUp
-from scannerd.events import TICK_S, CardEvent, Tick
+from scannerd.events import TICK_S, CardData, Tick
 from scannerd.house import HouseRules
 from scannerd.requests import parse_request
 from scannerd.table import SavedState, Table
@@ -25,7 +25,7 @@ def test_a_card_is_acknowledged_only_once_its_events_are_stored_and_a_button_at_
     table = dealing()
     card = table.device_event(T0 + 1, DeviceCard("9H", ack=7))
     assert card.ack == 7 and card.ack_now is None
-    assert [type(e) for e in card.events][:1] == [CardEvent] and card.judged is not None
+    assert [type(e) for e in card.events][:1] == [CardData] and card.judged is not None
     button = table.device_event(T0 + 2, DeviceButton("reveal", ack=8))
     assert (button.events, button.judged, button.ack, button.ack_now) == ([], None, None, 8)
     assert button.acks == [8]

@@ -699,7 +699,7 @@ def test_snapshot_restore_continues_identically_mid_round():
         t.events = []
         t.cards("3D")
         t.round(*SIX_CARD_ROUND)
-    assert [e.model_dump() for e in a.events] == [e.model_dump() for e in b.events]
+    assert a.events == b.events
     assert a.v.snapshot() == b.v.snapshot()
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from scannerd.events import CardDrawn, ClockStepped, Command, Event, LinkChanged, Tick, ValidatorInput
+from scannerd.events import CardDrawn, ClockStepped, Command, EventData, LinkChanged, Tick, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.requests import RequestError, parse_request
-from scannerd.topics import encode
+from scannerd.topics import encode_data
 from scannerd.validator import CommandRejected, Validator
 
 T0 = 1_700_000_000.0
@@ -21,11 +21,11 @@ NATURAL = ("9H", "2S", "9C", "3D")
 AUTO = HouseRules(burn="none", round_control="auto", betting_time_s=15)
 
 
-def run(v: Validator, inputs: list[ValidatorInput]) -> list[Event]:
+def run(v: Validator, inputs: list[ValidatorInput]) -> list[EventData]:
     return [e for inp in inputs for e in v.handle(inp)]
 
 
-def rounds(events: list[Event]) -> list[tuple[str, float]]:
+def rounds(events: list[EventData]) -> list[tuple[str, float]]:
     return [(e.phase, e.ts) for e in events if e.kind == "round"]
 
 
@@ -45,7 +45,7 @@ def test_betting_open_carries_the_betting_time_and_when_it_runs_out():
 def test_without_a_betting_time_the_round_events_are_as_before():
     v = Validator("T1", HouseRules(burn="none"))
     (opened,) = v.handle(Command(T0, "betting_open", {"round_id": "R1"}))
-    assert b"betting_time_s" not in encode(opened) and b"betting_ends_ts" not in encode(opened)
+    assert b"betting_time_s" not in encode_data(opened) and b"betting_ends_ts" not in encode_data(opened)
     assert "betting_ends_ts" not in v.state()["round"]
 
 
@@ -72,7 +72,7 @@ def test_betting_closes_at_the_same_moment_whichever_input_finds_the_time_over()
         inputs: list[ValidatorInput] = [LinkChanged(T0, up=True)]
         inputs += [Tick(T0 + n + tick_offset) for n in range(1, 17)]
         inputs += [CardDrawn(card_at + n, c) for n, c in enumerate(NATURAL)]
-        return [encode(e) for e in run(v, inputs)]
+        return [encode_data(e) for e in run(v, inputs)]
 
     live = session(0.3, T0 + 17)
     assert live == session(0.8, T0 + 17)

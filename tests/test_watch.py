@@ -24,7 +24,7 @@ from scannerd.commands.watch import TableWatch
 from scannerd.config import Config
 from scannerd.daemon import Daemon
 from scannerd.device_settings import DeviceSettings
-from scannerd.events import CardDrawn, Command, Event
+from scannerd.events import CardDrawn, Command, EventData
 from scannerd.house import HouseRules
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox_settings import OutboxSettings
@@ -53,7 +53,7 @@ class Table:
         self.client.connect(broker.host, broker.port)
         self.client.loop_start()
 
-    def publish(self, events: list[Event]) -> None:
+    def publish(self, events: list[EventData]) -> None:
         for m in self.topics.messages(events):
             self.client.publish(m.topic, m.payload, qos=m.qos, retain=m.retain).wait_for_publish(5)
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from drivers.base import DriverInitError
-from scannerd.events import AlertEvent, DealerEvent, Event, RoundEvent
+from scannerd.events import AlertData, DealerData, EventData, RoundData
 from scannerd.recording import RecordingError, RecordingReader
 from scannerd.replay import replayer_for
 from scannerd.replay_many import reader_notes
@@ -88,8 +88,8 @@ class _Collector:
         self.misdeals: dict[int, MisdealFact] = {}
         self.shuffles: dict[int, ShuffleFact] = {}
 
-    def add(self, event: Event | Any) -> None:
-        if isinstance(event, RoundEvent):
+    def add(self, event: EventData | Any) -> None:
+        if isinstance(event, RoundData):
             key = (event.shoe_id, event.round_id)
             rnd = self.rounds.setdefault(key, {"opened": event.ts, "dealer_id": event.dealer_id})
             rnd["ended"] = event.ts
@@ -98,9 +98,9 @@ class _Collector:
                 rnd["winner"] = event.winner
             elif event.phase == "void":
                 rnd["void"] = event.reason or "unknown"
-        elif isinstance(event, DealerEvent):
+        elif isinstance(event, DealerData):
             self.dealer = event.dealer_id
-        elif isinstance(event, AlertEvent) and not event.acknowledged:
+        elif isinstance(event, AlertData) and not event.acknowledged:
             if event.code == "SHUFFLE_SUSPECT" and event.shuffle is not None:
                 figures = event.shuffle
                 self.shuffles[event.alert_id] = ShuffleFact(

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, assert_never
 
 import paho.mqtt.client as mqtt
 import structlog
@@ -64,7 +64,6 @@ RETRY_S = 1.0
 """After a handler raised, the same event is tried again this much later (it is never skipped)."""
 
 _T = TypeVar("_T")
-_IDLE = object()  # the queue had nothing for a while: time to look at held events again
 
 EventHandler = Callable[[Event, sqlite3.Connection], None]
 GapHandler = Callable[["Gap"], None]
@@ -111,6 +110,22 @@ class _Inbound:
     event: Event | None = None
     availability: Availability | None = None
     retained: bool = False  # the event is the broker's retained copy, sent because we subscribed
+
+
+@dataclass(frozen=True, slots=True)
+class _Connection:
+    """A connection was made (``up``) or lost: for ``on_connection``, in turn with the messages."""
+
+    up: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Stop:
+    """The client is stopping: the delivery thread ends."""
+
+
+_ClientMessage = _Inbound | _Connection | _Stop
+"""Put by paho's network thread and ``stop``; only the delivery thread takes them."""
 
 
 class TableClient:
@@ -177,7 +192,7 @@ class TableClient:
         self._on_retained = on_retained
         self._marks = Marks(marks)
         self._availability: dict[str, Availability] = {}
-        self._inbox: queue.Queue[_Inbound | bool | None] = queue.Queue()  # bool: connected or not
+        self._inbox: queue.Queue[_ClientMessage] = queue.Queue()
         self._held: dict[str, _Held] = {}  # table -> events that came early (delivery thread only)
         self._waiting: set[str] = set()  # transactions of requests still waiting for their answer
         self._responses: dict[str, Response] = {}
@@ -255,7 +270,7 @@ class TableClient:
     def stop(self) -> None:
         """Disconnect; events received and not yet delivered stay with the broker (never acknowledged)."""
         self._stopping.set()
-        self._inbox.put(None)
+        self._inbox.put(_Stop())
         self._client.disconnect()
         self._client.loop_stop()
         if self._delivery.is_alive():
@@ -358,12 +373,12 @@ class TableClient:
         # already name other messages here.
         self._connection += 1
         if self._on_connection is not None:
-            self._inbox.put(True)  # told before anything that comes on this connection
+            self._inbox.put(_Connection(True))  # told before anything that comes on this connection
         client.subscribe(self._filters())
 
     def _on_disconnect(self, _client: mqtt.Client, _ud: Any, _flags: Any, _reason: Any, _props: Any) -> None:
         if self._on_connection is not None:
-            self._inbox.put(False)
+            self._inbox.put(_Connection(False))
 
     def _on_subscribe(self, _client: mqtt.Client, _ud: Any, _mid: int, codes: list[Any], _props: Any) -> None:
         refused = [str(c) for c in codes if c.is_failure]
@@ -419,16 +434,22 @@ class TableClient:
 
     def _deliver_forever(self) -> None:
         while not self._stopping.is_set():
+            item: _ClientMessage | None
             try:
                 item = self._inbox.get(timeout=HOLD_POLL_S if self._held else None)
             except queue.Empty:
-                item = _IDLE
-            if item is None:
-                return
-            if isinstance(item, bool):
-                self._until_it_works("", partial(self._tell_connection, item))
-            elif item is not _IDLE:
-                self._take(item)
+                item = None  # nothing for a while: time to look at held events again
+            match item:
+                case _Stop():
+                    return
+                case _Connection(up):
+                    self._until_it_works("", partial(self._tell_connection, up))
+                case _Inbound():
+                    self._take(item)
+                case None:
+                    pass
+                case _:
+                    assert_never(item)
             self._retry_held()
 
     def _take(self, item: _Inbound) -> None:

@@ -28,7 +28,7 @@ from drivers.base import DriverInitError
 from scannerd import logs
 from scannerd.commands import arguments
 from scannerd.config import ConfigError, load_config
-from scannerd.events import Event
+from scannerd.events import EventData
 from scannerd.log_settings import LogSettings
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.recording import RecordingError, RecordingReader
@@ -230,12 +230,12 @@ def emit_mqtt(batches: Iterable[list[Published]], settings: MqttSettings, table_
                 _note(f"no broker at {settings.host}:{settings.port}")
                 return EXIT_MQTT
 
-            def send(events: list[Event]) -> None:
+            def send(events: list[EventData]) -> None:
                 # A throwaway outbox: nothing to sync, nothing waits for the disk.
                 publisher.send(outbox.write(publisher.topics.messages(events)))
 
             for batch in batches:
-                events: list[Event] = []
+                events: list[EventData] = []
                 for message in batch:
                     if isinstance(message.source, Response):
                         if events:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from drivers.registry import get_driver_class
 from scannerd.commands import arguments
-from scannerd.events import AlertEvent, Event
+from scannerd.events import AlertData, EventData
 from simulators.actions import Draw, ServerCommand, Step, Unplug, Unreadable
 from simulators.feeder import Feeder, default_link
 from simulators.game_server import DEFAULT_PREFIX
@@ -127,9 +127,9 @@ def run(args: argparse.Namespace) -> int:
         if check:
             from simulators.loopback import Loopback
 
-            def show(step: Step, events: list[Event]) -> None:
+            def show(step: Step, events: list[EventData]) -> None:
                 for e in events:
-                    if isinstance(e, AlertEvent):
+                    if isinstance(e, AlertData):
                         print(f"  validator: {e.code} ({e.severity}) {e.message}", flush=True)
 
             loopback = Loopback(device, rules, table_id=args.table_id, on_events=show)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import socket
 import threading
 from collections.abc import Callable, Sequence
@@ -22,14 +21,13 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from scannerd import __version__
 from scannerd.credentials import read_secret
 from scannerd.display.access import access_middleware
 from scannerd.display.guard import ConnectionCap, LoopErrors
 from scannerd.display.settings import DisplaySettings
-from scannerd.display.stream import ack_answer, ack_body, add_live_page
+from scannerd.display.stream import LiveView, ack_answer, ack_body, add_live_page
 from scannerd.display.view import TableView
-from scannerd.events import Event
+from scannerd.events import EventData
 from scannerd.listeners import TableListener
 from scannerd.payloads import DevicePayload, DisplayHealth
 from scannerd.requests import RequestError, Response, parse_request
@@ -81,9 +79,7 @@ class Display(TableListener):
         self._get_state = get_state
         self._request = request
         self._view = TableView(table_id, round_control)  # touched only on the loop thread once started
-        self._json = ""
-        self._version = 0
-        self._clients: set[asyncio.Event] = set()
+        self._live = LiveView()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -132,7 +128,7 @@ class Display(TableListener):
 
     # ------------------------------------------------------------------ inputs (daemon threads, never block)
 
-    def on_events(self, events: Sequence[Event]) -> None:
+    def on_events(self, events: Sequence[EventData]) -> None:
         """A daemon listener: queue the batch onto the display's loop and return at once."""
         self._call_soon(self._apply_events, list(events))
 
@@ -149,10 +145,10 @@ class Display(TableListener):
 
     # ------------------------------------------------------------------ the loop thread
 
-    def _apply_events(self, events: list[Event]) -> None:
+    def _apply_events(self, events: list[EventData]) -> None:
         changed = False
         for event in events:
-            changed |= self._view.apply(event.model_dump(mode="json"))
+            changed |= self._view.apply(event)  # already its published JSON's data
         if changed:
             self._publish()
 
@@ -161,12 +157,7 @@ class Display(TableListener):
         self._publish()
 
     def _publish(self) -> None:
-        # The version lets a kiosk left open for months reload itself after an upgrade.
-        view = {**self._view.snapshot(), "server_version": __version__}
-        self._json = json.dumps(view, separators=(",", ":"))
-        self._version += 1
-        for wake in self._clients:
-            wake.set()
+        self._live.publish(self._view.snapshot())
 
     def _run(self) -> None:
         try:
@@ -198,8 +189,7 @@ class Display(TableListener):
             self._loop = None
             if server is not None:
                 server.close()
-            for wake in self._clients:
-                wake.set()  # let every stream handler see the stop and return
+            self._live.wake_all()  # let every stream handler see the stop and return
             await runner.cleanup()
 
     async def _listen(self, cap: ConnectionCap) -> asyncio.Server | None:
@@ -251,8 +241,7 @@ class Display(TableListener):
             app,
             STATIC_DIR,
             "view",
-            lambda: (self._version, self._json),
-            self._clients,
+            self._live,
             lambda: self._stop is not None and not self._stop.is_set(),
         )
         app.router.add_post("/api/ack", self._ack)

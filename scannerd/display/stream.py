@@ -10,12 +10,14 @@ dead link by its silence. Both take an acknowledgement as a JSON POST.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
+from scannerd import __version__
 from scannerd.requests import Response
 
 PING_S = 5.0
@@ -25,12 +27,34 @@ SHARED_STATIC = Path(__file__).with_name("static") / "shared"
 """The scripts both pages load."""
 
 
+class LiveView:
+    """The view a page is served: its JSON, a version that moves with each change, the streams waiting.
+
+    Only the server's event loop touches it.
+    """
+
+    def __init__(self) -> None:
+        self.version = 0
+        self.json = "{}"
+        self.clients: set[asyncio.Event] = set()
+
+    def publish(self, view: dict[str, Any]) -> None:
+        # The server's version lets a page left open for months reload itself after an upgrade.
+        self.json = json.dumps({**view, "server_version": __version__}, separators=(",", ":"))
+        self.version += 1
+        self.wake_all()
+
+    def wake_all(self) -> None:
+        """Every open stream looks again: at a new view, or at the server stopping."""
+        for wake in self.clients:
+            wake.set()
+
+
 def add_live_page(
     app: web.Application,
     static_dir: Path,
     event: str,
-    view: Callable[[], tuple[int, str]],
-    clients: set[asyncio.Event],
+    live: LiveView,
     running: Callable[[], bool],
 ) -> None:
     """The routes both pages have: the page and its files, its view once (/api/state) and live (/events)."""
@@ -39,10 +63,10 @@ def add_live_page(
         return web.FileResponse(static_dir / "index.html", headers=NO_CACHE)
 
     async def state(_request: web.Request) -> web.Response:
-        return web.Response(text=view()[1], content_type="application/json", headers=NO_CACHE)
+        return web.Response(text=live.json, content_type="application/json", headers=NO_CACHE)
 
     async def events(request: web.Request) -> web.StreamResponse:
-        return await stream_view(request, event, view, clients, running)
+        return await stream_view(request, event, live, running)
 
     app.router.add_get("/", index)
     app.router.add_get("/events", events)
@@ -79,20 +103,19 @@ def ack_answer(response: Response) -> web.Response:
 async def stream_view(
     request: web.Request,
     event: str,
-    view: Callable[[], tuple[int, str]],
-    clients: set[asyncio.Event],
+    live: LiveView,
     running: Callable[[], bool],
 ) -> web.StreamResponse:
-    """Serve ``view()`` (its version and JSON) as SSE ``event``s until the page or the server goes."""
+    """Serve ``live``'s view as SSE ``event``s, again at each change, until the page or the server goes."""
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", **NO_CACHE})
     await response.prepare(request)
     wake = asyncio.Event()
-    clients.add(wake)
+    live.clients.add(wake)
     sent = -1
     try:
         await response.write(b"retry: 1000\n\n")
         while running():
-            version, data = view()
+            version, data = live.version, live.json
             if sent != version:
                 sent = version
                 await response.write(f"event: {event}\ndata: {data}\n\n".encode())
@@ -104,5 +127,5 @@ async def stream_view(
     except ConnectionError:
         pass  # the browser went away
     finally:
-        clients.discard(wake)
+        live.clients.discard(wake)
     return response

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import socket
 import threading
 from collections.abc import Callable
@@ -21,9 +20,8 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from scannerd import __version__
 from scannerd.client import RequestTimeout
-from scannerd.display.stream import ack_answer, ack_body, ack_error, add_live_page
+from scannerd.display.stream import LiveView, ack_answer, ack_body, ack_error, add_live_page
 from scannerd.idents import check_table_id
 from scannerd.requests import Response
 
@@ -46,9 +44,7 @@ class PitServer:
         self.host, self.port = host, port
         self._snapshot = snapshot
         self._acknowledge = acknowledge
-        self._json = "{}"
-        self._version = 0
-        self._clients: set[asyncio.Event] = set()
+        self._live = LiveView()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
         self._pending = False
@@ -97,10 +93,7 @@ class PitServer:
 
     def _publish(self) -> None:
         self._pending = False
-        self._json = json.dumps({**self._snapshot(), "server_version": __version__}, separators=(",", ":"))
-        self._version += 1
-        for wake in self._clients:
-            wake.set()
+        self._live.publish(self._snapshot())
 
     def _run(self) -> None:
         try:
@@ -120,8 +113,7 @@ class PitServer:
             app,
             STATIC_DIR,
             "pit",
-            lambda: (self._version, self._json),
-            self._clients,
+            self._live,
             lambda: self._stop is not None and not self._stop.is_set(),
         )
         app.router.add_post("/api/ack", self._ack)
@@ -138,8 +130,7 @@ class PitServer:
             await self._stop.wait()
         finally:
             self._loop = None
-            for wake in self._clients:
-                wake.set()
+            self._live.wake_all()
             await runner.cleanup()
 
     async def _ack(self, request: web.Request) -> web.Response:
