@@ -20,7 +20,7 @@ from scannerd.daemon import Daemon
 from scannerd.device_settings import DeviceSettings
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox_settings import OutboxSettings
-from tests.broker import Broker, wait_until
+from tests.support.broker import Broker, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 
