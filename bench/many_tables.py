@@ -47,7 +47,7 @@ from bench.support import (
 from scannerd.cards import ALL_CARDS
 from scannerd.topics import EVENT_KINDS
 from simulators.serial_pty import PtyPort
-from tests.nats_cluster import NatsCluster
+from tests.support.nats_cluster import NatsCluster
 
 P99_TARGET_MS = 20.0
 

@@ -41,7 +41,7 @@ from typing import Any
 
 from bench.support import machine, report, work_dir
 from bench.throughput import best
-from scannerd.replay_many import default_workers, recordings_in
+from scannerd.recording.replay_many import default_workers, recordings_in
 
 TARGET_PER_WORKER = 0.8
 TABLES = 4
@@ -98,7 +98,7 @@ def spin_seconds(processes: int, spins: int, loops: int = 3_000_000) -> float:
 
 
 def cards_in(directory: Path) -> int:
-    from scannerd.replay import replay
+    from scannerd.recording.replay import replay
 
     return sum(m.topic.endswith("/card") for path in recordings_in(directory) for m in replay(path))
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from scannerd.events import CardDrawn, LinkChanged
 from scannerd.house import HouseRules
-from scannerd.record_settings import RecordSettings
-from scannerd.recorder import Recorder
+from scannerd.recording.recorder import Recorder
+from scannerd.recording.settings import RecordSettings
 
 FRAME = b" [Game]<Card:9H> \r\n"
 

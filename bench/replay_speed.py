@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 
 from drivers.registry import create_driver
-from scannerd.recording import RecordingReader, RxLine
-from scannerd.replay import replay
+from scannerd.recording.format import RecordingReader, RxLine
+from scannerd.recording.replay import replay
 
 SAMPLE = Path(__file__).parent.parent / "samples" / "clean-shoe.jsonl.gz"
 

@@ -2,7 +2,7 @@
 
 The benchmarks measure the daemon as it runs on a table PC: ``scannerd run``
 in its own process, reading a real pty, publishing through a real Mosquitto
-started on a free port (the test suite's harness, ``tests.broker``). Run them
+started on a free port (the test suite's harness, ``tests.support.broker``). Run them
 from the repository root as modules (``python -m bench.latency``) so that
 harness is importable.
 """
@@ -32,8 +32,8 @@ from scannerd.events import CardDrawn, Command
 from scannerd.house import HouseRules
 from scannerd.validator import Validator
 from simulators.serial_pty import PtyPort
-from tests.broker import MOSQUITTO, Broker, wait_until
-from tests.nats_cluster import NatsCluster, Node
+from tests.support.broker import MOSQUITTO, Broker, wait_until
+from tests.support.nats_cluster import NatsCluster, Node
 
 __all__ = ["Broker", "wait_until"]
 

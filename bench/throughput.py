@@ -40,8 +40,8 @@ from bench.support import machine, report, work_dir
 from drivers.registry import create_driver
 from scannerd.events import CardDrawn, EventData, ValidatorInput
 from scannerd.house import HouseRules
-from scannerd.recording import Header, RecordingReader, RxLine
-from scannerd.replay import Replayer, replay
+from scannerd.recording.format import Header, RecordingReader, RxLine
+from scannerd.recording.replay import Replayer, replay
 from scannerd.topics import encode_data
 from scannerd.validator import CommandRejected, Validator
 

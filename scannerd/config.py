@@ -47,7 +47,7 @@ from scannerd.idents import TOO_MANY_DIGITS, TableId
 from scannerd.log_settings import LogSettings
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox_settings import OutboxSettings
-from scannerd.record_settings import RecordSettings
+from scannerd.recording.settings import RecordSettings
 
 DEFAULT_PATH = Path("/etc/scannerd/scannerd.toml")
 ENV_PREFIX = "SCANNERD_"

@@ -48,7 +48,7 @@ from scannerd.listeners import TableListener
 from scannerd.outbox import Level, Outbox, OutboxHealth
 from scannerd.payloads import ReaderHealth
 from scannerd.publisher import Publisher
-from scannerd.recorder import Recorder
+from scannerd.recording.recorder import Recorder
 from scannerd.requests import Request, RequestError, Response, parse_request
 from scannerd.seq_ceiling import SeqCeiling, clock_floor
 from scannerd.shoe_alarm import ShoeAlarm

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from drivers.registry import get_driver_class
 from scannerd import __version__
-from scannerd.recording import Header, RecordingWriter
+from scannerd.recording.format import Header, RecordingWriter
 from simulators.actions import Pause, ServerCommand, Step, Unplug
 from simulators.faults import Faults
 from simulators.registry import simulated

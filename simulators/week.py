@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 from drivers.registry import get_driver_class
 from scannerd import __version__
-from scannerd.chain import Chain
 from scannerd.commands.arguments import positive_int
-from scannerd.recording import ChainLink, Header, RecordingReader, RecordingWriter, whole_second
-from scannerd.replay import Replayer
-from scannerd.signing import fingerprint, load_private_key
+from scannerd.recording.chain import Chain
+from scannerd.recording.format import ChainLink, Header, RecordingReader, RecordingWriter, whole_second
+from scannerd.recording.replay import Replayer
+from scannerd.recording.signing import fingerprint, load_private_key
 from simulators.actions import ServerCommand
 from simulators.recording import Transcriber
 from simulators.scenario import Scenario

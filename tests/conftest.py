@@ -14,8 +14,8 @@ from scannerd.outbox import Outbox
 from scannerd.publisher import Publisher, RequestHandler
 from simulators.serial_pty import FramedPtyDevice, PtyPort
 from simulators.usb_backend import VirtualUsbBus
-from tests.broker import Broker
-from tests.browser import browser  # noqa: F401 (the headless Chromium fixture)
+from tests.support.broker import Broker
+from tests.support.browser import browser  # noqa: F401 (the headless Chromium fixture)
 
 # The fuzz tests' full count (tests/test_fuzz_*.py, docs/reliability.md): 12 tests x 10,000 inputs.
 #   pytest tests/test_fuzz_*.py --hypothesis-profile=fuzz

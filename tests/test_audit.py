@@ -24,13 +24,20 @@ from typing import Any
 
 import pytest
 
-from scannerd.chain import Chain
-from scannerd.recording import ChainLink, CmdLine, LinkLine, RecordingReader, RecordingWriter, RestartLine
+from scannerd.recording.chain import Chain
+from scannerd.recording.format import (
+    ChainLink,
+    CmdLine,
+    LinkLine,
+    RecordingReader,
+    RecordingWriter,
+    RestartLine,
+)
+from scannerd.recording.signing import load_private_key, write_key_pair
 from scannerd.shuffle_check import SHOES_KEPT
-from scannerd.signing import load_private_key, write_key_pair
 from simulators.week import WeekShoe, write_week
-from tests.browser import VIEWPORT, screenshot
-from tests.command_support import scannerd
+from tests.support.browser import VIEWPORT, screenshot
+from tests.support.command import scannerd
 
 TABLES, DAYS, LAZY = 10, 7, 6
 

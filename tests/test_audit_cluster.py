@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from simulators.week import write_week
-from tests.command_support import scannerd
+from tests.support.command import scannerd
 
 
 def test_on_a_dask_cluster_the_report_is_the_one_of_a_single_process(

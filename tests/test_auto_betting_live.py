@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 from drivers.events import DeviceCard
-from scannerd.replay import replay
+from scannerd.recording.replay import replay
 from scannerd.topics import EVENT_KINDS
-from tests.broker import Broker, GameServer
-from tests.config_support import write_config
+from tests.support.broker import Broker, GameServer
+from tests.support.config import write_config
 
 BETTING_S = 1.5
 NATURAL = ("9H", "2S", "9C", "3D")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from scannerd.baccarat import next_position, outcome_odds
-from tests.reference_rules import BANKER_TABLE, expected_draws
+from tests.support.reference_rules import BANKER_TABLE, expected_draws
 
 # A card of each point value, to build layouts from values.
 CARD_OF = {0: "KS", 1: "AS", 2: "2S", 3: "3S", 4: "4S", 5: "5S", 6: "6S", 7: "7S", 8: "8S", 9: "9S"}

@@ -20,11 +20,11 @@ import pytest
 
 from scannerd.cards import ALL_CARDS
 from simulators.serial_pty import PtyPort
-from tests.broker import GameServer, assert_complete_in_order, event_seqs, wait_until
-from tests.config_support import write_config
-from tests.fault_support import deduplicated
-from tests.nats_cluster import NATS_SERVER, NatsCluster
-from tests.process_support import start_daemon
+from tests.support.broker import GameServer, assert_complete_in_order, event_seqs, wait_until
+from tests.support.config import write_config
+from tests.support.fault import deduplicated
+from tests.support.nats_cluster import NATS_SERVER, NatsCluster
+from tests.support.process import start_daemon
 
 BASE = "casino/tables/T1"
 

@@ -17,7 +17,7 @@ from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.payloads import DevicePayload, StatusPayload
 from scannerd.requests import Request, Response
-from tests.broker import Broker, GameServer, make_tls, sample_events, store, wait_until
+from tests.support.broker import Broker, GameServer, make_tls, sample_events, store, wait_until
 
 FLOOR = int(time.time() * 1000)
 """A new table's first seq: the clock in milliseconds, as docs/mqtt.md says, never 1."""

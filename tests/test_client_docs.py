@@ -15,8 +15,8 @@ import pytest
 
 from scannerd.daemon import Daemon
 from simulators.serial_pty import PtyPort
-from tests.broker import wait_until
-from tests.fault_support import NATURAL, config
+from tests.support.broker import wait_until
+from tests.support.fault import NATURAL, config
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,6 +1,6 @@
 """The client library in worker processes: killed mid-stream, and two workers sharing the tables.
 
-The workers are ``tests/client_support.py`` processes: each writes what it is
+The workers are ``tests/support/client.py`` processes: each writes what it is
 given into the marks database through the client's transaction, so the
 database is exactly what the game server did.
 """
@@ -24,18 +24,18 @@ from scannerd.daemon import Daemon
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.publisher import Publisher
 from simulators.serial_pty import PtyPort
-from tests.broker import Broker, sample_events, store, wait_until
-from tests.client_support import handled
-from tests.fault_support import EventLog, config
+from tests.support.broker import Broker, sample_events, store, wait_until
+from tests.support.client import handled
+from tests.support.fault import EventLog, config
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 class Worker:
-    """One ``tests.client_support`` process."""
+    """One ``tests.support.client`` process."""
 
     def __init__(self, broker: Broker, marks: Path, client_id: str, group: str | None = None) -> None:
-        argv = [sys.executable, "-m", "tests.client_support", broker.host, str(broker.port), str(marks)]
+        argv = [sys.executable, "-m", "tests.support.client", broker.host, str(broker.port), str(marks)]
         argv += [client_id, *([group] if group else [])]
         self.log = marks.with_name(f"{client_id}.log")
         with self.log.open("a") as err:

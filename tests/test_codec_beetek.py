@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from drivers.codecs.beetek import BeetekCodec, parse_card
 from drivers.events import DeviceCard, DeviceFault
 from scannerd.cards import ALL_CARDS
-from tests.serial_support import feed_in_pieces
+from tests.support.serial_port import feed_in_pieces
 
 FRAMES = [
     (b" [Game]<Card:4S> ", DeviceCard("4S")),

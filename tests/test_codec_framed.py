@@ -35,7 +35,7 @@ from drivers.events import (
     DeviceStatus,
 )
 from scannerd.cards import ALL_CARDS
-from tests.serial_support import feed_in_pieces
+from tests.support.serial_port import feed_in_pieces
 
 # The worked examples of docs/protocol.md, byte for byte.
 DOC_EXAMPLES = [

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from drivers.cards import ALL_CARDS, RANKS
 from drivers.codecs.linecode import LinecodeCodec, letter_rank, make_table, suit_digit
 from drivers.events import DeviceCard
-from tests.serial_support import feed_in_pieces
+from tests.support.serial_port import feed_in_pieces
 
 
 @pytest.mark.parametrize(

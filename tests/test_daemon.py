@@ -19,7 +19,7 @@ from scannerd.device_settings import DeviceSettings
 from scannerd.listeners import TableListener
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox_settings import OutboxSettings
-from tests.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
+from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
 
 
 @pytest.fixture

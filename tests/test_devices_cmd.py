@@ -16,8 +16,8 @@ from scannerd.cli import main
 from scannerd.commands.devices import render, survey
 from simulators.usb_backend import VirtualUsbBus
 from simulators.usb_devices import FramedUsbShoe, HidCardScanner
-from tests.plugin_support import install_plugin
-from tests.serial_support import read_events
+from tests.support.plugins import install_plugin
+from tests.support.serial_port import read_events
 
 
 def _port(

@@ -9,8 +9,8 @@ import pytest
 
 from scannerd.display.settings import DisplaySettings
 from scannerd.events import CutCardSeen, Fault
-from tests.browser import action, alert_text, banners, js, live, open_page, slot, text, wait_for
-from tests.display_support import NATURAL_ROUND, SIX_CARD_ROUND, Table
+from tests.support.browser import action, alert_text, banners, js, live, open_page, slot, text, wait_for
+from tests.support.display import NATURAL_ROUND, SIX_CARD_ROUND, Table
 
 PUSH_S = 1.0  # a misdeal must be on the dealer's screen within a second
 

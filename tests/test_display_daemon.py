@@ -12,8 +12,8 @@ from scannerd.display.settings import DisplaySettings
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox_settings import OutboxSettings
 from simulators.serial_pty import FramedPtyDevice
-from tests.broker import Broker, wait_until
-from tests.browser import action, banners, live, open_page, slot, text, wait_for
+from tests.support.broker import Broker, wait_until
+from tests.support.browser import action, banners, live, open_page, slot, text, wait_for
 
 NATURAL_ROUND = ("9H", "2S", "9C", "3D")
 

@@ -1,7 +1,7 @@
 """The dealer's screen on every table monitor and with any number of open alerts, judged by geometry.
 
 Real headless Chromium, a real validator behind a real Display; each state is built as a table
-gets there (``tests.display_support``). What a dealer needs: every card drawn fully on the screen,
+gets there (``tests.support.display``). What a dealer needs: every card drawn fully on the screen,
 inside its own hand, clear of everything else, at least a tenth of the screen high, and nothing
 to scroll.
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.browser import banners, js, open_page, resize, wait_for
-from tests.display_support import SIZES, table_in
+from tests.support.browser import banners, js, open_page, resize, wait_for
+from tests.support.display import SIZES, table_in
 
 # The page measures itself: every drawn card with its hand, its head (name, marks, total) and
 # what else is on screen, plus how far the document reaches.

@@ -11,7 +11,7 @@ import pytest
 from scannerd.display.server import Display
 from scannerd.display.settings import DisplaySettings
 from scannerd.requests import Response
-from tests.broker import wait_until
+from tests.support.broker import wait_until
 
 IDLE_S = 1.0
 """The idle limit these tests run with: the shipped one (10 s) behaves the same, only slower."""
@@ -20,9 +20,7 @@ IDLE_S = 1.0
 @pytest.fixture
 def display() -> Iterator[Display]:
     settings = DisplaySettings(listen="127.0.0.1:0", max_connections=2)
-    d = Display(
-        settings, "T1", dict, lambda c, a: Response(command=c, status="ok", data={}), idle_s=IDLE_S
-    )
+    d = Display(settings, "T1", dict, lambda c, a: Response(command=c, status="ok", data={}), idle_s=IDLE_S)
     d.start()
     yield d
     d.stop()

@@ -33,13 +33,14 @@ from drivers.base import TRANSPORTS, Codec, Driver, DriverInitError
 from drivers.cards import ALL_CARDS
 from drivers.events import DeviceCard, DeviceCutCard, DeviceEvent
 from drivers.registry import create_driver, driver_names, get_driver_class
-from scannerd.recording import RecordingReader
+from scannerd.recording.format import RecordingReader
 from simulators.actions import CutCard, Draw, Unreadable
 from simulators.registry import SIMULATED, Simulated, make_device
 from simulators.usb_backend import VirtualUsbBus
 from simulators.wires import CardAction
-from tests import driver_table, sessions
-from tests.plugin_support import install_plugin
+from tests import sessions
+from tests.support import driver_table
+from tests.support.plugins import install_plugin
 
 FUZZ = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 pytestmark = pytest.mark.timeout(1800)  # the full fuzz count takes minutes; the bound only catches a hang
@@ -186,7 +187,7 @@ def _read(driver: Driver, count: int, timeout: float = 10.0) -> list[DeviceEvent
 def test_the_capability_table_in_docs_agrees_with_the_driver_classes() -> None:
     page = driver_table.on_page(driver_table.PAGE.read_text())
     assert page == driver_table.render(), (
-        "docs/devices.md's driver table is stale: python -m tests.driver_table"
+        "docs/devices.md's driver table is stale: python -m tests.support.driver_table"
     )
 
 

@@ -22,7 +22,7 @@ from scannerd.journal import decode
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox
 from scannerd.outbox_settings import OutboxSettings
-from tests.broker import Broker, wait_until
+from tests.support.broker import Broker, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -31,7 +31,7 @@ from scannerd.events import (
     ValidatorInput,
 )
 from scannerd.house import HouseRules
-from scannerd.replay import replay
+from scannerd.recording.replay import replay
 from scannerd.topics import encode, encode_data
 from scannerd.validator import CommandRejected, Validator
 from simulators.dealer import Dealer

@@ -19,11 +19,11 @@ from pathlib import Path
 import pytest
 
 from drivers.events import DeviceCard
-from scannerd.replay import replay
+from scannerd.recording.replay import replay
 from simulators.serial_pty import FramedPtyDevice, PtyPort
-from tests.broker import Broker, GameServer
-from tests.config_support import write_config
-from tests.process_support import start_daemon
+from tests.support.broker import Broker, GameServer
+from tests.support.config import write_config
+from tests.support.process import start_daemon
 
 BASE = "casino/tables/T1"
 LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1")

@@ -26,8 +26,8 @@ from drivers.events import DeviceCard
 from scannerd.cards import ALL_CARDS
 from scannerd.daemon import Daemon
 from simulators.serial_pty import FramedPtyDevice, PtyPort
-from tests.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
-from tests.fault_support import config, deduplicated
+from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
+from tests.support.fault import config, deduplicated
 
 BUDGET = 64 * 1024  # the smallest budget the settings allow
 

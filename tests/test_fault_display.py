@@ -22,8 +22,8 @@ from typing import Any
 
 from scannerd.commands.run import FD_SOFT_LIMIT
 from simulators.serial_pty import PtyPort
-from tests.broker import Broker, GameServer, free_port, wait_until
-from tests.process_support import log_lines, table, table_pc_limits, wait_shoe_open
+from tests.support.broker import Broker, GameServer, free_port, wait_until
+from tests.support.process import log_lines, table, table_pc_limits, wait_shoe_open
 
 
 def deal(shoe: PtyPort, server: GameServer, cards: list[str]) -> None:

@@ -30,10 +30,10 @@ from scannerd.outbox import Outbox
 from scannerd.table import SavedState, Table
 from scannerd.topics import Topics
 from simulators.serial_pty import PtyPort
-from tests.broker import Broker, GameServer, wait_until
-from tests.config_support import write_config
-from tests.fault_support import deduplicated
-from tests.process_support import AUTO, framed_shoe, log_lines, start_daemon, wait_shoe_open
+from tests.support.broker import Broker, GameServer, wait_until
+from tests.support.config import write_config
+from tests.support.fault import deduplicated
+from tests.support.process import AUTO, framed_shoe, log_lines, start_daemon, wait_shoe_open
 
 BASE = "casino/tables/T1"
 SHOE = random.Random(3).sample([c for c in ALL_CARDS for _ in range(8)], 8 * len(ALL_CARDS))

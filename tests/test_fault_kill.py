@@ -26,8 +26,8 @@ import pytest
 from drivers.events import DeviceCard
 from scannerd.cards import ALL_CARDS
 from simulators.serial_pty import FramedPtyDevice, PtyPort
-from tests.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
-from tests.fault_support import deduplicated
+from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
+from tests.support.fault import deduplicated
 
 KILLS = 20
 

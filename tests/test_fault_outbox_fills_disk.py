@@ -21,8 +21,8 @@ import pytest
 from scannerd.cards import ALL_CARDS
 from scannerd.daemon import Daemon
 from simulators.serial_pty import PtyPort
-from tests.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
-from tests.fault_support import config, deduplicated
+from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
+from tests.support.fault import config, deduplicated
 from tests.test_fault_disk_full import open_alerts, small_disk
 
 

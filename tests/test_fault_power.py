@@ -23,9 +23,9 @@ import pytest
 from drivers.events import DeviceCard
 from scannerd.daemon import SEQ_SKIP_AFTER_POWER_LOSS, Daemon
 from simulators.serial_pty import PtyPort
-from tests.broker import Broker, GameServer, wait_until
-from tests.fault_support import config as daemon_config
-from tests.process_support import framed_shoe
+from tests.support.broker import Broker, GameServer, wait_until
+from tests.support.fault import config as daemon_config
+from tests.support.process import framed_shoe
 from tests.test_fault_restart import kept
 
 BASE = "casino/tables/T1"
@@ -56,8 +56,8 @@ def test_a_start_that_dies_before_dealing_with_a_power_cut_leaves_it_for_the_nex
         [
             sys.executable,
             "-c",
-            "import os, sys; from scannerd.daemon import Daemon; from tests.fault_support import config; "
-            "from tests.broker import Broker; from pathlib import Path; "
+            "import os, sys; from scannerd.daemon import Daemon; from tests.support.fault import config; "
+            "from tests.support.broker import Broker; from pathlib import Path; "
             f"Daemon(config(Path({str(tmp_path)!r}), Broker(Path({str(tmp_path)!r}), port={mosquitto.port}), "
             f"'beetek', {port.path!r}, rules={{'burn': 'none'}})); os._exit(9)",
         ],

@@ -17,8 +17,8 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 
 from simulators.serial_pty import PtyPort
-from tests.broker import Broker, GameServer
-from tests.process_support import table, wait_shoe_open
+from tests.support.broker import Broker, GameServer
+from tests.support.process import table, wait_shoe_open
 
 BASE = "casino/tables/T1"
 FLOOD = 10_000

@@ -18,10 +18,10 @@ import pytest
 
 from drivers.events import DeviceCard
 from simulators.serial_pty import PtyPort
-from tests.broker import Broker, GameServer
-from tests.config_support import write_config
-from tests.fault_support import deduplicated
-from tests.process_support import framed_shoe, start_daemon
+from tests.support.broker import Broker, GameServer
+from tests.support.config import write_config
+from tests.support.fault import deduplicated
+from tests.support.process import framed_shoe, start_daemon
 
 BASE = "casino/tables/T1"
 

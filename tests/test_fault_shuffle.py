@@ -17,9 +17,9 @@ from drivers.events import DeviceCard
 from scannerd.baccarat import next_position
 from scannerd.cards import ALL_CARDS
 from simulators.serial_pty import FramedPtyDevice
-from tests.broker import Broker, GameServer
-from tests.fault_support import deduplicated
-from tests.process_support import framed_shoe, start_daemon
+from tests.support.broker import Broker, GameServer
+from tests.support.fault import deduplicated
+from tests.support.process import framed_shoe, start_daemon
 
 BASE = "casino/tables/T1"
 

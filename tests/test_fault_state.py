@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.replay import replay
+from scannerd.recording.replay import replay
 from simulators.serial_pty import PtyPort
-from tests.broker import Broker, GameServer, wait_until
-from tests.config_support import write_config
-from tests.process_support import start_daemon
+from tests.support.broker import Broker, GameServer, wait_until
+from tests.support.config import write_config
+from tests.support.process import start_daemon
 
 BASE = "casino/tables/T1"
 RULES = {"round_control": "auto", "burn": "none"}

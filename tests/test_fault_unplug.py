@@ -20,8 +20,8 @@ from simulators.actions import Draw
 from simulators.feeder import SimDevice
 from simulators.registry import make_device
 from simulators.usb_backend import VirtualUsbBus
-from tests.broker import Broker, GameServer, wait_until
-from tests.fault_support import NATURAL, EventLog, config, deduplicated
+from tests.support.broker import Broker, GameServer, wait_until
+from tests.support.fault import NATURAL, EventLog, config, deduplicated
 
 REPLUGS = 20
 PARTIAL = ("AS", "KD")  # player1 and banker1: cards are still due when the cable goes

@@ -18,9 +18,9 @@ from drivers.events import DeviceCard
 from drivers.registry import ENTRY_POINT_GROUP
 from scannerd.payloads import HealthPayload
 from simulators.serial_pty import PtyPort
-from tests.broker import Broker, GameServer
-from tests.config_support import write_config
-from tests.process_support import AUTO, framed_shoe, log_lines, start_daemon, table, wait_shoe_open
+from tests.support.broker import Broker, GameServer
+from tests.support.config import write_config
+from tests.support.process import AUTO, framed_shoe, log_lines, start_daemon, table, wait_shoe_open
 
 FAST_HEALTH = {"health_interval_s": 0.2}
 NOISE = b"\x07\x1b~~ line noise ~~\xff\xfe"  # a cable picking up a motor: no frame anywhere in it

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from scannerd.commands.install import SHIPPED_COMMAND, placements, table_files
-from tests.command_support import scannerd
+from tests.support.command import scannerd
 
 SYSTEMD = Path(__file__).resolve().parents[1] / "systemd"
 

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from simulators.serial_pty import PtyPort
-from tests.broker import Broker, GameServer, wait_until
-from tests.config_support import write_config
-from tests.fault_support import NATURAL
+from tests.support.broker import Broker, GameServer, wait_until
+from tests.support.config import write_config
+from tests.support.fault import NATURAL
 
 WARNING = 4
 """syslog's priority for warning; ``journalctl -p warning`` shows this and every lower number."""

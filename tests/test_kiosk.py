@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.broker import free_port
-from tests.browser import CHROMIUM
+from tests.support.broker import free_port
+from tests.support.browser import CHROMIUM
 from tests.test_display_browser import Table
 from tests.test_units import SYSTEMD, analyze, verify
 

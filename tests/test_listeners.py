@@ -17,7 +17,7 @@ from scannerd.listeners import TableListener
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox_settings import OutboxSettings
 from scannerd.payloads import DevicePayload
-from tests.broker import Broker, wait_until
+from tests.support.broker import Broker, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 

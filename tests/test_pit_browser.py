@@ -21,9 +21,9 @@ import pytest
 
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.pit import Pit
-from tests.broker import Broker
-from tests.browser import VIEWPORT, js, screenshot, wait_for
-from tests.pit_support import OFFLINE, SHOE_DOWN, SimulatedPit
+from tests.support.broker import Broker
+from tests.support.browser import VIEWPORT, js, screenshot, wait_for
+from tests.support.pit import OFFLINE, SHOE_DOWN, SimulatedPit
 
 TABLES = 50
 TABLET_SIZES = ((1024, 768), (768, 1024))

@@ -16,8 +16,8 @@ from scannerd.client import Availability
 from scannerd.events import RoundEvent
 from scannerd.payloads import StatusPayload
 from scannerd.pit import PitBoard
-from tests.broker import GameServer, wait_until
-from tests.command_support import scannerd
+from tests.support.broker import GameServer, wait_until
+from tests.support.command import scannerd
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,7 +16,7 @@ from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox
 from scannerd.payloads import DevicePayload
 from scannerd.publisher import Publisher
-from tests.broker import (
+from tests.support.broker import (
     Broker,
     GameServer,
     assert_complete_in_order,
@@ -126,7 +126,7 @@ import sys, time
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox
 from scannerd.publisher import Publisher
-from tests.broker import sample_events, store
+from tests.support.broker import sample_events, store
 
 outbox, port, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 settings = MqttSettings(host="127.0.0.1", port=port, reconnect_min_s=1, reconnect_max_s=1)

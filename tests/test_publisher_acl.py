@@ -12,7 +12,7 @@ import pytest
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.publisher import Publisher
 from scannerd.requests import Request, Response
-from tests.broker import Broker, GameServer, event_seqs, sample_events, store, wait_until
+from tests.support.broker import Broker, GameServer, event_seqs, sample_events, store, wait_until
 from tests.test_tls import passwords
 
 SYSTEMD = Path(__file__).resolve().parent.parent / "systemd"

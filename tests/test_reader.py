@@ -16,8 +16,8 @@ from drivers.events import DeviceCard, DeviceEvent, LinkDown, LinkUp
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from simulators.serial_pty import FramedPtyDevice, PtyPort
-from tests.broker import wait_until
-from tests.serial_support import Collector
+from tests.support.broker import wait_until
+from tests.support.serial_port import Collector
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from scannerd.house import HouseRules
-from scannerd.recording import (
+from scannerd.recording.format import (
     CmdLine,
     Header,
     LinkLine,
@@ -204,7 +204,7 @@ def test_started_at_must_say_its_time_zone(tmp_path: Path) -> None:
 
 def test_a_last_line_cut_short_ends_the_file_and_says_so(tmp_path: Path, capsys) -> None:
     """A power cut or a full disk can stop the recorder mid-line; everything before it still replays."""
-    from tests.command_support import scannerd
+    from tests.support.command import scannerd
 
     path = write_lines(tmp_path / "s.jsonl", {"t": 1, "event": "link", "state": "down"})
     path.write_text(path.read_text() + '{"t": 2, "event": "rx", "he')

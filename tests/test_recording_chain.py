@@ -15,12 +15,12 @@ import pytest
 
 from scannerd.events import Command, LinkChanged
 from scannerd.house import HouseRules
-from scannerd.record_settings import RecordSettings
-from scannerd.recorder import Recorder
-from scannerd.recording import RecordingReader
-from scannerd.signing import load_private_key, write_key_pair
+from scannerd.recording.format import RecordingReader
+from scannerd.recording.recorder import Recorder
+from scannerd.recording.settings import RecordSettings
+from scannerd.recording.signing import load_private_key, write_key_pair
 from scannerd.table import SavedState
-from tests.command_support import scannerd
+from tests.support.command import scannerd
 from tests.test_service_start_errors import the_error
 
 T0 = 1_714_564_800.0 + 0.25  # 2024-05-01 12:00:00.25 UTC
@@ -222,7 +222,7 @@ def test_a_chain_rewritten_whole_fails_the_signature(
     tmp_path: Path, signed: list[Path], keys: tuple[Path, Path], capsys
 ) -> None:
     # Someone who knows the format recomputes every digest after an edit: only the signature catches it.
-    from scannerd.chain import Chain
+    from scannerd.recording.chain import Chain
 
     text = lines(signed[0])
     header = json.loads(text[0])

@@ -12,11 +12,11 @@ from typing import Any
 
 from scannerd.events import CardDrawn, Command, LinkChanged
 from scannerd.house import HouseRules
-from scannerd.record_settings import RecordSettings
-from scannerd.recorder import Recorder
-from scannerd.recording import CmdLine, LinkLine, RecordingReader, RxLine
+from scannerd.recording.format import CmdLine, LinkLine, RecordingReader, RxLine
+from scannerd.recording.recorder import Recorder
+from scannerd.recording.settings import RecordSettings
 from scannerd.table import SavedState
-from tests.broker import wait_until
+from tests.support.broker import wait_until
 
 T0 = 1_714_564_800.0 + 0.123456  # 2024-05-01 12:00:00.123456 UTC
 

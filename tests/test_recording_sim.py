@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from drivers.registry import get_driver_class
-from scannerd.recording import RecordingReader
-from scannerd.replay import replay
+from scannerd.recording.format import RecordingReader
+from scannerd.recording.replay import replay
 from simulators.actions import Draw, Unreadable
 from simulators.faults import FaultRates
 from simulators.recording import record_simulation
 from simulators.registry import simulated_drivers
 from simulators.scenario import Scenario, load, parse
-from tests.command_support import scannerd
+from tests.support.command import scannerd
 
 ROOT = Path(__file__).parent.parent
 SCENARIOS = ROOT / "samples" / "scenarios"

@@ -14,14 +14,14 @@ import pytest
 from scannerd.commands.replay import paced
 from scannerd.events import CardDrawn, Command
 from scannerd.house import HouseRules
-from scannerd.recording import Header, RecordingWriter
-from scannerd.replay import Published, replay
+from scannerd.recording.format import Header, RecordingWriter
+from scannerd.recording.replay import Published, replay
 from scannerd.validator import Validator
-from tests.broker import GameServer, wait_until
-from tests.command_support import scannerd
 from tests.sessions import DIR, render
 from tests.sessions.cases import NATURAL
 from tests.sessions.script import START_TS, STARTED_AT, FramedShoe, Script, beetek
+from tests.support.broker import GameServer, wait_until
+from tests.support.command import scannerd
 
 SESSION = DIR / "beetek-clean.jsonl"
 

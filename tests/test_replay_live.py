@@ -22,15 +22,15 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.replay import Published, replay
-from scannerd.signing import write_key_pair
+from scannerd.recording.replay import Published, replay
+from scannerd.recording.signing import write_key_pair
 from simulators.actions import Step, Unplug
 from simulators.feeder import Feeder
 from simulators.game_server import GameServer as BettingServer
 from simulators.registry import make_device
 from simulators.scenario import parse
-from tests.broker import Broker, GameServer
-from tests.config_support import write_config
+from tests.support.broker import Broker, GameServer
+from tests.support.config import write_config
 
 EVENT_KINDS = ("card", "round", "alert", "shoe")
 SCENARIO = """

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.recording import RecordingReader
-from scannerd.replay_many import recordings_in, replay_file, replay_many
+from scannerd.recording.format import RecordingReader
+from scannerd.recording.replay_many import recordings_in, replay_file, replay_many
 from tests.sessions import DIR, golden_path, recordings, render
 
 pytestmark = pytest.mark.timeout(300)

@@ -12,7 +12,7 @@ from scannerd.mqtt_settings import MqttSettings
 from scannerd.publisher import Publisher
 from scannerd.requests import MAX_REQUEST_BYTES, Request, RequestError, Response, execute, parse_request
 from scannerd.validator import Validator
-from tests.broker import Broker, GameServer, event_seqs, store
+from tests.support.broker import Broker, GameServer, event_seqs, store
 
 BASE = "casino/tables/T1"
 TS = 1_700_000_000.0

@@ -8,7 +8,7 @@ from scannerd.command_catalogue import COMMANDS
 from scannerd.commands.schema import documents
 from scannerd.events import DealerEvent
 from scannerd.topics import EVENT_KINDS, RETAINED_KINDS, STATE_TOPICS, Topics
-from tests.broker import as_built, sample_events
+from tests.support.broker import as_built, sample_events
 
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "docs" / "schema"
 

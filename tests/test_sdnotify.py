@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from scannerd.sdnotify import Notifier
-from tests.notify_listener import NotifyListener
+from tests.support.notify_listener import NotifyListener
 
 
 @pytest.fixture

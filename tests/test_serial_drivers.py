@@ -17,7 +17,7 @@ from drivers.registry import create_driver
 from drivers.serial_transport import detect_ports
 from drivers.usb_match import UsbPortMatch
 from simulators.serial_pty import PtyPort
-from tests.serial_support import read_events
+from tests.support.serial_port import read_events
 
 
 def test_beetek_on_a_pty(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from drivers.events import DeviceButton, DeviceCard, DeviceCutCard, DeviceHello,
 from drivers.framed import FramedDriver
 from drivers.registry import create_driver
 from simulators.serial_pty import FramedPtyDevice
-from tests.broker import wait_until
-from tests.serial_support import read_events, read_until
+from tests.support.broker import wait_until
+from tests.support.serial_port import read_events, read_until
 
 
 def open_driver(shoe: FramedPtyDevice, state: dict | None = None) -> FramedDriver:

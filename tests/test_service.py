@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.notify_listener import NotifyListener
+from tests.support.notify_listener import NotifyListener
 
 FAKE = '''
 import json, sys, threading

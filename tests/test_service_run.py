@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from simulators.serial_pty import PtyPort
-from tests.broker import Broker, GameServer
-from tests.config_support import write_config
-from tests.notify_listener import NotifyListener
+from tests.support.broker import Broker, GameServer
+from tests.support.config import write_config
+from tests.support.notify_listener import NotifyListener
 
 
 def status_states(server: GameServer) -> list[str]:

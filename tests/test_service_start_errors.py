@@ -21,7 +21,7 @@ import pytest
 
 from scannerd.outbox import Outbox
 from scannerd.topics import Message
-from tests.config_support import write_config
+from tests.support.config import write_config
 from tests.test_service_run import run_briefly
 
 

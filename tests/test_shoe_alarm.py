@@ -14,7 +14,7 @@ from scannerd.house import HouseRules
 from scannerd.shoe_alarm import AlarmState, ShoeAlarm
 from scannerd.validator import Validator
 from simulators.serial_pty import FramedPtyDevice, PtyPort
-from tests.broker import wait_until
+from tests.support.broker import wait_until
 
 
 def misdeal_table() -> tuple[Validator, list, list]:

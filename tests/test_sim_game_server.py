@@ -17,8 +17,8 @@ from simulators.feeder import Feeder
 from simulators.game_server import GameServer
 from simulators.registry import make_device
 from simulators.scenario import parse
-from tests.broker import GameServer as Observer
-from tests.broker import wait_until
+from tests.support.broker import GameServer as Observer
+from tests.support.broker import wait_until
 
 BASE = "casino/tables/T1"
 

@@ -10,7 +10,7 @@ import structlog
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox
 from scannerd.publisher import Publisher
-from tests.broker import (
+from tests.support.broker import (
     Broker,
     GameServer,
     Tls,

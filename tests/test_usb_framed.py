@@ -12,7 +12,7 @@ from drivers.registry import create_driver
 from drivers.usb_framed import UsbFramedDriver
 from simulators.usb_backend import VirtualUsbBus
 from simulators.usb_devices import FramedUsbShoe
-from tests.usb_support import Collector, cards, pump
+from tests.support.usb import Collector, cards, pump
 
 CHANNEL = "usb:1209:0002:FS7"
 

@@ -13,7 +13,7 @@ from drivers.registry import create_driver
 from drivers.usb_hid import UsbHidDriver
 from simulators.usb_backend import VirtualUsbBus
 from simulators.usb_devices import HidCardScanner
-from tests.usb_support import Collector, cards, pump
+from tests.support.usb import Collector, cards, pump
 
 CHANNEL = "usb:1209:0001"
 

@@ -5,7 +5,7 @@ import pytest
 from scannerd.cards import ALL_CARDS
 from scannerd.events import CutCardSeen, Fault, LinkChanged
 from scannerd.validator import CommandRejected, Validator
-from tests.table import Table
+from tests.support.table import Table
 
 # Player 9H 9C = 8 (natural) vs Banker 2S 3D = 5: four cards, player wins.
 NATURAL_ROUND = ("9H", "2S", "9C", "3D")

@@ -9,8 +9,8 @@ from scannerd.cards import ALL_CARDS
 from scannerd.events import CardDrawn, Command, CutCardSeen, LinkChanged, Tick
 from scannerd.house import HouseRules
 from scannerd.validator import CommandRejected
-from tests.reference_rules import VALUE, deal_round
-from tests.table import Table
+from tests.support.reference_rules import VALUE, deal_round
+from tests.support.table import Table
 
 
 def deal_full_shoe(t: Table, rng: random.Random, decks: int) -> int:

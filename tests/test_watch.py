@@ -31,7 +31,7 @@ from scannerd.outbox_settings import OutboxSettings
 from scannerd.topics import Topics
 from scannerd.validator import Validator
 from simulators.serial_pty import FramedPtyDevice, PtyPort
-from tests.broker import Broker, wait_until
+from tests.support.broker import Broker, wait_until
 
 PREFIX = "casino/tables"
 

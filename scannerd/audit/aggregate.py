@@ -32,8 +32,8 @@ from scannerd.audit import stats
 from scannerd.audit.facts import FileFacts, RoundFact, ShuffleFact
 from scannerd.audit.published import differences
 from scannerd.baccarat import outcome_odds
-from scannerd.signing import fingerprint
-from scannerd.verify import Verdict, judge
+from scannerd.recording.signing import fingerprint
+from scannerd.recording.verify import Verdict, judge
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey

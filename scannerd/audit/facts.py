@@ -6,7 +6,7 @@ come from: a round is its shoe, dealer, times and result; a misdeal its
 code; a suspect shuffle its latest figures (the restatement at the shoe's
 end replaces the early alert). The file's chain is walked here too, since
 the file is at hand; whether the files follow one another is decided once
-all are in (scannerd/verify.py ``judge``).
+all are in (scannerd/recording/verify.py ``judge``).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from typing import Any
 
 from drivers.base import DriverInitError
 from scannerd.events import AlertData, DealerData, EventData, RoundData
-from scannerd.recording import RecordingError, RecordingReader
-from scannerd.replay import replayer_for
-from scannerd.replay_many import reader_notes
+from scannerd.recording.format import RecordingError, RecordingReader
+from scannerd.recording.replay import replayer_for
+from scannerd.recording.replay_many import reader_notes
+from scannerd.recording.verify import ChainedFile, read_chained
 from scannerd.table import SavedState
-from scannerd.verify import ChainedFile, read_chained
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,9 +25,9 @@ from scannerd.audit import report_html, report_json
 from scannerd.audit.aggregate import build, unreadable
 from scannerd.audit.facts import collect, lost
 from scannerd.commands import arguments
-from scannerd.recording import SUFFIX
-from scannerd.replay_many import ClusterUnavailable, each_file, executor_for
-from scannerd.signing import load_public_key
+from scannerd.recording.format import SUFFIX
+from scannerd.recording.replay_many import ClusterUnavailable, each_file, executor_for
+from scannerd.recording.signing import load_public_key
 
 EXIT_FLAGGED = 1
 EXIT_BAD_INPUT = 2

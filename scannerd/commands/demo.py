@@ -34,7 +34,7 @@ from scannerd.embedded_broker import EmbeddedBroker
 from scannerd.log_settings import LogSettings
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox_settings import OutboxSettings
-from scannerd.record_settings import RecordSettings
+from scannerd.recording.settings import RecordSettings
 from simulators.feeder import Feeder
 from simulators.game_server import GameServer
 from simulators.registry import make_device, simulated_drivers

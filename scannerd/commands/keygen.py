@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from scannerd.signing import fingerprint, write_key_pair
+from scannerd.recording.signing import fingerprint, write_key_pair
 
 EXIT_BAD_INPUT = 2
 

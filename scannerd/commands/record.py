@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from scannerd.commands import arguments
-from scannerd.recording import whole_second
+from scannerd.recording.format import whole_second
 from simulators.recording import record_simulation
 from simulators.registry import simulated_drivers
 from simulators.scenario import Scenario, ScenarioError, load

@@ -6,7 +6,7 @@ mqtt``. A replay to a broker publishes as ``<table>-replay`` unless
 ``--table-id`` says otherwise, so that it never passes for the live table
 (its retained shoe and status topics would overwrite the table's own).
 
-A directory's recordings are replayed in parallel (``scannerd.replay_many``),
+A directory's recordings are replayed in parallel (``scannerd.recording.replay_many``),
 as fast as they go, on every core or on a Dask cluster (``--cluster``); what
 is printed is what replaying each file in turn prints, in the order that
 module defines.
@@ -31,16 +31,16 @@ from scannerd.config import ConfigError, load_config
 from scannerd.events import EventData
 from scannerd.log_settings import LogSettings
 from scannerd.mqtt_settings import MqttSettings
-from scannerd.recording import RecordingError, RecordingReader
-from scannerd.replay import Published, messages
-from scannerd.replay_many import (
+from scannerd.recording.format import RecordingError, RecordingReader
+from scannerd.recording.replay import Published, messages
+from scannerd.recording.replay_many import (
     ClusterUnavailable,
     executor_for,
     reader_notes,
     recordings_in,
     replay_many,
 )
-from scannerd.replay_summary import summary_text
+from scannerd.recording.replay_summary import summary_text
 from scannerd.requests import Response
 
 EXIT_BAD_INPUT = 2

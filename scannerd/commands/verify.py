@@ -11,9 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from scannerd.recording import RecordingError
-from scannerd.signing import fingerprint, load_public_key
-from scannerd.verify import verify
+from scannerd.recording.format import RecordingError
+from scannerd.recording.signing import fingerprint, load_public_key
+from scannerd.recording.verify import verify
 
 EXIT_TAMPERED = 1
 EXIT_BAD_INPUT = 2

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from scannerd.replay import replay
+from scannerd.recording.replay import replay
 
 DIR = Path(__file__).parent
 

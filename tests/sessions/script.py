@@ -17,7 +17,7 @@ from typing import Any
 from drivers.codecs.framed import encode_event
 from drivers.events import DeviceCard, DeviceCutCard, DeviceFault, DeviceHello
 from scannerd.house import HouseRules
-from scannerd.recording import Header, RecordingWriter
+from scannerd.recording.format import Header, RecordingWriter
 from simulators.usb_devices import key_reports
 
 STARTED_AT = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)

@@ -25,9 +25,9 @@ from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from scannerd.chain import Chain, b64, seal_message
 from scannerd.house import HouseRules
 from scannerd.idents import TABLE_ID_PATTERN
+from scannerd.recording.chain import Chain, b64, seal_message
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -53,7 +53,7 @@ def _compact(data: dict[str, Any]) -> str:
 
 
 class ChainLink(BaseModel):
-    """Where a chained file's header joins the table's chain (scannerd/chain.py)."""
+    """Where a chained file's header joins the table's chain (scannerd/recording/chain.py)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
@@ -168,7 +168,7 @@ Line = Annotated[AnyLine, Field(discriminator="event")]
 _LINE = TypeAdapter(Line)
 EVENT_KINDS = frozenset({"rx", "cmd", "link", "restart"})
 SEAL = "seal"
-"""A chained file's last line (scannerd/chain.py): it proves the file; a replay has nothing to do with it."""
+"""A chained file's last line (recording/chain.py): it proves the file; a replay has nothing to do with it."""
 
 
 def _open_text(path: Path, mode: Literal["r", "w"]) -> IO[str]:

@@ -25,7 +25,7 @@ from scannerd.payloads import DevicePayload, StatusPayload
 from scannerd.requests import RequestError, parse_request
 from scannerd.requests import execute as run_request
 from scannerd.topics import Topics, encode
-from tests.broker import START_TIMEOUT_S, Broker
+from tests.support.broker import START_TIMEOUT_S, Broker
 
 PREFIX = "casino/tables"
 OFFLINE = ("BAC-17", "BAC-38")

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from simulators.serial_pty import FramedPtyDevice, PtyPort
-from tests.broker import Broker, GameServer
-from tests.config_support import write_config
+from tests.support.broker import Broker, GameServer
+from tests.support.config import write_config
 
 AUTO = {"burn": "none", "round_control": "auto"}
 """No game server needed: the first card opens a round."""

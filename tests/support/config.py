@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.broker import Broker
+from tests.support.broker import Broker
 
 
 def write_config(

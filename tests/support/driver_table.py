@@ -1,6 +1,6 @@
 """The capability table in docs/devices.md, written from the driver classes.
 
-    python -m tests.driver_table    # rewrite the table after changing a driver's facts
+    python -m tests.support.driver_table    # rewrite the table after changing a driver's facts
 
 tests/test_driver_contract.py fails while the page and the classes disagree.
 """
@@ -13,8 +13,8 @@ from pathlib import Path
 from drivers.base import Driver
 from drivers.registry import BUILTIN_DRIVERS, get_driver_class
 
-PAGE = Path(__file__).parent.parent / "docs" / "devices.md"
-BEGIN = "<!-- driver table: written by python -m tests.driver_table from the driver classes -->\n"
+PAGE = Path(__file__).parents[2] / "docs" / "devices.md"
+BEGIN = "<!-- driver table: written by python -m tests.support.driver_table from the driver classes -->\n"
 END = "<!-- end of driver table -->\n"
 
 

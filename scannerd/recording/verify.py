@@ -1,7 +1,7 @@
 """Checking recordings' chains and seals: intact, or the first line or file that is not as written.
 
 Each file is read as bytes (through gzip when it is compressed) and walked
-line by line from its header's link to the previous file (scannerd/chain.py).
+line by line from its header's link to the previous file (scannerd/recording/chain.py).
 The first line whose number or digest is wrong is named, and told apart from
 its neighbours: a line that the next one skips over was inserted, a number
 that jumps ahead means lines are missing (or, when the skipped number comes
@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from scannerd.chain import CHAINED, GENESIS, link, seal_message
-from scannerd.recording import FORMAT, GZIP_MAGIC, SEAL, SUFFIX, Header, RecordingError
-from scannerd.signing import fingerprint, signature_ok
+from scannerd.recording.chain import CHAINED, GENESIS, link, seal_message
+from scannerd.recording.format import FORMAT, GZIP_MAGIC, SEAL, SUFFIX, Header, RecordingError
+from scannerd.recording.signing import fingerprint, signature_ok
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey

@@ -1,8 +1,8 @@
 """Photograph the dealer display in its main states, for docs/display.md.
 
-    .venv/bin/python -m tests.display_screens [DIR]        # default docs/
+    .venv/bin/python -m tests.support.display_screens [DIR]        # default docs/
 
-Each picture is a real validator and Display (``tests.display_support``) shown in the same
+Each picture is a real validator and Display (``tests.support.display``) shown in the same
 headless Chromium the page tests use, at one of the table monitors' sizes.
 """
 
@@ -12,8 +12,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from tests.browser import open_page, resize, start_chromium
-from tests.display_support import table_in
+from tests.support.browser import open_page, resize, start_chromium
+from tests.support.display import table_in
 
 SHOTS = (
     ("alerts-3", (1920, 1080)),

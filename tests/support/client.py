@@ -1,6 +1,6 @@
 """A game-server worker process built on ``scannerd.client``, for the tests that kill and share it.
 
-    python -m tests.client_support HOST PORT MARKS CLIENT_ID [GROUP]
+    python -m tests.support.client HOST PORT MARKS CLIENT_ID [GROUP]
 
 Its handler writes each event it is given into ``handled`` in the marks
 database, through the transaction the client hands it: the row and the mark

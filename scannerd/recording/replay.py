@@ -31,7 +31,7 @@ from drivers.registry import get_driver_class
 from scannerd.events import EventData, Restarted
 from scannerd.house import HouseRules
 from scannerd.mqtt_settings import MqttSettings
-from scannerd.recording import (
+from scannerd.recording.format import (
     AnyLine,
     CmdLine,
     Header,

@@ -20,7 +20,7 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from tests.broker import free_port
+from tests.support.broker import free_port
 
 NATS_SERVER = shutil.which("nats-server") or "/usr/sbin/nats-server"
 
@@ -35,7 +35,7 @@ class Node:
     proc: subprocess.Popen[bytes] | None = None
 
     host = "127.0.0.1"
-    tls = None  # what tests.broker.GameServer asks of a broker
+    tls = None  # what tests.support.broker.GameServer asks of a broker
 
     @property
     def port(self) -> int:

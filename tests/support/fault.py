@@ -20,7 +20,7 @@ from scannerd.events import AlertData, CardData, EventData, RoundData
 from scannerd.listeners import TableListener
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox_settings import OutboxSettings
-from tests.broker import Broker
+from tests.support.broker import Broker
 
 AUTO_ROUNDS = {"round_control": "auto", "burn": "none"}
 """No game server: the first card opens a round, so a test deals cards and nothing else."""

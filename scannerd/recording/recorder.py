@@ -17,7 +17,7 @@ snapshot and framed dedup state, as the outbox stores them), taken under the
 daemon's lock at the moment of rotation, so every file replays on its own to
 exactly what the table published while it was being written.
 
-Every line is chained to the one before (scannerd/chain.py), across files
+Every line is chained to the one before (scannerd/recording/chain.py), across files
 too: the first file of a run continues from the last line of the table's
 newest file in the directory, each header names the file before's last
 digest, and each finished file is sealed, signed when the table has a key.
@@ -40,17 +40,18 @@ from typing import TYPE_CHECKING, Any, assert_never
 
 import structlog
 
-from scannerd import __version__, signing
-from scannerd.chain import Chain
+from scannerd import __version__
 from scannerd.config import Config
 from scannerd.events import ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.listeners import TableListener
 from scannerd.payloads import RecorderHealth
-from scannerd.record_settings import RecordSettings
-from scannerd.recording import SUFFIX, ChainLink, Header, RecordingError, RecordingWriter, whole_second
+from scannerd.recording import signing
+from scannerd.recording.chain import Chain
+from scannerd.recording.format import SUFFIX, ChainLink, Header, RecordingError, RecordingWriter, whole_second
+from scannerd.recording.settings import RecordSettings
+from scannerd.recording.verify import read_chained
 from scannerd.table import SavedState
-from scannerd.verify import read_chained
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey

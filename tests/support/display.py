@@ -2,7 +2,7 @@
 
 Wired as the daemon wires them (one lock, each batch of events to the display), without the
 device, the outbox or MQTT, so a page test sets a table up in milliseconds. The states the
-layout tests judge and ``python -m tests.display_screens`` photographs are built here, once.
+layout tests judge and ``python -m tests.support.display_screens`` photographs are built here, once.
 """
 
 from __future__ import annotations

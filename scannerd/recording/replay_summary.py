@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from scannerd.events import AlertData, CardData, RoundData
-from scannerd.recording import Header
-from scannerd.replay import Published
+from scannerd.recording.format import Header
+from scannerd.recording.replay import Published
 from scannerd.requests import Response
 
 

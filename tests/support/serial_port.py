@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from drivers.base import Codec, Driver
 from drivers.events import DeviceCard, DeviceEvent, LinkDown, LinkUp
-from tests.broker import wait_until
+from tests.support.broker import wait_until
 
 
 class Collector:

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from drivers.base import DriverInitError
-from scannerd.recording import SUFFIX, RecordingError, RecordingReader
-from scannerd.replay import DEFAULT_PREFIX, messages
-from scannerd.replay_summary import summary_text
+from scannerd.recording.format import SUFFIX, RecordingError, RecordingReader
+from scannerd.recording.replay import DEFAULT_PREFIX, messages
+from scannerd.recording.replay_summary import summary_text
 
 Emit = Literal["summary", "jsonl"]
 T = TypeVar("T")
