@@ -63,7 +63,7 @@ def test_the_table_fails_over_when_its_node_dies_and_loses_nothing(tmp_path: Pat
         server = GameServer(third, [f"{BASE}/#"], client_id="game-server")
         proc = start_daemon(config, log)
         server.wait_for(
-            lambda got: any(m.topic.endswith("/device") and b'"link":"up"' in m.payload for m in got), 40
+            lambda got: any(m.topic.endswith("/device") and b'"link":"up"' in m.payload for m in got), 60
         )
         dealing = threading.Thread(target=dealer, daemon=True)
         dealing.start()

@@ -15,7 +15,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -291,11 +291,11 @@ class GameServer:
 # --------------------------------------------------------------------------- events to send
 
 
-def store(pub: Publisher, events: list[Event], state: Any = None) -> bool:
+def store(pub: Publisher, events: Sequence[Event | EventData], state: Any = None) -> bool:
     """Store events as the daemon does: as built, written, handed to the publisher, synced.
 
-    True once on disk for good. The tests write their events as models; the
-    daemon stores what the validator builds, so they are converted first.
+    True once on disk for good. Tests that write their events by hand write
+    models; the daemon stores what the validator builds, so those are converted.
     """
     written = pub.outbox.write(pub.topics.messages(as_built(events)), state)
     pub.send(written)
@@ -328,9 +328,9 @@ def sample_events(first: int, n: int, table_id: str = "T1") -> list[Event]:
 _BUILT = {cls.model: cls for cls in (CardData, RoundData, AlertData, ShoeData, DealerData)}
 
 
-def as_built(events: list[Event]) -> list[EventData]:
-    """Events as the validator builds them (plain data), which is what a publisher takes."""
-    return [_BUILT[type(e)].of(e) for e in events]
+def as_built(events: Sequence[Event | EventData]) -> list[EventData]:
+    """Events as the validator builds them (plain data), which is what a publisher takes; data stays."""
+    return [e if isinstance(e, EventData) else _BUILT[type(e)].of(e) for e in events]
 
 
 def event_seqs(messages: list[mqtt.MQTTMessage]) -> list[int]:
