@@ -88,9 +88,7 @@ def restore(outbox: Outbox, make_table: Callable[[SavedState | None], Table], to
         try:
             device = _judge(table, row, topics)
         except _Broken as exc:
-            # The row's inputs may have been judged in part: the state is the one before it, again,
-            # from the snapshot read afresh (a restored table shares its containers with the one read).
-            saved = SavedState.from_dict(outbox.state())
+            # The row's inputs may have been judged in part: the state is the one before it, again.
             good = _replay(make_table(saved), rows[:n], topics, saved)
             return Restored(good, n, f"journal row {row.id}: {exc}", len(rows) - n)
     return Restored(table.saved_state(device), len(rows))

@@ -10,6 +10,7 @@ The rules it enforces are written down in ``docs/validator.md``.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
@@ -836,6 +837,9 @@ class Validator:
     def restore(cls, table_id: str, rules: HouseRules | None, snap: dict[str, Any]) -> Validator:
         if snap.get("version") != 1:
             raise ValueError(f"unsupported validator snapshot version {snap.get('version')!r}")
+        # A copy: the shoe's counts and the round's hands would be shared with ``snap`` and change as
+        # the validator plays on, and a second restore from the same snapshot would start elsewhere.
+        snap = copy.deepcopy(snap)
         v = cls(table_id, rules)
         v.next_seq = int(snap["next_seq"])
         v.shoe = ShoeState(**snap["shoe"]) if snap["shoe"] else None

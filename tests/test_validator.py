@@ -3,7 +3,7 @@
 import pytest
 
 from scannerd.cards import ALL_CARDS
-from scannerd.events import CutCardSeen, Fault, LinkChanged
+from scannerd.events import CardDrawn, CutCardSeen, Fault, LinkChanged
 from scannerd.validator import CommandRejected, Validator
 from tests.support.table import Table
 
@@ -737,3 +737,18 @@ def test_state_carries_the_shoes_results_and_the_last_seq_for_late_viewers():
     ]
     t.cmd("new_shoe")
     assert t.v.state()["results"] == []
+
+
+def test_a_snapshot_restored_twice_gives_the_same_validator_both_times():
+    """A start judging its journal again, or an audit, restores from one snapshot more than once."""
+    t = Table(burn="none")
+    t.cmd("new_shoe", shoe_id="S1")
+    t.cmd("betting_open")
+    t.cmd("betting_close")
+    t.cards("9H", "2S")
+    snap = t.v.snapshot()
+    first = Validator.restore("T1", t.v.rules, snap)
+    first.handle(CardDrawn(t.step(), "3D", False))  # the first plays on: the snapshot must not follow it
+    second = Validator.restore("T1", t.v.rules, snap)
+    assert second.snapshot() == Validator.restore("T1", t.v.rules, t.v.snapshot()).snapshot()
+    assert second.round.player == ["9H"] and second.shoe.counts != first.shoe.counts

@@ -11,7 +11,6 @@ all are in (scannerd/recording/verify.py ``judge``).
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -137,9 +136,8 @@ def collect(path: Path) -> FileFacts:
         with RecordingReader(path) as reader:
             header = reader.header
             facts.table_id, facts.decks = header.table_id, header.rules.decks
-            # A copy: the validator restored from the header goes on to change what it was given.
             saved = SavedState.from_dict(header.state)
-            facts.begins = copy.deepcopy(saved.validator) if saved is not None else None
+            facts.begins = saved.validator if saved is not None else None
             replayer = replayer_for(reader)
             collector = _Collector(facts, (facts.begins or {}).get("dealer_id"))
             for line in reader.lines():
