@@ -15,7 +15,7 @@ from scannerd import __version__
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox
 from scannerd.payloads import DevicePayload
-from scannerd.publisher import Publisher
+from scannerd.publisher import Publisher, _New
 from tests.support.broker import (
     Broker,
     GameServer,
@@ -261,7 +261,7 @@ def test_a_submitted_event_goes_out_without_waiting_for_the_sending_thread(
     store(pub, sample_events(1, 1))  # the first rows after a connection go through the pump
     gs.wait_for(lambda got: len(event_seqs(got)) == 1)
     with pub._idle:  # the pump cannot finish a round of its loop while this is held
-        pub._inbox.put(("new",))  # ... and it is woken, so it is stuck there, not waiting for work
+        pub._inbox.put(_New())  # ... and it is woken, so it is stuck there, not waiting for work
         time.sleep(0.2)
         store(pub, sample_events(2, 3))
         gs.wait_for(lambda got: len(event_seqs(got)) == 4, timeout=10)
