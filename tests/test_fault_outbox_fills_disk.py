@@ -44,7 +44,7 @@ def test_an_outbox_that_filled_its_disk_drains_with_the_disk_still_full(
     dealt: list[str] = []
     with contextlib.ExitStack() as stack:
         stack.callback(server.close)
-        disk = stack.enter_context(small_disk(tmp_path / "disk", size="6m"))
+        disk = stack.enter_context(small_disk(tmp_path / "disk", size="4m"))
         port = PtyPort(tmp_path / "shoe", baudrate=115200)
         stack.callback(port.close)
         box = config(tmp_path, broker, "beetek", port.path, outbox=disk / "outbox.sqlite3", max_bytes=1 << 30)
