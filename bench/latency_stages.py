@@ -265,6 +265,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shoes", type=int, default=3, help="8-deck shoes dealt to each process")
     parser.add_argument("--interval", type=float, default=0.025, help="seconds between cards")
+    parser.add_argument(
+        "--cards",
+        type=int,
+        help="deal only this many cards of each shoe (a quick check that every stamp is found)",
+    )
     parser.add_argument("--out", type=Path, help="directory for latency_stages.json")
     parser.add_argument("--child", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -282,7 +287,7 @@ def main() -> None:
         processes = start_processes(root, broker, sub)
         rng = random.Random(11)
         for _ in range(args.shoes):
-            cards = one_shoe(rng)
+            cards = one_shoe(rng)[: args.cards]
             for process in processes:
                 if process.table_id is not None:
                     new_shoe(sub, process.table_id)

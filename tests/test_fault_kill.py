@@ -29,7 +29,7 @@ from simulators.serial_pty import FramedPtyDevice, PtyPort
 from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
 from tests.support.fault import deduplicated
 
-KILLS = 20
+KILLS = 12
 
 
 def write_config(tmp_path: Path, broker: Broker, port: str) -> Path:
