@@ -21,7 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -31,7 +31,6 @@ from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from scannerd.alert_catalogue import message
 from scannerd.config import Config
-from scannerd.display.server import Display
 from scannerd.events import (
     TICK_S,
     AlertData,
@@ -55,6 +54,9 @@ from scannerd.shoe_alarm import ShoeAlarm
 from scannerd.table import Outcome, SavedState, Table
 from scannerd.topics import Topics
 from scannerd.validator import Validator
+
+if TYPE_CHECKING:
+    from scannerd.display.server import Display
 
 log = structlog.get_logger(__name__)
 
@@ -165,6 +167,10 @@ class Daemon:
         self.listeners.append(self.alarm)
         self.display: Display | None = None
         if config.display.enabled:
+            # Only here: the web server (aiohttp) is a quarter of the daemon's start-up and some
+            # megabytes, and a table whose screen is driven elsewhere never needs it.
+            from scannerd.display.server import Display
+
             self.display = Display(
                 config.display,
                 self.table_id,
