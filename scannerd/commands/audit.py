@@ -25,7 +25,7 @@ from scannerd.audit import report_html, report_json
 from scannerd.audit.aggregate import build, unreadable
 from scannerd.audit.facts import collect, lost
 from scannerd.commands import arguments
-from scannerd.recording.format import SUFFIX
+from scannerd.recording.format import is_recording
 from scannerd.recording.replay_many import ClusterUnavailable, each_file, executor_for
 from scannerd.recording.signing import load_public_key
 
@@ -110,9 +110,7 @@ def recordings(paths: list[Path]) -> list[Path]:
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            inside = sorted(
-                p for p in path.rglob("*") if p.is_file() and p.name.endswith((SUFFIX, SUFFIX + ".gz"))
-            )
+            inside = sorted(p for p in path.rglob("*") if p.is_file() and is_recording(p))
             if not inside:
                 raise ValueError(f"{path}: no recordings (.jsonl, .jsonl.gz) in this directory")
             found += inside

@@ -35,6 +35,13 @@ if TYPE_CHECKING:
 FORMAT = "scannerd-recording"
 VERSION = 1
 SUFFIX = ".jsonl"
+
+
+def is_recording(path: Path) -> bool:
+    """A finished recording's name: ``.jsonl`` or ``.jsonl.gz`` (one being written ends ``.part``)."""
+    return path.name.endswith((SUFFIX, SUFFIX + ".gz"))
+
+
 GZIP_MAGIC = b"\x1f\x8b"
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from drivers.base import DriverInitError
-from scannerd.recording.format import SUFFIX, RecordingError, RecordingReader
+from scannerd.recording.format import RecordingError, RecordingReader, is_recording
 from scannerd.recording.replay import DEFAULT_PREFIX, messages
 from scannerd.recording.replay_summary import summary_text
 
@@ -46,7 +46,7 @@ class FileReplay:
 
 def recordings_in(directory: Path) -> list[Path]:
     """The recordings (``.jsonl``, ``.jsonl.gz``) directly in ``directory``, by name."""
-    return sorted(p for p in directory.iterdir() if p.name.endswith((SUFFIX, SUFFIX + ".gz")) and p.is_file())
+    return sorted(p for p in directory.iterdir() if is_recording(p) and p.is_file())
 
 
 def reader_notes(reader: RecordingReader) -> tuple[str, ...]:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from scannerd.recording.chain import CHAINED, GENESIS, link, seal_message
-from scannerd.recording.format import FORMAT, GZIP_MAGIC, SEAL, SUFFIX, Header, RecordingError
+from scannerd.recording.format import FORMAT, GZIP_MAGIC, SEAL, Header, RecordingError, is_recording
 from scannerd.recording.signing import fingerprint, signature_ok
 
 if TYPE_CHECKING:
@@ -179,9 +179,7 @@ def recordings(paths: Iterable[Path]) -> list[Path]:
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            inside = sorted(
-                p for p in path.iterdir() if p.is_file() and SUFFIX in p.name and not p.name.endswith(".part")
-            )
+            inside = sorted(p for p in path.iterdir() if p.is_file() and is_recording(p))
             if not inside:
                 raise RecordingError(f"{path}: no recordings in this directory")
             found += inside
