@@ -7,7 +7,7 @@ import sys
 
 def test_the_demo_deals_rounds_and_stops_cleanly(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "scannerd", "demo", "--seconds", "8", "--pace", "0.05",
+        [sys.executable, "-m", "scannerd", "demo", "--seconds", "6", "--pace", "0.05",
          "--betting-time", "0.2", "--no-view", "--listen", "127.0.0.1:0", "--seed", "1",
          "--error-rate", "0", "--dir", str(tmp_path)],
         capture_output=True, text=True, timeout=120,
