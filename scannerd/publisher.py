@@ -141,6 +141,9 @@ class Publisher:
         # retained topic always ends on the newest payload (at worst restated twice, never an older
         # one after a newer).
         self._device_lock = threading.Lock()
+        # Held while status is said: once stop() has said "offline", no restatement says "online".
+        self._status_lock = threading.Lock()
+        self._said_offline = False
 
         self._inbox: queue.SimpleQueue[_PumpMessage] = queue.SimpleQueue()
         self._send_lock = threading.Lock()
@@ -257,8 +260,12 @@ class Publisher:
 
     def stop(self, timeout: float = _STOP_TIMEOUT_S) -> None:
         """Say ``offline`` (the will covers only deaths), then disconnect; waiting events stay queued."""
-        if self._connected:
-            info = self._publish_model(self.topics.status, StatusPayload(state="offline", **self._status))
+        with self._status_lock:
+            self._said_offline = True
+            info = None
+            if self._connected:
+                info = self._publish_model(self.topics.status, StatusPayload(state="offline", **self._status))
+        if info is not None:
             try:
                 info.wait_for_publish(timeout)
             except (RuntimeError, ValueError) as exc:
@@ -381,10 +388,7 @@ class Publisher:
             failed_attempts=self._link.up(),
         )
         client.subscribe(self.topics.requests, **self._request_subscription())
-        self._publish_model(self.topics.status, StatusPayload(state="online", **self._status))
-        with self._device_lock:  # read and restated together: a change made meanwhile goes out after
-            if self._device is not None:
-                self._publish_model(self.topics.device, self._device)
+        self._restate()
         # An MQTT 5 broker may take fewer unacknowledged messages than we would send; keep a few
         # of its slots for status, health and responses.
         receive_max = getattr(props, "ReceiveMaximum", None)
@@ -392,6 +396,21 @@ class Publisher:
         if receive_max:
             window = max(1, min(window, receive_max - _RESERVED_SLOTS))
         self._inbox.put(_Up(self._gen, window))
+
+    def _restate(self) -> None:
+        """Say the retained status and device again: on each connection, and with each health message.
+
+        A broker may lose a retained message and keep running: a cluster whose retained store
+        times out while it elects a new leader drops the table's ``online``, and a newcomer would
+        see no status at all until the table reconnected. Restating heals that within one health
+        interval, and costs a consumer nothing: the payloads are the ones it already holds.
+        """
+        with self._status_lock:
+            if not self._said_offline:
+                self._publish_model(self.topics.status, StatusPayload(state="online", **self._status))
+        with self._device_lock:  # read and restated together: a change made meanwhile goes out after
+            if self._device is not None:
+                self._publish_model(self.topics.device, self._device)
 
     def _request_subscription(self) -> dict[str, Any]:
         """MQTT 5 keeps a retained request recognisable, however it is delivered.
@@ -463,6 +482,7 @@ class Publisher:
         s = self.settings
         backoff = float(s.reconnect_min_s)
         next_health = time.monotonic()
+        next_restate = next_health  # a connection states them itself; restate one interval later
         while True:
             now = time.monotonic()
             deadline = min(next_health, self._paused_until) if self._paused_until > now else next_health
@@ -491,6 +511,7 @@ class Publisher:
                                     self._send_gen, self._window = gen, window
                                     self._rewind(0.0)
                                 next_health = 0.0
+                                next_restate = time.monotonic() + s.health_interval_s
                             case _Health():
                                 next_health = 0.0
                             case _New() | _Down():
@@ -504,6 +525,9 @@ class Publisher:
                 if sending:
                     self._fill()
                 if sending and time.monotonic() >= next_health:
+                    if time.monotonic() >= next_restate:
+                        self._restate()
+                        next_restate = time.monotonic() + s.health_interval_s
                     self._publish_model(self.topics.health, self._health())
                     next_health = time.monotonic() + s.health_interval_s
                 elif not sending:

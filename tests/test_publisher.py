@@ -121,6 +121,43 @@ def test_a_clean_stop_says_offline(mosquitto: Broker, make_publisher: Callable[.
     gs.close()
 
 
+def test_a_retained_status_the_broker_lost_comes_back_within_a_health_interval(
+    mosquitto: Broker, make_publisher: Callable[..., Publisher]
+) -> None:
+    """A cluster can drop a retained message while the table stays connected; clearing it is that loss."""
+    pub = make_publisher(settings_for(mosquitto, health_interval_s=0.5))
+    pub.set_device(DevicePayload(driver="beetek", channel="/dev/ttyUSB0", link="up"))
+    wait_until(lambda: pub.connected, 10, "connected")
+    other = GameServer(mosquitto, [f"{BASE}/response/+"])
+    for topic in (f"{BASE}/status", f"{BASE}/device"):
+        other.request(topic, b"", retain=True)  # an empty retained message removes it
+    other.close()
+    topics = [f"{BASE}/status", f"{BASE}/device"]
+    newcomer = GameServer(mosquitto, topics)
+    newcomer.wait_for(lambda got: {m.topic for m in got if m.payload} == set(topics), 5)
+    newcomer.close()
+    time.sleep(0.2)
+    late = GameServer(mosquitto, topics)
+    late.wait_for(lambda got: len(got) >= 2, 5)
+    assert all(m.retain for m in late.messages())
+    assert late.payloads("/status")[0]["state"] == "online"
+    assert late.payloads("/device")[0]["link"] == "up"
+    late.close()
+
+
+def test_no_restatement_says_online_after_a_clean_stop(
+    mosquitto: Broker, make_publisher: Callable[..., Publisher]
+) -> None:
+    gs = GameServer(mosquitto, [f"{BASE}/status"])
+    pub = make_publisher(settings_for(mosquitto, health_interval_s=0.1))
+    gs.wait_for(lambda got: len(got) >= 3)  # said on connecting, then restated
+    pub.stop()
+    time.sleep(0.5)
+    states = [p["state"] for p in gs.payloads("/status")]
+    assert states[-1] == "offline" and states.count("offline") == 1, states
+    gs.close()
+
+
 PUBLISHER_PROCESS = """
 import sys, time
 from scannerd.mqtt_settings import MqttSettings

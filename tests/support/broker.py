@@ -222,8 +222,10 @@ class GameServer:
         username: str | None = None,
         password: str | None = None,
         protocol: int = mqtt.MQTTv311,
+        qos: int = 1,
     ) -> None:
         self.received: list[mqtt.MQTTMessage] = []
+        self._qos = qos
         self._cond = threading.Condition()
         self._topics = topics
         self._subscribed = threading.Event()
@@ -252,7 +254,7 @@ class GameServer:
 
     def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, rc: Any, _props: Any) -> None:
         if not rc.is_failure:
-            client.subscribe([(t, 1) for t in self._topics])
+            client.subscribe([(t, self._qos) for t in self._topics])
 
     def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
         with self._cond:
