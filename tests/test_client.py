@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 import threading
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from scannerd.client import Gap, RequestTimeout, TableClient
+from scannerd.client import Availability, Gap, RequestTimeout, TableClient
 from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.payloads import DevicePayload, StatusPayload
@@ -165,10 +166,18 @@ def test_request_returns_the_tables_answer_or_a_clear_timeout(mosquitto, make_cl
 
 def test_each_tables_availability_is_kept_as_state(mosquitto, make_client, make_publisher):
     heard: list[tuple[str, bool]] = []
-    client = make_client(Recorder(), on_availability=lambda table, a: heard.append((table, a.online)))
-    pub = make_publisher(settings(mosquitto))
+    told: list[Availability] = []
+
+    def on_availability(table: str, a: Availability) -> None:
+        heard.append((table, a.online))
+        told.append(a)
+
+    client = make_client(Recorder(), on_availability=on_availability)
+    pub = make_publisher(settings(mosquitto).model_copy(update={"health_interval_s": 0.2}))
     pub.set_device(DevicePayload(driver="framed", channel="/dev/shoe-1", link="up"))
     wait_until(lambda: client.availability("T1").device is not None, 10, "the device")
+    time.sleep(1)  # five restatements of the same status and device: none is a change
+    assert all(a != b for a, b in itertools.pairwise(told)), told
     availability = client.availability("T1")
     assert availability.online and availability.status is not None
     assert availability.status.table_id == "T1"

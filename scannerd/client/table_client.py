@@ -192,6 +192,7 @@ class TableClient:
         self._on_retained = on_retained
         self._marks = Marks(marks)
         self._availability: dict[str, Availability] = {}
+        self._told: set[tuple[str, str]] = set()  # (table, status/device) told on this connection
         self._inbox: queue.Queue[_ClientMessage] = queue.Queue()
         self._held: dict[str, _Held] = {}  # table -> events that came early (delivery thread only)
         self._waiting: set[str] = set()  # transactions of requests still waiting for their answer
@@ -372,6 +373,8 @@ class TableClient:
         # broker sends them again on this one (they are then repeats), and their packet ids may
         # already name other messages here.
         self._connection += 1
+        with self._cond:
+            self._told.clear()
         if self._on_connection is not None:
             self._inbox.put(_Connection(True))  # told before anything that comes on this connection
         client.subscribe(self._filters())
@@ -397,10 +400,10 @@ class TableClient:
                 return  # acknowledged by the delivery thread, once the mark is committed or the caller has it
             self._complain(f"not a {name} event of table {table_id}", msg.topic)
         elif name in ("status", "device"):
-            new = self._note_availability(table_id, name, msg.payload)
+            new, changed = self._note_availability(table_id, name, msg.payload)
             if new is None:
                 self._complain(f"not a {name} payload", msg.topic)
-            elif self._on_availability is not None:
+            elif changed and self._on_availability is not None:
                 self._inbox.put(_Inbound(table_id, msg.mid, self._connection, availability=new))
                 return  # acknowledged once the caller has heard of it
         elif name.startswith("response/"):
@@ -411,7 +414,14 @@ class TableClient:
                     self._cond.notify_all()
         client.ack(msg.mid, msg.qos)
 
-    def _note_availability(self, table_id: str, name: str, payload: bytes) -> Availability | None:
+    def _note_availability(
+        self, table_id: str, name: str, payload: bytes
+    ) -> tuple[Availability | None, bool]:
+        """The table's availability after ``payload``, and whether to tell the caller.
+
+        The table restates its status and device every health interval: a caller hears of a
+        change, and of the first of each on a new connection (what it missed while away).
+        """
         with self._cond:
             old = self._availability.get(table_id, Availability())
             if name == "status":
@@ -420,9 +430,12 @@ class TableClient:
             else:
                 device = parse_device(payload)
                 new = None if device is None else old.with_device(device)
-            if new is not None:
-                self._availability[table_id] = new
-            return new
+            if new is None:
+                return None, False
+            self._availability[table_id] = new
+            first = (table_id, name) not in self._told
+            self._told.add((table_id, name))
+            return new, first or new != old
 
     def _complain(self, what: str, topic: str) -> None:
         """Log a kind of bad message once; the rest are counted and the count logged at stop."""
