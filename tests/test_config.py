@@ -299,6 +299,7 @@ def test_other_numbers_have_finite_ranges_too(tmp_path: Path, key: str, value: s
         ("mqtt.host", "10", "mqtt.host: expected text in quotes"),
         ("device.stale_after_s", "true", "device.stale_after_s: expected a number"),
         ("record.dir", "5", "record.dir: expected a path in quotes"),
+        ("display.token_file", "5", "display.token_file: expected a path in quotes"),
         ("mqtt.client_id", '""', "mqtt.client_id: must not be empty"),
         ("mqtt.client_id", '"' + "x" * 129 + '"', "mqtt.client_id: must be at most 128 characters"),
     ],

@@ -6,11 +6,9 @@ It imports nothing of the display's server, so the config can be read (by
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import Field, field_validator
 
-from scannerd.config_section import Section
+from scannerd.config_section import FilePath, Section
 
 
 class DisplaySettings(Section):
@@ -30,7 +28,7 @@ class DisplaySettings(Section):
         description="Host names the page is opened under, besides IP addresses and localhost; "
         "a request naming any other host is refused (DNS rebinding).",
     )
-    token_file: Path | None = Field(
+    token_file: FilePath | None = Field(
         None,
         description="File holding a token (first line) that acknowledging needs, for a display "
         "on another machine. A relative path is taken inside $CREDENTIALS_DIRECTORY. Unset: "
@@ -42,11 +40,6 @@ class DisplaySettings(Section):
     def _listen_shape(cls, listen: str) -> str:
         _split_listen(listen)
         return listen
-
-    @field_validator("token_file", mode="before")
-    @classmethod
-    def _path_from_text(cls, value: object) -> object:
-        return Path(value) if isinstance(value, str) else value  # TOML has no path type
 
     @property
     def host(self) -> str:
