@@ -23,6 +23,7 @@ from simulators.serial_pty import PtyPort
 from tests.support.broker import GameServer, assert_complete_in_order, event_seqs, wait_until
 from tests.support.config import write_config
 from tests.support.fault import deduplicated
+from tests.support.frames import beetek
 from tests.support.nats_cluster import NATS_SERVER, NatsCluster
 from tests.support.process import start_daemon
 
@@ -62,7 +63,7 @@ def test_the_table_fails_over_when_its_node_dies_and_loses_nothing(tmp_path: Pat
             card = ALL_CARDS[(i * 7) % len(ALL_CARDS)]
             i += 1
             dealt.append(card)
-            port.write(f" [Game]<Card:{card}> ".encode())
+            port.write(beetek(card, crlf=False))
 
     try:
         server = GameServer(third, [f"{BASE}/#"], client_id="game-server")

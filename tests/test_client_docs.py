@@ -17,6 +17,7 @@ from scannerd.daemon import Daemon
 from simulators.serial_pty import PtyPort
 from tests.support.broker import wait_until
 from tests.support.fault import NATURAL, config
+from tests.support.frames import beetek
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +45,7 @@ def test_the_documented_example_stores_each_round_once(tmp_path, mosquitto):
     try:
         wait_until(lambda: "T1 is at seq" in out.read_text(), 20, "the example's get_state line")
         for card in NATURAL:
-            pty.write(f" [Game]<Card:{card}> \r\n".encode())
+            pty.write(beetek(card))
             time.sleep(0.05)
         last = lambda: daemon.validator.next_seq - 1  # noqa: E731
         wait_until(lambda: f"T1 {last()} " in out.read_text(), 20, "the last event printed")

@@ -27,6 +27,7 @@ from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, sample_events, store, wait_until
 from tests.support.client import handled
 from tests.support.fault import EventLog, config
+from tests.support.frames import beetek
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,10 +60,6 @@ class Worker:
         return self.proc.stdout.read()
 
 
-def frame(card: str) -> bytes:
-    return f" [Game]<Card:{card}> \r\n".encode()
-
-
 @pytest.mark.timeout(120)
 def test_a_consumer_killed_mid_stream_gets_every_event_exactly_once_in_order(
     tmp_path, make_broker: Callable[..., Broker]
@@ -79,7 +76,7 @@ def test_a_consumer_killed_mid_stream_gets_every_event_exactly_once_in_order(
 
     def deal() -> None:
         for _ in range(400):
-            pty.write(frame(rng.choice(ALL_CARDS)))
+            pty.write(beetek(rng.choice(ALL_CARDS)))
             time.sleep(0.005)
         dealt.set()
 

@@ -20,6 +20,7 @@ from scannerd.listeners import TableListener
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox_settings import OutboxSettings
 from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
+from tests.support.frames import beetek
 
 
 @pytest.fixture
@@ -47,10 +48,6 @@ def wait_online(server: GameServer) -> None:
     server.wait_for(lambda ms: any(m.topic.endswith("/status") and b"online" in m.payload for m in ms))
 
 
-def frames(*cards: str) -> bytes:
-    return b"".join(f" [Game]<Card:{c}> \r\n".encode() for c in cards)
-
-
 def test_cards_and_commands_flow_to_the_game_server_in_order(tmp_path, mosquitto, pty):
     master, port = pty
     server = GameServer(mosquitto, ["casino/tables/T1/#"])
@@ -64,7 +61,7 @@ def test_cards_and_commands_flow_to_the_game_server_in_order(tmp_path, mosquitto
         server.request("casino/tables/T1/request/betting_close", {})
         server.wait_for(lambda ms: any(m.topic.endswith("response/betting_close") for m in ms))
         # A natural, split across writes at an awkward place.
-        data = frames("9H", "2S", "9C", "3D")
+        data = beetek("9H", "2S", "9C", "3D")
         os.write(master, data[:13])
         os.write(master, data[13:])
         server.wait_for(lambda ms: any(b'"complete"' in m.payload for m in ms if m.topic.endswith("/round")))
@@ -92,7 +89,7 @@ def test_state_survives_a_restart(tmp_path, mosquitto, pty):
     daemon.request("new_shoe", {"shoe_id": "S1"})
     daemon.request("betting_open", {"round_id": "R1"})
     daemon.request("betting_close", {})
-    os.write(master, frames("9H", "2S"))
+    os.write(master, beetek("9H", "2S"))
     wait_until(lambda: daemon.validator.state()["round"]["player"]["cards"] == ["9H"], 10, "cards")
     next_seq = daemon.validator.next_seq
     daemon.stop()
@@ -109,7 +106,7 @@ def test_state_survives_a_restart(tmp_path, mosquitto, pty):
         assert (void["round_id"], void["reason"], void["seq"]) == ("R1", "DAEMON_RESTARTED", next_seq + 1)
         again.request("betting_open", {"round_id": "R2"})
         again.request("betting_close", {})
-        os.write(master, frames("9H", "2S", "9C", "3D"))
+        os.write(master, beetek("9H", "2S", "9C", "3D"))
         server.wait_for(lambda ms: any(b'"complete"' in m.payload for m in ms if m.topic.endswith("/round")))
         done = server.payloads("/round")[-1]
         assert (done["round_id"], done["hand_no"], done["shoe_id"]) == ("R2", 2, "S1")
@@ -135,7 +132,7 @@ def test_the_cards_of_one_read_are_stored_together(tmp_path, mosquitto, pty):
     try:
         wait_until(lambda: daemon.reader.link_up, 10, "link up")
         writes.clear()
-        os.write(master, frames("9H", "2S", "9C", "3D"))  # one write to the pty, so one read
+        os.write(master, beetek("9H", "2S", "9C", "3D"))  # one write to the pty, so one read
         wait_until(lambda: sum(writes) == 4, 10, "four cards stored")
         assert writes == [4]
     finally:

@@ -23,6 +23,7 @@ from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox
 from scannerd.outbox_settings import OutboxSettings
 from tests.support.broker import Broker, wait_until
+from tests.support.frames import beetek
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -115,7 +116,7 @@ def test_a_plugin_driver_gets_back_after_a_restart_what_it_keeps(
         first.request("new_shoe", {})
         first.request("betting_open", {})
         first.request("betting_close", {})
-        os.write(master, b" [Game]<Card:9H> \r\n [Game]<Card:2C> \r\n")
+        os.write(master, beetek("9H", "2C"))
         wait_until(lambda: len(first.validator.state()["round"]["player"]["cards"]) == 1, 10, "the cards")
         wait_until(lambda: stored_device(first.outbox) == {"cards": 2}, 10, "the state stored")
     finally:

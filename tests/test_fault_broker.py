@@ -18,13 +18,10 @@ from scannerd.daemon import Daemon
 from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
 from tests.support.fault import config, deduplicated
+from tests.support.frames import beetek
 
 OUTAGE_S = 6.0  # six times the daemon's longest reconnect wait here (1 s): several failed attempts
 CARD_EVERY_S = 0.1
-
-
-def frame(card: str) -> bytes:
-    return f" [Game]<Card:{card}> \r\n".encode()
 
 
 @pytest.mark.timeout(120)
@@ -43,7 +40,7 @@ def test_broker_stopped_during_play_loses_and_repeats_nothing(
     def deal(n: int) -> None:
         for _ in range(n):
             card = rng.choice(ALL_CARDS)
-            pty.write(frame(card))
+            pty.write(beetek(card))
             dealt.append(card)
             time.sleep(CARD_EVERY_S)
 

@@ -23,6 +23,7 @@ from scannerd.recording.replay import replay
 from simulators.serial_pty import FramedPtyDevice, PtyPort
 from tests.support.broker import Broker, GameServer
 from tests.support.config import write_config
+from tests.support.frames import beetek
 from tests.support.process import start_daemon
 
 BASE = "casino/tables/T1"
@@ -55,10 +56,6 @@ def wait_open(server: GameServer) -> None:
     server.wait_for(lambda got: any(m.topic.endswith("/device") and b'"link":"up"' in m.payload for m in got))
 
 
-def beetek(card: str) -> bytes:
-    return f" [Game]<Card:{card}> ".encode()
-
-
 def alerts(server: GameServer) -> list[str]:
     return [a["code"] for a in server.payloads("/alert")]
 
@@ -83,12 +80,12 @@ def test_a_clock_step_mid_round_neither_stalls_a_beetek_round_nor_breaks_its_rep
     proc = start(config, tmp_path / "scannerd.log", offset)
     try:
         wait_open(server)
-        port.write(beetek("9H") + beetek("2S"))
+        port.write(beetek("9H", "2S", crlf=False))
         server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
         before = time.time()
         step(offset, 120)
         time.sleep(3)  # ticks pass with the clock two minutes on
-        port.write(beetek("9C") + beetek("3D"))
+        port.write(beetek("9C", "3D", crlf=False))
         server.wait_for(lambda _: any(r["phase"] == "complete" for r in server.payloads("/round")))
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -166,7 +163,7 @@ def test_repeated_small_steps_neither_raise_a_stall_nor_hide_one(tmp_path, mosqu
     try:
         wait_open(server)
         dealt = time.monotonic()  # before the cards: the table's own time for them can only be later
-        port.write(beetek("9H") + beetek("2S"))
+        port.write(beetek("9H", "2S", crlf=False))
         server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
         for k in range(1, 9):  # eight seconds on the wall clock in four real ones
             step(offset, k)

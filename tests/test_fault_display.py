@@ -23,6 +23,7 @@ from typing import Any
 from scannerd.commands.run import FD_SOFT_LIMIT
 from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer, free_port, wait_until
+from tests.support.frames import beetek
 from tests.support.process import log_lines, table, table_pc_limits, wait_shoe_open
 
 
@@ -30,7 +31,7 @@ def deal(shoe: PtyPort, server: GameServer, cards: list[str]) -> None:
     """Deal ``cards`` and wait until the game server has them all."""
     wait_shoe_open(server)
     before = len(server.payloads("/card"))
-    shoe.write(b"".join(f" [Game]<Card:{card}> \r\n".encode() for card in cards))
+    shoe.write(beetek(*cards))
     server.wait_for(lambda ms: len(server.payloads("/card")) >= before + len(cards), 30)
     assert [p["card"] for p in server.payloads("/card")][before:] == cards
 

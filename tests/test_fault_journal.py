@@ -33,14 +33,11 @@ from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer, wait_until
 from tests.support.config import write_config
 from tests.support.fault import deduplicated
+from tests.support.frames import beetek
 from tests.support.process import AUTO, framed_shoe, log_lines, start_daemon, wait_shoe_open
 
 BASE = "casino/tables/T1"
 SHOE = random.Random(3).sample([c for c in ALL_CARDS for _ in range(8)], 8 * len(ALL_CARDS))
-
-
-def beetek(card: str) -> bytes:
-    return f" [Game]<Card:{card}> ".encode()
 
 
 def copy_of(outbox: Path, to: Path) -> Path:
@@ -86,7 +83,7 @@ def test_the_state_judged_again_from_the_journal_equals_the_live_one(tmp_path, m
         wait_until(lambda: daemon.reader.link_up, 10, "link up")
         daemon.request("dealer_sign_in", {"dealer_id": "D-7"})
         for card in SHOE[:40]:
-            port.write(beetek(card))
+            port.write(beetek(card, crlf=False))
             time.sleep(0.005)  # a read a card, as a dealer's pace gives
         server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 40)
         wait_until(lambda: daemon.outbox.health().pending == 0, 10, "all published")
@@ -157,7 +154,7 @@ def test_a_start_judges_a_long_journal_again(tmp_path, mosquitto: Broker) -> Non
     try:
         wait_shoe_open(server)
         for card in cards:
-            port.write(beetek(card))
+            port.write(beetek(card, crlf=False))
             time.sleep(0.005)
         server.wait_for(lambda _: len([e for e in kept(server) if e["kind"] == "card"]) == len(cards), 60)
         server.request(f"{BASE}/request/get_state", {})
@@ -209,7 +206,7 @@ def test_a_damaged_journal_row_is_a_lost_state_not_a_wrong_one(tmp_path, mosquit
     try:
         wait_shoe_open(server)
         for card in ("9H", "2S", "8D"):
-            port.write(beetek(card))
+            port.write(beetek(card, crlf=False))
             server.wait_for(lambda _, card=card: any(e.get("card") == card for e in kept(server)))
         proc.send_signal(signal.SIGKILL)
         proc.wait(15)
@@ -220,7 +217,7 @@ def test_a_damaged_journal_row_is_a_lost_state_not_a_wrong_one(tmp_path, mosquit
         server.wait_for(
             lambda _: any(e["kind"] == "alert" and e["code"] == "STATE_LOST" for e in kept(server))
         )
-        port.write(beetek("3C"))
+        port.write(beetek("3C", crlf=False))
         server.wait_for(lambda _: any(e.get("card") == "3C" for e in kept(server)))
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(15) == 0

@@ -23,11 +23,8 @@ from scannerd.daemon import Daemon
 from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
 from tests.support.fault import config, deduplicated
+from tests.support.frames import beetek
 from tests.test_fault_disk_full import open_alerts, small_disk
-
-
-def frames(cards: list[str]) -> bytes:
-    return b"".join(f" [Game]<Card:{c}> ".encode() for c in cards)
 
 
 @pytest.mark.timeout(180)
@@ -56,7 +53,7 @@ def test_an_outbox_that_filled_its_disk_drains_with_the_disk_still_full(
         def deal(n: int) -> None:
             cards = [rng.choice(ALL_CARDS) for _ in range(n)]
             dealt.extend(cards)
-            port.write(frames(cards))
+            port.write(beetek(*cards, crlf=False))
 
         while daemon.outbox.health().level != "full":
             assert len(dealt) < 40_000, "the disk never filled"

@@ -18,6 +18,7 @@ import paho.mqtt.client as mqtt
 
 from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer
+from tests.support.frames import beetek
 from tests.support.process import table, wait_shoe_open
 
 BASE = "casino/tables/T1"
@@ -38,7 +39,7 @@ class CardClock:
         """Deal ``card``; seconds from the shoe sending it to its event reaching the consumer."""
         before = len(self.server.messages())
         sent = time.monotonic()
-        shoe.write(f" [Game]<Card:{card}> \r\n".encode())
+        shoe.write(beetek(card))
         self.server.wait_for(lambda got: len(got) > before, 30)
         return time.monotonic() - sent
 

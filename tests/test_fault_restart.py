@@ -21,6 +21,7 @@ from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer
 from tests.support.config import write_config
 from tests.support.fault import deduplicated
+from tests.support.frames import beetek
 from tests.support.process import framed_shoe, start_daemon
 
 BASE = "casino/tables/T1"
@@ -47,10 +48,6 @@ def wait_shoe_open(server: GameServer, opened: int) -> None:
     )
 
 
-def beetek(card: str) -> bytes:
-    return f" [Game]<Card:{card}> ".encode()
-
-
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
 def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
@@ -66,25 +63,26 @@ def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
     try:
         wait_shoe_open(server, 1)
         for card in ("9H", "2S"):
-            port.write(beetek(card))
+            port.write(beetek(card, crlf=False))
         server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
         proc.send_signal(stop)
         proc.wait(15)
-        port.write(beetek("9C"))  # dealt while nobody reads: waits in the tty, which the next open discards
+        # Dealt while nobody reads: it waits in the tty, which the next open discards.
+        port.write(beetek("9C", crlf=False))
         time.sleep(0.2)
         opened = len([m for m in server.messages("/device") if b'"link":"up"' in m.payload])
         proc = start_daemon(config, log)
         server.wait_for(lambda got: any(m.topic.endswith("/round") and b'"void"' in m.payload for m in got))
         wait_shoe_open(server, opened + 1)
         # The dealer, unaware, deals the void round on: its last card must not open a new round.
-        port.write(beetek("3D"))
+        port.write(beetek("3D", crlf=False))
         server.wait_for(lambda _: len(kept(server, "card")) == 3)
         # The dealer clears the layout and acknowledges on the screen; then the next round.
         (restart,) = [a for a in kept(server, "alert") if a["code"] == "DAEMON_RESTARTED"]
         server.request(f"{BASE}/request/ack_alert", {"alert_id": restart["alert_id"]})
         server.wait_for(lambda _: any(a.get("acknowledged") for a in kept(server, "alert")))
         for card in ("8D", "3C", "KH", "5H"):
-            port.write(beetek(card))
+            port.write(beetek(card, crlf=False))
         server.wait_for(lambda got: len(round_ends(server)) == 2)
     finally:
         proc.send_signal(signal.SIGTERM)

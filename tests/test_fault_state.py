@@ -23,6 +23,7 @@ from scannerd.recording.replay import replay
 from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer, wait_until
 from tests.support.config import write_config
+from tests.support.frames import beetek
 from tests.support.process import start_daemon
 
 BASE = "casino/tables/T1"
@@ -32,10 +33,6 @@ RULES = {"round_control": "auto", "burn": "none"}
 def stop(proc: subprocess.Popen[bytes]) -> None:
     proc.send_signal(signal.SIGTERM)
     proc.wait(15)
-
-
-def beetek(card: str) -> bytes:
-    return f" [Game]<Card:{card}> ".encode()
 
 
 def event_seqs(server: GameServer) -> list[int]:
@@ -49,7 +46,7 @@ def event_seqs(server: GameServer) -> list[int]:
 def deal_round(port: PtyPort, server: GameServer) -> None:
     """Two naturals: a complete round in four cards."""
     done = len([p for p in server.payloads("/round") if p["phase"] == "complete"])
-    port.write(b"".join(beetek(c) for c in ("8D", "3C", "KH", "5H")))
+    port.write(beetek("8D", "3C", "KH", "5H", crlf=False))
     server.wait_for(lambda _: len([p for p in server.payloads("/round") if p["phase"] == "complete"]) > done)
 
 

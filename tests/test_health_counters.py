@@ -20,6 +20,7 @@ from scannerd.payloads import HealthPayload
 from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer
 from tests.support.config import write_config
+from tests.support.frames import beetek
 from tests.support.process import AUTO, framed_shoe, log_lines, start_daemon, table, wait_shoe_open
 
 FAST_HEALTH = {"health_interval_s": 0.2}
@@ -58,7 +59,7 @@ def test_line_noise_and_recorded_lines_are_counted_on_the_health_topic(
             assert reader["unknown_cards"] is None and reader["duplicates"] is None  # framed shoes only
             assert quiet["recorder"]["alive"] and quiet["recorder"]["files"] == 1
 
-            shoe.write(b" [Game]<Card:9H> \r\n" + NOISE + b"<Shuffle:now>\r\n [Game]<Card:2C> \r\n")
+            shoe.write(beetek("9H") + NOISE + b"<Shuffle:now>\r\n" + beetek("2C"))
             server.wait_for(lambda ms: len(server.payloads("/card")) >= 2, 30)
             noisy = health_where(server, lambda h: h["reader"]["junk_bytes"] > 0)["reader"]
             assert noisy["junk_bytes"] >= len(NOISE.replace(b" ", b""))  # spaces between frames are no junk

@@ -23,16 +23,12 @@ from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer, wait_until
 from tests.support.config import write_config
 from tests.support.fault import NATURAL
+from tests.support.frames import beetek
 
 WARNING = 4
 """syslog's priority for warning; ``journalctl -p warning`` shows this and every lower number."""
 
 AUTO = {"burn": "none", "round_control": "auto"}
-
-
-def cards(*names: str) -> bytes:
-    """What a Bee-Tek shoe sends for these cards."""
-    return b"".join(f" [Game]<Card:{name}> \r\n".encode() for name in names)
 
 
 def journal(path: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -87,7 +83,7 @@ def test_a_clean_stop_logs_nothing_at_warning(tmp_path: Path, mosquitto: Broker)
         config = write_config(tmp_path, mosquitto, "beetek", shoe.path, rules=AUTO)
         with daemon(config, log):
             server.wait_online("casino/tables/T1")
-            shoe.write(cards(*NATURAL))
+            shoe.write(beetek(*NATURAL))
             server.wait_for(lambda ms: len(server.payloads("/card")) == 4)
     server.close()
     entries = journal(log)
@@ -109,12 +105,12 @@ def test_misdeals_link_losses_and_outbox_warnings_are_at_warning(
         config = write_config(tmp_path, broker, "beetek", shoe.path, rules=AUTO, outbox=outbox)
         with daemon(config, log):
             server.wait_online("casino/tables/T1")
-            shoe.write(cards("9H", "1S"))  # a card the shoe could not read in a round: a misdeal
+            shoe.write(beetek("9H", "1S"))  # a card the shoe could not read in a round: a misdeal
             logged(log, lambda line: line.get("code") == "UNREADABLE_CARD", "the misdeal in the log")
             server.close()
             broker.stop()  # the game server's broker goes away
             logged(log, lambda line: line["event"] == "mqtt disconnected", "the link to the broker lost")
-            shoe.write(cards(*NATURAL * 3))  # three rounds wait in the outbox
+            shoe.write(beetek(*NATURAL * 3))  # three rounds wait in the outbox
             logged(log, lambda line: line.get("code") == "OUTBOX_NEARLY_FULL", "the outbox warning")
             shoe.unplug()  # the shoe's cable pulled
             logged(log, lambda line: line["event"] == "device link down", "the shoe's link lost")

@@ -17,6 +17,7 @@ from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from simulators.serial_pty import FramedPtyDevice, PtyPort
 from tests.support.broker import wait_until
+from tests.support.frames import beetek
 from tests.support.serial_port import Collector
 
 
@@ -33,24 +34,20 @@ def start_reader(driver, sink: Collector, **kwargs) -> DeviceReader:
     return reader.start()
 
 
-def card_frame(card: str) -> bytes:
-    return f" [Game]<Card:{card}> \r\n".encode()
-
-
 def test_events_are_stamped_when_read_and_raw_bytes_passed_on(port: PtyPort) -> None:
     sink = Collector()
     reader = start_reader(create_driver("beetek", port.path), sink)
     try:
         sink.wait(lambda s: s.links() == ["up"], "link up")
         before = time.time()
-        port.write(card_frame("AS") + b" [Game]<Card:K")
+        port.write(beetek("AS") + b" [Game]<Card:K")
         port.write(b"D> \r\n")
         sink.wait(lambda s: len(s.cards()) == 2, "two cards")
         after = time.time()
         assert sink.cards() == ["AS", "KD"]
         stamps = [ts for ts, e in sink.events if isinstance(e, DeviceCard)]
         assert all(before <= ts <= after for ts in stamps)
-        assert b"".join(data for _, data in sink.rx) == card_frame("AS") + card_frame("KD")
+        assert b"".join(data for _, data in sink.rx) == beetek("AS") + beetek("KD")
         assert sink.errors == []
     finally:
         reader.stop()
@@ -65,7 +62,7 @@ def test_with_a_hold_a_read_is_stamped_and_delivered_only_once_the_consumer_lets
     try:
         sink.wait(lambda s: s.links() == ["up"], "link up")
         with hold:  # another thread judging something, as the daemon does a request
-            port.write(card_frame("AS"))
+            port.write(beetek("AS"))
             time.sleep(0.3)  # the reader has read the frame by now and waits for the lock
             assert sink.cards() == []
             released = time.time()
@@ -82,7 +79,7 @@ def test_unplug_and_replug_on_another_node(port: PtyPort) -> None:
     reader = start_reader(create_driver("beetek", port.path), sink)
     try:
         sink.wait(lambda s: s.links() == ["up"], "link up")
-        port.write(card_frame("2C") + card_frame("3C") + b" [Game]<Car")  # and half a frame
+        port.write(beetek("2C") + beetek("3C") + b" [Game]<Car")  # and half a frame
         sink.wait(lambda s: len(s.rx) and b"<Car" in b"".join(d for _, d in s.rx), "bytes read")
         old_node = port.slave_name
         port.unplug()
@@ -91,7 +88,7 @@ def test_unplug_and_replug_on_another_node(port: PtyPort) -> None:
         port.plug(new_node=True)
         assert port.slave_name != old_node
         sink.wait(lambda s: s.links() == ["up", "down", "up"], "link up again")
-        port.write(b"d:4C> " + card_frame("5C"))  # the half frame's tail is junk now, not a card
+        port.write(b"d:4C> " + beetek("5C"))  # the half frame's tail is junk now, not a card
         sink.wait(lambda s: "5C" in s.cards(), "card after replug")
         assert sink.cards() == ["2C", "3C", "5C"]
         assert reader.reconnects == 1
@@ -106,7 +103,7 @@ def test_no_card_that_was_read_is_lost_to_an_unplug(port: PtyPort) -> None:
     sink.wait(lambda s: s.links() == ["up"], "link up")
     cards = ["AS", "2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S", "TS"]
     for card in cards:
-        port.write(card_frame(card))
+        port.write(beetek(card))
     port.unplug()  # at once: some bytes may die in the pty, but what was read must come out
     sink.wait(lambda s: s.links() == ["up", "down"], "link down")
     reader.stop()
@@ -124,7 +121,7 @@ def test_device_absent_at_start_is_waited_for(tmp_path: Path) -> None:
         assert reader.alive and isinstance(reader.last_error, Exception)
         with PtyPort(path) as port:
             sink.wait(lambda s: s.links() == ["down", "up"], "link up when the device appears")
-            port.write(card_frame("QH"))
+            port.write(beetek("QH"))
             sink.wait(lambda s: s.cards() == ["QH"], "card")
     finally:
         reader.stop()
@@ -141,7 +138,7 @@ def test_a_failing_callback_is_reported_and_reading_goes_on(port: PtyPort) -> No
     reader = DeviceReader(create_driver("beetek", port.path), on_event, on_error=sink.on_error).start()
     try:
         wait_until(lambda: reader.link_up, 10, "link up")
-        port.write(card_frame("6D") + card_frame("7D"))
+        port.write(beetek("6D") + beetek("7D"))
         sink.wait(lambda s: s.cards() == ["7D"], "the next card")
         assert [str(e) for e in sink.errors] == ["consumer bug"]
         assert reader.alive and reader.errors == 1 and str(reader.last_error) == "consumer bug"
@@ -166,7 +163,7 @@ def test_a_crashing_driver_is_reported_and_the_link_restarted(port: PtyPort) -> 
         port.write(b"BUG")
         sink.wait(lambda s: s.links() == ["up", "down", "up"], "link restarted")
         assert [str(e) for e in sink.errors] == ["decoder bug"]
-        port.write(card_frame("8H"))
+        port.write(beetek("8H"))
         sink.wait(lambda s: s.cards() == ["8H"], "card after the restart")
         assert reader.alive
     finally:

@@ -19,9 +19,10 @@ from scannerd.recording.replay import Published, replay
 from scannerd.validator import Validator
 from tests.sessions import DIR, render
 from tests.sessions.cases import NATURAL
-from tests.sessions.script import START_TS, STARTED_AT, FramedShoe, Script, beetek
+from tests.sessions.script import START_TS, STARTED_AT, FramedShoe, Script
 from tests.support.broker import GameServer, wait_until
 from tests.support.command import scannerd
+from tests.support.frames import beetek
 
 SESSION = DIR / "beetek-clean.jsonl"
 

@@ -20,6 +20,7 @@ import pytest
 from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer
 from tests.support.config import write_config
+from tests.support.frames import beetek
 from tests.support.notify_listener import NotifyListener
 
 
@@ -47,7 +48,7 @@ def test_run_under_a_service_manager(tmp_path: Path, mosquitto: Broker) -> None:
             manager.wait_for("WATCHDOG", "1")
             server.wait_for(lambda ms: "online" in status_states(server))
 
-            shoe.write(b" [Game]<Card:9H> \r\n [Game]<Card:2C> \r\n")  # cards of an 'auto' round
+            shoe.write(beetek("9H", "2C"))  # cards of an 'auto' round
             server.wait_for(lambda ms: len(server.payloads("/card")) >= 2)
             assert [p["card"] for p in server.payloads("/card")] == ["9H", "2C"]
             manager.wait_for("WATCHDOG", "1")

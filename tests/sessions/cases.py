@@ -19,7 +19,8 @@ from scannerd.cards import ALL_CARDS
 from simulators.faults import FaultRates
 from simulators.recording import record_simulation
 from simulators.scenario import Scenario, load, parse
-from tests.sessions.script import STARTED_AT, FramedShoe, Script, beetek, linecode, typed
+from tests.sessions.script import STARTED_AT, FramedShoe, Script
+from tests.support.frames import beetek, linecode, typed
 
 SCENARIOS = Path(__file__).parent.parent.parent / "samples" / "scenarios"
 
@@ -279,7 +280,7 @@ def misdeal_ten_lost_its_zero() -> Script:
     s = Script("misdeal-ten-lost-its-zero", "beetek", rules={"burn": "none"})
     s.link(True)
     s.cmd("new_shoe", shoe_id="S1")
-    round_(s, "R1", beetek("3H", "4D") + b" [Game]<Card:1S> \r\n", pieces=2)
+    round_(s, "R1", beetek("3H", "4D", "1S"), pieces=2)
     s.device(beetek("3C"), after=1.0)  # the dealer clears the voided round's cards
     round_(s, "R2", beetek("10S", "2D", "S10", "5C", "3H"), pieces=3)  # tens read whole: banker 7 v 3
     return s

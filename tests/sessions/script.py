@@ -18,7 +18,6 @@ from drivers.codecs.framed import encode_event
 from drivers.events import DeviceCard, DeviceCutCard, DeviceFault, DeviceHello
 from scannerd.house import HouseRules
 from scannerd.recording.format import Header, RecordingWriter
-from simulators.usb_devices import key_reports
 
 STARTED_AT = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 START_TS = STARTED_AT.timestamp()
@@ -96,23 +95,6 @@ class Script:
 
 
 # ---------------------------------------------------------------------- device bytes
-
-
-def beetek(*cards: str, burn: bool = False, crlf: bool = True) -> bytes:
-    """Bee-Tek frames as the shoe prints them; a card is sent as written (``10H``, ``H3``, ``4S``)."""
-    tag = "[Manual Burn Cards]" if burn else "[Game]"
-    end = "\r\n" if crlf else ""
-    return "".join(f" {tag}<Card:{c}> {end}" for c in cards).encode("ascii")
-
-
-def linecode(*codes: str) -> bytes:
-    """One code per line, as a scanner sends them (letter-rank ``A01`` = AS, suit-digit ``2130`` = KH)."""
-    return "".join(f"{c}\r\n" for c in codes).encode("ascii")
-
-
-def typed(*codes: str) -> bytes:
-    """A keyboard-wedge scanner typing each code and Enter (suit-digit ``1010`` = AS), as reports."""
-    return b"".join(report for code in codes for report in key_reports(code + "\n"))
 
 
 class FramedShoe:
