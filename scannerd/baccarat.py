@@ -90,28 +90,42 @@ def outcome_odds(decks: int = 8) -> dict[str, Fraction]:
     """
     left = [4 * 4 * decks] + [4 * decks] * 9  # value 0: tens and pictures
     total = 52 * decks
-    ways = {"banker": 0, "player": 0, "tie": 0}
+    results = ("banker", "player", "tie")
+    # After four cards, what follows depends on each hand's points and the cards left, neither of
+    # which the order within a hand changes: deals that differ only in that order are walked once.
+    walked: dict[tuple[tuple[str, ...], tuple[str, ...]], list[int]] = {}
 
-    def deal(player: list[str], banker: list[str], weight: int) -> None:
+    def deal(player: list[str], banker: list[str]) -> list[int]:
+        """Ways of each result from here on, counting every card that could come next."""
         position = next_position(player, banker)
         if position is None:
-            used = len(player) + len(banker)
-            for k in range(used, 6):
-                weight *= total - k
+            rest = 1
+            for k in range(len(player) + len(banker), 6):
+                rest *= total - k
             p = sum(CARD_POINTS[c] for c in player) % 10
             b = sum(CARD_POINTS[c] for c in banker) % 10
-            ways["player" if p > b else "banker" if b > p else "tie"] += weight
-            return
+            out = [0, 0, 0]
+            out[results.index("player" if p > b else "banker" if b > p else "tie")] = rest
+            return out
+        key = (tuple(sorted(player)), tuple(sorted(banker))) if len(player) + len(banker) == 4 else None
+        if key in walked:
+            return walked[key]
+        out = [0, 0, 0]
         for value, count in enumerate(left):
             if count:
                 left[value] -= 1
                 card = _CARD_OF_VALUE[value]
                 if position.startswith("player"):
-                    deal([*player, card], banker, weight * count)
+                    below = deal([*player, card], banker)
                 else:
-                    deal(player, [*banker, card], weight * count)
+                    below = deal(player, [*banker, card])
                 left[value] += 1
+                for i in range(3):
+                    out[i] += count * below[i]
+        if key is not None:
+            walked[key] = out
+        return out
 
-    deal([], [], 1)
+    ways = dict(zip(results, deal([], []), strict=True))
     deals = sum(ways.values())
     return {result: Fraction(n, deals) for result, n in ways.items()}
