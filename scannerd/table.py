@@ -145,12 +145,15 @@ class Table:
 
         A day's recording spans tens of thousands of ticks; only one that
         stalls a round or ends a betting time does anything, so the others are
-        stepped over (the grid is still stepped exactly as live).
+        stepped over (the grid is still stepped exactly as live), and before
+        the validator's ``acts_from`` none is even asked.
         """
         outcomes: list[Outcome] = []
+        due = self.validator.acts_from()
         while self._next_tick <= until:
-            if self.validator.acts_at(self._next_tick):
+            if due is not None and self._next_tick >= due and self.validator.acts_at(self._next_tick):
                 outcomes.append(self.judge(Tick(self._next_tick)))
+                due = self.validator.acts_from()
             self._next_tick += TICK_S
         return outcomes
 

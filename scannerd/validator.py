@@ -42,6 +42,8 @@ from scannerd.house import HouseRules
 from scannerd.idents import check_ident
 from scannerd.shuffle_check import Comparison, ShuffleCheck
 
+_STALL_EARLY_S = 0.001
+
 RESULTS_KEPT_WITHOUT_SHOE = 104
 """Hands of results kept while no shoe is known: as many as an 8-deck shoe can deal."""
 
@@ -406,6 +408,22 @@ class Validator:
         and a replayed one, a fraction of a second apart, close it with the same event.
         """
         return self.stalls_at(ts) or self._betting_ended(ts) is not None
+
+    def acts_from(self) -> float | None:
+        """The earliest time a ``Tick`` could act (see ``acts_at``), or None while none can.
+
+        A replay steps the tick grid through a quiet table's hours and nights; before this time
+        it need not ask. A bound from below, never late: the stall's is a millisecond early, so
+        rounding in ``ts - last_activity`` can only make one more tick be asked.
+        """
+        rnd = self.round
+        if rnd is None:
+            return None
+        if rnd.phase == "dealing" and not rnd.stalled:
+            return rnd.last_activity + self.rules.stall_timeout_s - _STALL_EARLY_S
+        if self.rules.round_control == "auto" and rnd.phase == "betting":
+            return rnd.betting_ends
+        return None
 
     def stalls_at(self, ts: float) -> bool:
         """Whether an input at ``ts`` finds the round stalled: what a ``Tick`` can change, with ``acts_at``.

@@ -1,5 +1,6 @@
 """Property tests: correct deals raise nothing; no input stream can break the validator."""
 
+import contextlib
 import random
 
 from hypothesis import HealthCheck, given, settings
@@ -183,3 +184,31 @@ def test_every_input_publishes_its_events_in_the_documented_order(rules, stream)
         except CommandRejected:
             continue
         assert_documented_order(item, out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rules=st.builds(
+        HouseRules,
+        decks=st.just(1),
+        round_control=st.sampled_from(["server", "auto"]),
+        burn=st.sampled_from(["none", 2]),
+        betting_time_s=st.one_of(st.none(), st.floats(1, 60)),
+        stall_timeout_s=st.floats(1, 60),
+    ),
+    stream=st.lists(st.tuples(st.sampled_from([0.5, 3.0, 40.0]), table_inputs), min_size=5, max_size=60),
+    probes=st.lists(st.floats(0, 120), min_size=1, max_size=5),
+)
+def test_no_tick_can_act_before_the_time_the_validator_gives_a_replay(rules, stream, probes):
+    """A replay asks ``acts_at`` only from ``acts_from`` on: a tick that would act earlier is lost."""
+    t = Table()
+    t.v.rules = rules
+    ts = 1_700_000_000.0
+    for step, inp in stream:
+        ts += step
+        with contextlib.suppress(CommandRejected):
+            t.v.handle(as_input(ts, inp))
+        due = t.v.acts_from()
+        for probe in probes:
+            if t.v.acts_at(ts + probe):
+                assert due is not None and ts + probe >= due, (ts + probe, due)
