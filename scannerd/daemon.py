@@ -71,6 +71,9 @@ _READ_WINDOW_S = 0.005
 SEQ_SKIP_AFTER_POWER_LOSS = 1000
 """More than one read's events: the most that can be published and not yet synced when the power goes."""
 
+_NOTHING_YET = object()
+"""The driver's state before any batch was written: unlike any state, None included."""
+
 _OUTBOX_FAULTS: dict[str, Callable[[float, OutboxHealth], Fault]] = {
     "warn": lambda ts, h: Fault(
         ts,
@@ -153,6 +156,7 @@ class Daemon:
         self._unacked: list[int] = []  # framed seqs whose events are not yet on disk
         self._unstored: list[EventData] = []  # events judged during the current read, stored at its end
         self._unjournalled: list[ValidatorInput] = []  # the inputs that made them, journalled with them
+        self._device_written: Any = _NOTHING_YET  # the driver's state in the last batch written or held
         self._snapshots = Schedule()
         self._faults: deque[Fault] = deque()  # raised where a store is under way; sent by the ticker
         self._wall_mono: tuple[float, float] | None = None  # the last input's wall and monotonic times
@@ -514,10 +518,14 @@ class Daemon:
         newest_ack = self._unacked[-1] if self._unacked else None
         device = self.driver.saved_state(newest_ack)
         messages = self.publisher.topics.messages(events)
-        if self._snapshots.snapshot_now(len(inputs), self.validator.shoe):
+        if not events and not inputs and device == self._device_written:
+            # A tick's retry with nothing new to say: a row for it would only be held too.
+            written = self.outbox.retry()
+        elif self._snapshots.snapshot_now(len(inputs), self.validator.shoe):
             written = self.outbox.write(messages, self.table.saved_state(device).to_dict())
         else:
             written = self.outbox.write(messages, None, encode(inputs, device))
+        self._device_written = device
         self.publisher.send(written)
         self.outbox.sync()
         log_alerts(events)

@@ -309,6 +309,19 @@ class Outbox:
         self._report_level()
         return Written(after_id, rows, held)
 
+    def retry(self) -> Written:
+        """Move held batches to disk if they now fit, adding none: what a tick does while full.
+
+        Writing an empty batch instead would hold one more each second for as long as the disk
+        stays full: memory that grows with the outage, for rows that say nothing.
+        """
+        with self._lock:
+            after_id = self._last_id
+            rows = self._flush_held()
+            held = bool(self._held)
+        self._report_level()
+        return Written(after_id, rows, held)
+
     def sync(self) -> None:
         """fsync what was committed since the last call: it now survives a power cut."""
         with self._lock:
