@@ -3,22 +3,26 @@ real Mosquitto with password authentication: tables keep to their own topics and
 
 import json
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
 
+from scannerd.events import DealerEvent
 from scannerd.mqtt_settings import MqttSettings
+from scannerd.pit.app import Pit
 from scannerd.publisher import Publisher
 from scannerd.requests import Request, Response
+from scannerd.topics import EVENT_KINDS, STATE_TOPICS
 from tests.support.broker import Broker, GameServer, event_seqs, sample_events, store, wait_until
 from tests.test_tls import passwords
 
 SYSTEMD = Path(__file__).resolve().parent.parent / "systemd"
 ACL = SYSTEMD / "mosquitto-acl.example"
 CONF = SYSTEMD / "mosquitto-scannerd.conf.example"
-USERS = {"T1": "pw-t1", "T2": "pw-t2", "gameserver": "pw-gs"}
+USERS = {"T1": "pw-t1", "T2": "pw-t2", "gameserver": "pw-gs", "pit": "pw-pit"}
 
 
 def shipped_conf(pwfile: Path) -> str:
@@ -69,16 +73,29 @@ def game_server(broker: Broker, topics: list[str]) -> GameServer:
 def test_a_table_publishes_its_own_topics_and_answers_the_game_server(
     broker: Broker, table: Callable[..., Publisher]
 ) -> None:
+    """Every kind of event the table publishes goes through the shipped ACL: a kind it left out
+    (the dealer's, once) is refused with MQTT 5, and the refused event holds back all after it."""
     gs = game_server(broker, ["casino/tables/#"])
     pub = table("T1", "T1")
-    store(pub, sample_events(1, 8))
+    signed_in = DealerEvent(seq=9, ts=1_700_000_009.0, table_id="T1", shoe_id="S1", dealer_id="D-7")
+    events = [*sample_events(1, 8), signed_in, *sample_events(10, 2)]
+    assert {e.kind for e in events} == set(EVENT_KINDS)
+    store(pub, events)
     assert pub.flush(30)
     gs.wait_online("casino/tables/T1")
     gs.request("casino/tables/T1/request/get_state", {"transaction": "gs-1"})
     gs.wait_for(lambda got: any("/response/" in m.topic for m in got))
-    assert event_seqs(gs.messages()) == list(range(1, 9))
+    assert event_seqs(gs.messages()) == list(range(1, 12))
+    assert pub.health()["refused"] == 0
     assert gs.payloads("/response/get_state")[0]["transaction"] == "gs-1"
     gs.close()
+
+
+def test_the_acl_lets_a_table_write_every_topic_it_publishes() -> None:
+    """Read from the one list of the table's topics (scannerd.topics), not from memory."""
+    lines = {line.strip() for line in ACL.read_text().splitlines()}
+    for name in (*EVENT_KINDS, *STATE_TOPICS, "response/+"):
+        assert f"pattern write casino/tables/%u/{name}" in lines, name
 
 
 def test_a_table_cannot_write_another_tables_topics_and_the_refusal_keeps_the_events(
@@ -142,4 +159,40 @@ def test_a_table_cannot_take_another_tables_client_id(
     finally:
         intruder.disconnect()
         intruder.loop_stop()
+        gs.close()
+
+
+def test_the_pit_logs_in_as_its_own_user_and_leaves_the_game_server_alone(
+    broker: Broker, table: Callable[..., Publisher], tmp_path: Path
+) -> None:
+    """Client ids are bound to user names: a pit logged in as the game server took the game
+    server's connection every few seconds and ended its persistent session."""
+    gs = GameServer(
+        broker,
+        ["casino/tables/T1/#"],
+        client_id="gameserver",
+        username="gameserver",
+        password=USERS["gameserver"],
+    )
+    pub = table("T1", "T1")
+    store(pub, sample_events(1, 4))
+    assert pub.flush(30)
+    (tmp_path / "pit-password").write_text(USERS["pit"])
+    settings = MqttSettings(
+        host=broker.host, port=broker.port, username="pit", password_file=tmp_path / "pit-password"
+    )
+    pit = Pit(settings, listen_host="127.0.0.1", listen_port=0)
+    pit.start()
+    try:
+        tiles = lambda: pit.snapshot()["tables"]  # noqa: E731
+        wait_until(lambda: any(t["table_id"] == "T1" and t["online"] for t in tiles()), 20, "T1 on the pit")
+        assert pit.acknowledge("T1", 3).status == "ok"  # its requests reach the table
+        store(pub, sample_events(5, 4))
+        assert pub.flush(30)
+        gs.wait_for(lambda got: event_seqs(got)[-1:] == [8])
+        time.sleep(2)  # the takeovers came every couple of seconds
+        assert event_seqs(gs.messages()) == list(range(1, 9))
+        assert gs.connections == 1
+    finally:
+        pit.stop()
         gs.close()

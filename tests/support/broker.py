@@ -225,6 +225,7 @@ class GameServer:
         qos: int = 1,
     ) -> None:
         self.received: list[mqtt.MQTTMessage] = []
+        self.connections = 0  # made so far: a second one means the broker dropped or replaced us
         self._qos = qos
         self._cond = threading.Condition()
         self._topics = topics
@@ -254,6 +255,7 @@ class GameServer:
 
     def _on_connect(self, client: mqtt.Client, _ud: Any, _flags: Any, rc: Any, _props: Any) -> None:
         if not rc.is_failure:
+            self.connections += 1
             client.subscribe([(t, self._qos) for t in self._topics])
 
     def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
