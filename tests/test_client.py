@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import paho.mqtt.client as mqtt
 import pytest
 
 from scannerd.client import Availability, Gap, RequestTimeout, TableClient
@@ -18,6 +19,7 @@ from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.payloads import DevicePayload, StatusPayload
 from scannerd.requests import Request, Response
+from scannerd.topics import EVENT_KINDS
 from tests.support.broker import Broker, GameServer, make_tls, sample_events, store, wait_until
 
 FLOOR = int(time.time() * 1000)
@@ -355,3 +357,27 @@ def test_events_a_state_taken_has_are_skipped_and_the_next_comes_at_once(
     finally:
         raw.close()
     assert recorder.log == events[:3] + events[6:]  # no Gap, nothing twice
+
+
+@pytest.mark.parametrize(("protocol", "share_group"), [("3.1.1", None), ("5", None), ("5", "workers")])
+def test_a_tables_events_come_through_one_filter(protocol: str, share_group: str | None) -> None:
+    """A broker cluster may deliver each filter of a subscription on its own (docs/mqtt.md): with a
+    filter per kind, a round could overtake its card. Requests never come to the game server."""
+    client = TableClient(
+        "127.0.0.1",
+        1,
+        client_id="gs",
+        marks=":memory:",
+        on_event=Recorder().on_event,
+        protocol=protocol,
+        share_group=share_group,
+        tables=["T1", "BAC-07"],
+    )
+    filters = [f.split("/", 2)[2] if f.startswith("$share/") else f for f, _ in client._filters()]
+    for table in ("T1", "BAC-07"):
+        carrying = {
+            kind: [f for f in filters if mqtt.topic_matches_sub(f, f"casino/tables/{table}/{kind}")]
+            for kind in EVENT_KINDS
+        }
+        assert {tuple(fs) for fs in carrying.values()} == {(f"casino/tables/{table}/+",)}, carrying
+        assert not any(mqtt.topic_matches_sub(f, f"casino/tables/{table}/request/get_state") for f in filters)

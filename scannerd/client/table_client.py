@@ -345,23 +345,25 @@ class TableClient:
     # ------------------------------------------------------------------ paho's network thread
 
     def _filters(self) -> list[tuple[str, Any]]:
-        # A retained event is old news at subscribe time, not the stream's next event: MQTT 5 is
-        # asked not to send it (retainHandling 2); with 3.1.1 its retain flag gives it away and it
-        # is skipped. Status and device are wanted at once; so is the retained event, by a caller
-        # that takes it (``on_retained``), still apart from the stream.
-        retained = SubscribeOptions.RETAIN_DO_NOT_SEND
-        if self._on_retained is not None:
-            retained = SubscribeOptions.RETAIN_SEND_ON_SUBSCRIBE
-        events: Any = SubscribeOptions(qos=1, retainHandling=retained)
-        state: Any = SubscribeOptions(qos=1)
-        if not self.mqtt5:
-            events = state = 1
-        share = f"$share/{self.share_group}/" if self.share_group else ""
-        out: list[tuple[str, SubscribeOptions]] = []
+        # A table's events come through ONE filter, ``{base}/+`` (its event topics and its state
+        # topics; requests and responses are a level deeper): a broker cluster may deliver each
+        # filter of a subscription on its own, and a round could then overtake its card
+        # (docs/mqtt.md). Retained messages are sent at subscribe time, since status and device
+        # are wanted at once; a retained event is old news, not the stream's next event, and its
+        # retain flag gives it away: it is skipped, or handed to ``on_retained`` apart from the
+        # stream. A share group splits the events between its workers, and a broker sends no
+        # retained message to a shared subscription: each worker also subscribes to status and
+        # device on its own, and to its answers.
+        options: Any = SubscribeOptions(qos=1) if self.mqtt5 else 1
+        out: list[tuple[str, Any]] = []
         for table in self.tables:
             base = f"{self.prefix}/{table}"
-            out += [(f"{share}{base}/{kind}", events) for kind in EVENT_KINDS]
-            out += [(f"{base}/status", state), (f"{base}/device", state), (f"{base}/response/+", state)]
+            if self.share_group:
+                out += [(f"$share/{self.share_group}/{base}/+", options)]
+                out += [(f"{base}/status", options), (f"{base}/device", options)]
+            else:
+                out += [(f"{base}/+", options)]
+            out += [(f"{base}/response/+", options)]
         return out
 
     def _on_connect(self, client: mqtt.Client, _ud: Any, flags: Any, reason: Any, _props: Any) -> None:
