@@ -483,6 +483,7 @@ class Publisher:
         backoff = float(s.reconnect_min_s)
         next_health = time.monotonic()
         next_restate = next_health  # a connection states them itself; restate one interval later
+        refusals = 0  # since the broker last took an event: said once, counted when it takes one
         while True:
             now = time.monotonic()
             deadline = min(next_health, self._paused_until) if self._paused_until > now else next_health
@@ -501,9 +502,14 @@ class Publisher:
                                 if not rc.is_failure:
                                     acked.append(row.id)
                                     backoff = float(s.reconnect_min_s)
+                                    if refusals:
+                                        log.info("broker takes events again", refusals=refusals)
+                                        refusals = 0
                                     continue
                                 self._count("refused")
-                                log.error("broker refused an event", seq=row.message.seq, reason=str(rc))
+                                if not refusals:  # the same event, refused again at each retry
+                                    log.error("broker refused an event", seq=row.message.seq, reason=str(rc))
+                                refusals += 1
                                 self._rewind(time.monotonic() + backoff)
                                 backoff = min(backoff * 2, float(s.reconnect_max_s))
                             case _Up(gen, window):

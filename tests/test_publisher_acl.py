@@ -9,6 +9,7 @@ from pathlib import Path
 
 import paho.mqtt.client as mqtt
 import pytest
+import structlog
 
 from scannerd.events import DealerEvent
 from scannerd.mqtt_settings import MqttSettings
@@ -103,10 +104,13 @@ def test_a_table_cannot_write_another_tables_topics_and_the_refusal_keeps_the_ev
 ) -> None:
     gs = game_server(broker, ["casino/tables/T2/#"])
     impostor = table("T2", "T1")  # table T2's topics, user T1: MQTT 5 PUBACK "not authorized"
-    store(impostor, sample_events(1, 3, table_id="T2"))
-    wait_until(lambda: impostor.health()["refused"] >= 1, 30, "a refusal")
+    with structlog.testing.capture_logs() as logs:
+        store(impostor, sample_events(1, 3, table_id="T2"))
+        wait_until(lambda: impostor.health()["refused"] >= 3, 30, "the event refused at each retry")
     assert impostor.outbox.health().pending == 3  # nothing given up
     assert event_seqs(gs.messages()) == []
+    # Said once, with its reason; the retries are counted (health), not logged again.
+    assert [e["event"] for e in logs if e["log_level"] == "error"] == ["broker refused an event"]
     gs.close()
 
 
