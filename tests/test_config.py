@@ -132,6 +132,20 @@ def test_environment_override_seen_by_check_config_subprocess(tmp_path: Path) ->
     assert json.loads(result.stdout)["mqtt"]["host"] == "b.example"
 
 
+def test_show_prints_every_key_an_unset_one_as_null(tmp_path: Path) -> None:
+    # betting_time_s is left out of recording headers while unset; --show must still print it.
+    result = scannerd("check-config", "--config", str(write(tmp_path, MINIMAL)), "--show")
+    assert result.returncode == 0, result.stderr
+    shown = json.loads(result.stdout)
+    keys = {f"[{name}]": set(value) for name, value in shown.items() if isinstance(value, dict)}
+    keys["(top)"] = {name for name, value in shown.items() if not isinstance(value, dict)}
+    assert keys == _sections()
+    assert shown["rules"]["betting_time_s"] is None and shown["rules"]["cut_card_remaining"] is None
+    timed = write(tmp_path, MINIMAL + "[rules]\nbetting_time_s = 15\n")
+    shown = json.loads(scannerd("check-config", "--config", str(timed), "--show").stdout)
+    assert shown["rules"]["betting_time_s"] == 15.0
+
+
 # ---------------------------------------------------------------- bad configs: exit 2, one line
 
 BAD = [
