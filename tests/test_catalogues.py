@@ -25,24 +25,9 @@ from scannerd.outbox import OutboxHealth
 from scannerd.requests import RequestError, parse_request
 from scannerd.validator import CommandRejected, Validator
 from tests.sessions import DIR as SESSIONS
+from tests.support.docs import markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def markdown_table(path: Path, heading: str) -> list[list[str]]:
-    """The rows (cells stripped) of the first table under ``heading``, its header and rule left out."""
-    lines = path.read_text().splitlines()
-    start = lines.index(heading)
-    rows: list[list[str]] = []
-    for line in lines[start + 1 :]:
-        if line.startswith("#"):
-            break
-        if line.startswith("|"):
-            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
-        elif rows:
-            break
-    assert len(rows) > 2, f"no table under {heading!r} in {path}"
-    return rows[2:]
 
 
 def ticked(cell: str) -> str:

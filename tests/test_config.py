@@ -11,10 +11,12 @@ import textwrap
 import tomllib
 from pathlib import Path
 
+import annotated_types
 import pytest
 from pydantic import BaseModel
 
 from scannerd.config import Config, ConfigError, load_config, redact
+from tests.support.docs import markdown_table
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "systemd" / "scannerd.toml.example"
@@ -128,6 +130,20 @@ def test_environment_override_seen_by_check_config_subprocess(tmp_path: Path) ->
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["mqtt"]["host"] == "b.example"
+
+
+def test_show_prints_every_key_an_unset_one_as_null(tmp_path: Path) -> None:
+    # betting_time_s is left out of recording headers while unset; --show must still print it.
+    result = scannerd("check-config", "--config", str(write(tmp_path, MINIMAL)), "--show")
+    assert result.returncode == 0, result.stderr
+    shown = json.loads(result.stdout)
+    keys = {f"[{name}]": set(value) for name, value in shown.items() if isinstance(value, dict)}
+    keys["(top)"] = {name for name, value in shown.items() if not isinstance(value, dict)}
+    assert keys == _sections()
+    assert shown["rules"]["betting_time_s"] is None and shown["rules"]["cut_card_remaining"] is None
+    timed = write(tmp_path, MINIMAL + "[rules]\nbetting_time_s = 15\n")
+    shown = json.loads(scannerd("check-config", "--config", str(timed), "--show").stdout)
+    assert shown["rules"]["betting_time_s"] == 15.0
 
 
 # ---------------------------------------------------------------- bad configs: exit 2, one line
@@ -472,6 +488,52 @@ def test_example_config_documents_every_key(tmp_path: Path) -> None:
     load_config(path)  # every example value is valid, too
     missing = _keys(Config) - _present(tomllib.loads(full))
     assert not missing, f"keys missing from {EXAMPLE.name}: {sorted(missing)}"
+
+
+def _sections() -> dict[str, set[str]]:
+    """Each section's keys by its header (``[mqtt]``), the top level's under ``(top)``."""
+    sections = {"(top)": set()}
+    for name, field in Config.model_fields.items():
+        sub = field.annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel):
+            sections[f"[{name}]"] = set(sub.model_fields)
+        else:
+            sections["(top)"].add(name)
+    return sections
+
+
+def _named(text: str) -> set[str]:
+    """The keys a list such as "`host`, `port` (a number), `tls`" names: each item's first word."""
+    items = re.sub(r"\([^)]*\)", "", text)  # what a parenthesis says of a key is no key
+    return {match.group(1) for match in re.finditer(r"(?:^|,)\s*`([a-z_]+)`", items)}
+
+
+def test_the_operations_guide_lists_every_key_of_every_section() -> None:
+    rows = markdown_table(REPO / "docs" / "operations.md", "## Configuration")
+    assert {row[0].strip("`"): _named(row[1]) for row in rows} == _sections()
+
+
+def test_the_mqtt_contract_lists_every_mqtt_and_outbox_key() -> None:
+    text = (REPO / "docs" / "mqtt.md").read_text().split("## Settings", 1)[1].split("\n## ", 1)[0]
+    listed = dict(re.findall(r"`(\[[a-z]+\])`: (.*?)\.(?:\s|$)", text, flags=re.DOTALL))
+    sections = _sections()
+    assert {name: _named(keys) for name, keys in listed.items()} == {
+        name: sections[name] for name in ("[mqtt]", "[outbox]")
+    }
+
+
+def test_the_ranges_table_has_every_bounded_number() -> None:
+    """A key whose range the model bounds is one the operator must be told the range of."""
+    rows = markdown_table(REPO / "docs" / "operations.md", "**Ranges.**")
+    documented = {key for row in rows for key in re.findall(r"`([a-z_]+\.[a-z_]+)`", row[0])}
+    bounded = {
+        f"{section}.{name}"
+        for section, field in Config.model_fields.items()
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)
+        for name, sub in field.annotation.model_fields.items()
+        if any(isinstance(rule, (annotated_types.Le, annotated_types.Lt)) for rule in sub.metadata)
+    }
+    assert bounded - documented == set()
 
 
 # ---------------------------------------------------------------- secrets

@@ -156,7 +156,12 @@ def test_a_second_daemon_on_the_same_config_refuses_to_start(tmp_path, mosquitto
         second = start_daemon(config, tmp_path / "second.log")
         assert second.wait(30) == 1
         said = (tmp_path / "second.log").read_text()
-        assert "already running" in said and "Traceback" not in said, said
+        # The table id's lock is the first a second daemon meets: the line operations.md quotes.
+        line = (
+            f"another scannerd (pid {first.pid}) is already running for table T1 on this machine; "
+            "stop it first"
+        )
+        assert line in said and "Traceback" not in said, said
         assert str(os.getpid()) not in said  # it names the running daemon, not itself
         deal_round(port, server)  # the first still has the whole shoe
     finally:
@@ -195,6 +200,37 @@ def test_a_second_daemon_with_its_own_outbox_cannot_take_the_shoe(tmp_path, mosq
         port.close()
     assert [c["card"] for c in server.payloads("/card")] == ["8D", "3C", "KH", "5H"]
     assert all(m.topic.startswith("casino/tables/T1/") for m in server.messages("/card"))
+
+
+@pytest.mark.timeout(60)
+def test_a_second_table_on_the_same_outbox_refuses_to_start(tmp_path, mosquitto: Broker) -> None:
+    """Another table id, its own shoe, the first's [outbox] path (a config copied and half edited)."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    two.mkdir()
+    shoe1, shoe2 = PtyPort(one / "shoe"), PtyPort(two / "shoe")
+    config1 = write_config(one, mosquitto, "beetek", shoe1.path, rules=RULES)
+    outbox = {"path": str(one / "outbox.sqlite3")}
+    config2 = write_config(two, mosquitto, "beetek", shoe2.path, table_id="T2", rules=RULES, outbox=outbox)
+    server = GameServer(mosquitto, [f"{BASE}/#"])
+    first = start_daemon(config1, one / "scannerd.log")
+    try:
+        wait_open(server, 1)
+        second = start_daemon(config2, two / "scannerd.log")
+        assert second.wait(30) == 1
+        said = (two / "scannerd.log").read_text()
+        line = (
+            f"another scannerd (pid {first.pid}) is already running for this table: "
+            f"{one / 'outbox.lock'} is locked; stop it first"
+        )
+        assert line in said and "Traceback" not in said, said
+        deal_round(shoe1, server)
+    finally:
+        stop(first)
+        server.close()
+        shoe1.close()
+        shoe2.close()
+    assert [c["card"] for c in server.payloads("/card")] == ["8D", "3C", "KH", "5H"]
 
 
 @pytest.mark.timeout(60)

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.commands.install import SHIPPED_COMMAND, placements, table_files
+from scannerd.commands.install import NEXT_STEPS, SHIPPED_COMMAND, placements, table_files
 from tests.support.command import scannerd
 
 SYSTEMD = Path(__file__).resolve().parents[1] / "systemd"
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "operations.md"
 
 
 def test_every_shipped_file_has_a_place() -> None:
@@ -44,6 +45,19 @@ def test_install_puts_each_file_in_place_and_says_what_next(
     assert SHIPPED_COMMAND not in unit and f"ExecStart={sys.prefix}/bin/scannerd run" in unit
     assert "systemctl daemon-reload" in out and "systemd-sysusers" in out
     assert not (tmp_path / "etc/scannerd/scannerd.toml").exists(), "the operator's config is never written"
+
+
+def test_the_next_steps_are_the_guides_own_commands() -> None:
+    """What install prints and what operations.md says are one procedure: each command is the guide's.
+
+    The config step most of all: a plain ``cp`` by root would leave a config that
+    may hold secrets world-readable and outside the service's group.
+    """
+    guide = " ".join(GUIDE.read_text().split())
+    steps = [line.split("#")[0] for line in NEXT_STEPS.format(command=SHIPPED_COMMAND).splitlines()[1:-1]]
+    commands = [" ".join(part.split()) for step in steps for part in step.split("&&")]
+    assert [command for command in commands if command not in guide] == []
+    assert any(command.startswith("install -m 0640 -g scannerd ") for command in commands)
 
 
 def test_list_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

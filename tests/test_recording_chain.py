@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,10 @@ from scannerd.recording.recorder import Recorder
 from scannerd.recording.settings import RecordSettings
 from scannerd.recording.signing import load_private_key, write_key_pair
 from scannerd.table import SavedState
+from tests.support.broker import wait_until
 from tests.support.command import scannerd
+from tests.support.config import write_config
+from tests.support.process import log_lines, start_daemon
 from tests.test_service_start_errors import the_error
 
 T0 = 1_714_564_800.0 + 0.25  # 2024-05-01 12:00:00.25 UTC
@@ -317,6 +321,40 @@ def test_a_table_whose_key_cannot_be_read_does_not_start(
         assert error == f"{key}: is not an Ed25519 private key in PEM (scannerd keygen makes one)"
     else:
         assert error == f"{key}: No such file or directory"
+
+
+def test_a_credential_that_is_not_the_private_key_stops_the_table(
+    tmp_path: Path, keys: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The public key put in /etc/credstore by a slip: the unit hands it over as the credential, and
+    # a table set to sign by the credential alone must stop as one set to sign by key_file does.
+    credentials = tmp_path / "credentials"
+    credentials.mkdir()
+    (credentials / "recording-key").write_bytes(keys[1].read_bytes())
+    monkeypatch.setenv("CREDENTIALS_DIRECTORY", str(credentials))
+    error = the_error(tmp_path, record={"dir": str(tmp_path / "rec")})
+    problem = "is not an Ed25519 private key in PEM (scannerd keygen makes one)"
+    assert error == f"{credentials / 'recording-key'}: {problem}"
+
+
+def test_a_table_with_neither_key_records_unsigned_and_its_log_says_so(tmp_path: Path) -> None:
+    """No key_file and no credential (the unit found nothing in /etc/credstore): not set to sign."""
+    credentials = tmp_path / "credentials"
+    credentials.mkdir()
+    config = write_config(
+        tmp_path, None, "beetek", str(tmp_path / "shoe"), record={"dir": str(tmp_path / "rec")}
+    )
+    log = tmp_path / "scannerd.log"
+    proc = start_daemon(config, log, env={"CREDENTIALS_DIRECTORY": str(credentials)})
+    try:
+        wait_until(
+            lambda: any(line["event"] == "recording" for line in log_lines(log)), 30, "the recording line"
+        )
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+    (said,) = [line for line in log_lines(log) if line["event"] == "recording"]
+    assert said["level"] == "info" and said["key"] is None
 
 
 def test_an_empty_directory_is_exit_2(tmp_path: Path, capsys) -> None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
+
+from pydantic import BaseModel
 
 from scannerd.config import EXIT_CONFIG, add_config_argument, load_config_or_report, redact
 
@@ -25,7 +28,25 @@ def run(args: argparse.Namespace) -> int:
     for key, problem in config.warnings():
         print(f"config warning: {args.config}: {key}: {problem}", file=sys.stderr)
     if args.show:
-        print(json.dumps(redact(config.model_dump(mode="json")), indent=2))
+        print(json.dumps(redact(effective(config)), indent=2))
     else:
         print(f"config OK: {args.config} (table {config.table_id})")
     return 0
+
+
+def effective(model: BaseModel) -> dict[str, Any]:
+    """Every key of ``model`` as JSON, an unset one as null.
+
+    Not the plain dump: a key left out of it while unset (``rules.betting_time_s``,
+    so that recording headers of tables without it stay as they were) would be
+    missing here, and an operator reading ``--show`` would take it for unknown.
+    """
+    dumped = model.model_dump(mode="json")
+    shown: dict[str, Any] = {}
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            shown[name] = effective(value)
+        elif name in dumped or value is None:
+            shown[name] = dumped.get(name)
+    return shown

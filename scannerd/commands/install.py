@@ -33,7 +33,7 @@ NEXT_STEPS = """\
 next:
   systemd-sysusers                                  # the scannerd account
   udevadm control --reload && udevadm trigger       # the shoe's stable name
-  cp /etc/scannerd/scannerd.toml.example /etc/scannerd/scannerd.toml   # then edit it
+  install -m 0640 -g scannerd /etc/scannerd/scannerd.toml.example /etc/scannerd/scannerd.toml   # then edit it
   {command} check-config --config /etc/scannerd/scannerd.toml
   systemctl daemon-reload && systemctl enable --now scannerd.service
   systemctl enable --now scannerd-kiosk.service     # the display on this PC's monitor (cage, chromium)
