@@ -16,13 +16,16 @@ from scannerd.durations import seconds
 MAX_BETTING_TIME_S = 600.0
 """The longest betting time a table takes: ten minutes is already no table's procedure."""
 
+MAX_DECKS = 12
+"""The most decks a shoe holds here: eight is the rule, and no shoe made holds more than twelve."""
+
 BurnPolicy = Literal["first-card-value", "none"] | Annotated[int, Field(ge=0, le=60)]
 
 
 class HouseRules(Section):
     """The house settings that change how a deal is judged."""
 
-    decks: int = Field(8, ge=1, le=12, description="Decks in a full shoe.")
+    decks: int = Field(8, ge=1, le=MAX_DECKS, description="Decks in a full shoe.")
     round_control: Literal["server", "auto"] = Field(
         "server",
         description="'server': the game server opens and closes betting; "
@@ -37,6 +40,7 @@ class HouseRules(Section):
     cut_card_remaining: int | None = Field(
         None,
         ge=0,
+        le=MAX_DECKS * 52,
         description="Virtual cut card this many cards from the back, for shoes "
         "that cannot see the cut card; None to rely on the device.",
     )

@@ -295,6 +295,7 @@ def test_infinity_from_the_environment_is_refused_too(
         ("mqtt.reconnect_min_s", "100000", "must be from 1 to 3600 seconds"),
         ("outbox.warn_fraction", "nan", "must be more than 0, less than 1, not inf or nan"),
         ("outbox.max_bytes", "1e400", "expected a whole number"),
+        ("rules.cut_card_remaining", "100000", "must be from 0 to 624"),
     ],
 )
 def test_other_numbers_have_finite_ranges_too(tmp_path: Path, key: str, value: str, expected: str) -> None:
