@@ -319,6 +319,21 @@ def watch_process(broker: Broker, *argv: str | Path) -> tuple[subprocess.Popen[s
     return proc, lines
 
 
+def test_into_a_pipe_with_no_broker_it_says_at_once_that_it_waits_then_that_it_connected(tmp_path: Path):
+    broker = Broker(tmp_path / "broker")  # not running yet: nothing listens on its port
+    watch, lines = watch_process(broker)
+    try:
+        wait_until(lambda: bool(lines), 10, "the watch's first line")  # Python's start, not a retry
+        assert lines == [f"- broker {broker.host}:{broker.port} waiting for it\n"]
+        broker.start()
+        wait_until(lambda: len(lines) > 1, 20, "the broker, once it is there")
+        assert lines[1] == f"- broker {broker.host}:{broker.port} connected\n"
+    finally:
+        watch.send_signal(signal.SIGINT)
+        watch.wait(10)
+        broker.stop()
+
+
 def test_on_the_shipped_broker_the_right_login_sees_the_table_and_a_wrong_one_is_one_line(
     make_broker, tmp_path: Path
 ):

@@ -89,7 +89,13 @@ class TableWatch:
         )
 
     def start(self) -> None:
-        """Connect in the background: until a broker answers, the screen says DISCONNECTED."""
+        """Connect in the background: until a broker answers, the screen says DISCONNECTED.
+
+        Into a pipe that is a line now: connecting may take a while, and silence looks like a hang.
+        """
+        with self.lock:
+            self._line(f"- broker {self.broker} waiting for it")
+        self.changed.set()
         self._client.start(timeout=None)
 
     @property
