@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import pty
 import signal
 import socket
 import subprocess
@@ -360,6 +362,28 @@ def test_on_the_shipped_broker_the_right_login_sees_the_table_and_a_wrong_one_is
     assert refused.stderr.read() == (  # type: ignore[union-attr]
         f"watch: broker {broker.host}:{broker.port} refused user 'gameserver': Not authorized\n"
     )
+
+
+def test_on_a_terminal_a_refused_login_leaves_the_screen_in_one_line_too(make_broker, tmp_path: Path):
+    broker = make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)))
+    (tmp_path / "wrong").write_text("not-the-password\n")
+    screen_side, terminal = pty.openpty()
+    where = ["--host", broker.host, "--port", str(broker.port), "--username", "gameserver"]
+    refused = subprocess.Popen(
+        [sys.executable, "-m", "scannerd", "watch", *where, "--password-file", str(tmp_path / "wrong")],
+        stdout=terminal,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    os.close(terminal)
+    try:
+        assert refused.wait(20) == 1
+        assert refused.stderr.read() == (  # type: ignore[union-attr]
+            f"watch: broker {broker.host}:{broker.port} refused user 'gameserver': Not authorized\n"
+        )
+    finally:
+        refused.kill()
+        os.close(screen_side)
 
 
 @pytest.mark.parametrize(
