@@ -85,6 +85,29 @@ def test_a_refused_login_is_one_line_naming_the_broker_and_the_user_at_once(make
     )
 
 
+@pytest.mark.timeout(60)
+def test_a_password_changed_on_the_broker_while_running_ends_the_pit_in_one_line(make_broker, tmp_path):
+    broker = make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)))
+    (tmp_path / "right").write_text(USERS["gameserver"] + "\n")
+    out = tmp_path / "out.txt"
+    with out.open("w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "scannerd", "pit", "--host", broker.host, "--port", str(broker.port),
+             "--listen", "127.0.0.1:0", "--username", "gameserver", "--password-file", tmp_path / "right"],
+            cwd=ROOT, stdout=sink, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+    try:
+        wait_until(lambda: "pit view   http://" in out.read_text(), 20, "the page's address")
+        passwords(tmp_path / "broker0", {**USERS, "gameserver": "rotated"})  # the casino rotates it
+        broker.restart()  # the pit reconnects with the password it has
+        assert proc.wait(30) == 1
+    finally:
+        proc.kill()
+    assert proc.stderr.read() == (  # type: ignore[union-attr]
+        f"pit: broker {broker.host}:{broker.port} refused user 'gameserver': Not authorized\n"
+    )
+
+
 def test_a_bad_listen_address_is_refused_by_name(capsys):
     with pytest.raises(SystemExit) as exit_:
         scannerd("pit", "--listen", "everywhere")

@@ -364,6 +364,25 @@ def test_on_the_shipped_broker_the_right_login_sees_the_table_and_a_wrong_one_is
     )
 
 
+def test_a_password_changed_on_the_broker_while_watching_ends_the_watch_in_one_line(
+    make_broker, tmp_path: Path
+):
+    broker = make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)))
+    (tmp_path / "right").write_text(USERS["gameserver"] + "\n")
+    watch, lines = watch_process(broker, "--username", "gameserver", "--password-file", tmp_path / "right")
+    try:
+        connected = f"- broker {broker.host}:{broker.port} connected\n"
+        wait_until(lambda: connected in lines, 20, "the watch on the broker")
+        passwords(tmp_path / "broker0", {**USERS, "gameserver": "rotated"})  # the casino rotates it
+        broker.restart()  # the watch reconnects with the password it has
+        assert watch.wait(30) == 1
+    finally:
+        watch.kill()
+    assert watch.stderr.read() == (  # type: ignore[union-attr]
+        f"watch: broker {broker.host}:{broker.port} refused user 'gameserver': Not authorized\n"
+    )
+
+
 def test_on_a_terminal_a_refused_login_leaves_the_screen_in_one_line_too(make_broker, tmp_path: Path):
     broker = make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)))
     (tmp_path / "wrong").write_text("not-the-password\n")
