@@ -33,7 +33,7 @@ from scannerd.outbox_settings import OutboxSettings
 from scannerd.topics import Topics
 from scannerd.validator import Validator
 from simulators.serial_pty import FramedPtyDevice, PtyPort
-from tests.support.broker import Broker, wait_until
+from tests.support.broker import Broker, free_port, make_tls, wait_until
 from tests.support.command import scannerd
 from tests.test_publisher_acl import USERS, shipped_conf
 from tests.test_tls import passwords
@@ -305,9 +305,12 @@ def test_into_a_pipe_it_writes_a_line_per_event(mosquitto):
     assert body[-1].endswith("EXTRA_CARD misdeal: Extra card A\u2663: no card is due - set it aside")
 
 
-def watch_process(broker: Broker, *argv: str | Path) -> tuple[subprocess.Popen[str], list[str]]:
-    """``scannerd watch`` into a pipe, and the lines it has written so far."""
-    where = ["--host", broker.host, "--port", str(broker.port), "--table-id", "T1"]
+def watch_process(
+    broker: Broker, *argv: str | Path, port: int | None = None
+) -> tuple[subprocess.Popen[str], list[str]]:
+    """``scannerd watch`` into a pipe (on ``port``, a listener of the broker's other than its own), and
+    the lines it has written so far."""
+    where = ["--host", broker.host, "--port", str(port or broker.port), "--table-id", "T1"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "scannerd", "watch", *where, *map(str, argv)],
         stdout=subprocess.PIPE,
@@ -362,6 +365,25 @@ def test_on_the_shipped_broker_the_right_login_sees_the_table_and_a_wrong_one_is
     assert refused.stderr.read() == (  # type: ignore[union-attr]
         f"watch: broker {broker.host}:{broker.port} refused user 'gameserver': Not authorized\n"
     )
+
+
+def test_over_tls_with_the_brokers_ca_and_a_login_the_watch_sees_the_table(make_broker, tmp_path: Path):
+    tls = make_tls(tmp_path / "tls")
+    secure = free_port()  # the shipped setup's optional TLS listener, beside the plain one the table uses
+    listener = f"listener {secure} {Broker.host}\ncertfile {tls.server_cert}\nkeyfile {tls.server_key}\n"
+    broker = make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)) + listener)
+    (tmp_path / "right").write_text(USERS["gameserver"] + "\n")
+    login = ["--username", "gameserver", "--password-file", tmp_path / "right", "--tls-ca", tls.ca]
+    watch, lines = watch_process(broker, *login, port=secure)
+    table = Table(broker, "T1", password=USERS["T1"])
+    try:
+        table.command("new_shoe", shoe_id="S1")
+        wait_until(lambda: any("shoe S1 dealing" in line for line in lines), 20, "the table's shoe")
+    finally:
+        table.close()
+        watch.send_signal(signal.SIGINT)
+        assert watch.wait(10) == 0
+    assert f"New connection from {Broker.host}:" in broker.log and "on port " + str(secure) in broker.log
 
 
 def test_a_password_changed_on_the_broker_while_watching_ends_the_watch_in_one_line(
