@@ -405,6 +405,16 @@ def test_a_password_changed_on_the_broker_while_watching_ends_the_watch_in_one_l
     )
 
 
+def test_a_ca_file_that_is_no_certificate_is_one_line_naming_it(capsys, tmp_path: Path):
+    key = tmp_path / "server.key"  # a likely slip: the key handed over for the CA
+    key.write_text("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB\n-----END EC PRIVATE KEY-----\n")
+    for command in ("watch", "pit"):
+        assert scannerd(command, "--tls-ca", str(key)) == 2
+        assert capsys.readouterr().err == (
+            f"{command}: the CA certificate {key} holds no certificate in PEM form\n"
+        )
+
+
 def test_on_a_terminal_a_refused_login_leaves_the_screen_in_one_line_too(make_broker, tmp_path: Path):
     broker = make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)))
     (tmp_path / "wrong").write_text("not-the-password\n")

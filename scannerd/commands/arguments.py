@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import ssl
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -164,4 +165,9 @@ def broker_settings(args: argparse.Namespace) -> MqttSettings:
                 path.read_bytes()
         except OSError as exc:
             raise ValueError(f"cannot read {what} {path}: {exc.strerror}") from None
+    if args.tls_ca is not None:
+        try:
+            ssl.create_default_context(cafile=args.tls_ca)  # what the client's TLS set-up does with it
+        except ssl.SSLError:
+            raise ValueError(f"the CA certificate {args.tls_ca} holds no certificate in PEM form") from None
     return settings
