@@ -5,7 +5,8 @@ install from it runs with no pip configuration at all, ``--no-index`` and a
 proxy that does not exist, so any attempt to fetch would fail. Then the
 installed ``scannerd`` runs the demo, and the units it installs pass
 ``systemd-analyze verify``. The bundle and its venv are made once per test
-session: the tests share them.
+session: the tests share them. The bundle is made by a Python with no pip,
+as Debian's python3 is without python3-pip.
 """
 
 from __future__ import annotations
@@ -54,9 +55,15 @@ def offline_env(home: Path) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     work = tmp_path_factory.mktemp("bundle")
+    # The bundle machine's Python as Debian 12 has it with python3-venv and no python3-pip:
+    # venv and ensurepip are there, a pip module is not.
+    no_pip = work / "no-pip"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", no_pip], check=True, timeout=120)
+    python = no_pip / "bin" / "python"
+    assert subprocess.run([python, "-m", "pip", "--version"], capture_output=True).returncode != 0
     made = subprocess.run(
         [ROOT / "release" / "bundle", work / "dist"],
-        env={**os.environ, "PYTHON": sys.executable},
+        env={**os.environ, "PYTHON": str(python)},
         capture_output=True,
         text=True,
         timeout=300,

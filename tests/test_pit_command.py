@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from scannerd.payloads import StatusPayload
 from scannerd.pit import PitBoard
 from tests.support.broker import GameServer, wait_until
 from tests.support.command import scannerd
+from tests.test_publisher_acl import USERS, shipped_conf
+from tests.test_tls import passwords
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,6 +69,42 @@ def test_a_password_file_that_cannot_be_read_is_one_line_naming_it(capsys, tmp_p
     assert scannerd("pit", "--username", "pit", "--password-file", str(missing)) == 2
     assert capsys.readouterr().err == (
         f"pit: cannot read the password file {missing}: No such file or directory\n"
+    )
+
+
+def test_a_refused_login_is_one_line_naming_the_broker_and_the_user_at_once(make_broker, capsys, tmp_path):
+    broker = make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)))
+    (tmp_path / "wrong").write_text("not-the-password\n")
+    where = ["--host", broker.host, "--port", str(broker.port), "--listen", "127.0.0.1:0"]
+    login = ["--username", "gameserver", "--password-file", str(tmp_path / "wrong")]
+    began = time.monotonic()
+    assert scannerd("pit", *where, *login, "--broker-wait", "60") == 1
+    assert time.monotonic() - began < 30  # told by the broker's answer, not by the wait running out
+    assert capsys.readouterr().err == (
+        f"pit: broker {broker.host}:{broker.port} refused user 'gameserver': Not authorized\n"
+    )
+
+
+@pytest.mark.timeout(60)
+def test_a_password_changed_on_the_broker_while_running_ends_the_pit_in_one_line(make_broker, tmp_path):
+    broker = make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)))
+    (tmp_path / "right").write_text(USERS["gameserver"] + "\n")
+    out = tmp_path / "out.txt"
+    with out.open("w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "scannerd", "pit", "--host", broker.host, "--port", str(broker.port),
+             "--listen", "127.0.0.1:0", "--username", "gameserver", "--password-file", tmp_path / "right"],
+            cwd=ROOT, stdout=sink, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+    try:
+        wait_until(lambda: "pit view   http://" in out.read_text(), 20, "the page's address")
+        passwords(tmp_path / "broker0", {**USERS, "gameserver": "rotated"})  # the casino rotates it
+        broker.restart()  # the pit reconnects with the password it has
+        assert proc.wait(30) == 1
+    finally:
+        proc.kill()
+    assert proc.stderr.read() == (  # type: ignore[union-attr]
+        f"pit: broker {broker.host}:{broker.port} refused user 'gameserver': Not authorized\n"
     )
 
 

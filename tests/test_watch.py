@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
+import pty
 import signal
 import socket
 import subprocess
@@ -31,9 +33,17 @@ from scannerd.outbox_settings import OutboxSettings
 from scannerd.topics import Topics
 from scannerd.validator import Validator
 from simulators.serial_pty import FramedPtyDevice, PtyPort
-from tests.support.broker import Broker, wait_until
+from tests.support.broker import Broker, free_port, make_tls, wait_until
+from tests.support.command import scannerd
+from tests.test_publisher_acl import USERS, shipped_conf
+from tests.test_tls import passwords
 
 PREFIX = "casino/tables"
+
+
+def settings(broker: Broker) -> MqttSettings:
+    """The broker as the watch's options name it."""
+    return MqttSettings(host=broker.host, port=broker.port, prefix=PREFIX)
 
 
 def screen(watch: TableWatch) -> str:
@@ -45,11 +55,13 @@ def screen(watch: TableWatch) -> str:
 class Table:
     """A validator whose events go to the broker on the table's topics, as the daemon sends them."""
 
-    def __init__(self, broker: Broker, table_id: str = "T1") -> None:
+    def __init__(self, broker: Broker, table_id: str = "T1", password: str | None = None) -> None:
         self.validator = Validator(table_id, HouseRules(burn="none"))
         self.topics = Topics(PREFIX, table_id)
         self.ts = 1_700_000_000.0
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2)
+        if password is not None:  # a broker that wants a login: the table's user is its id
+            self.client.username_pw_set(table_id, password)
         self.client.connect(broker.host, broker.port)
         self.client.loop_start()
 
@@ -145,7 +157,7 @@ def daemon_at(broker: Broker, tmp_path: Path, shoe_port: str) -> Daemon:
 
 @pytest.fixture
 def watch(mosquitto: Broker) -> Iterator[TableWatch]:
-    w = TableWatch(mosquitto.host, mosquitto.port, PREFIX, "T1", get_state=False)
+    w = TableWatch(settings(mosquitto), "T1", get_state=False)
     w.start()
     yield w
     w.stop()
@@ -188,7 +200,7 @@ def test_a_watch_started_mid_round_asks_the_table_for_its_state(mosquitto, tmp_p
     shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
     daemon = daemon_at(mosquitto, tmp_path, port.path)
     daemon.start()
-    watch = TableWatch(mosquitto.host, mosquitto.port, PREFIX)  # no table id: follows the first one heard
+    watch = TableWatch(settings(mosquitto))  # no table id: follows the first one heard
     try:
         wait_until(lambda: daemon.reader.link_up, 10, "the shoe")
         daemon.request("betting_open", {"round_id": "R7"})
@@ -244,7 +256,7 @@ def test_nothing_is_shown_as_connected_or_waiting_before_the_table_says_so(mosqu
 def test_a_table_whose_daemon_stops_is_shown_offline(mosquitto, tmp_path: Path, shoe):
     daemon = daemon_at(mosquitto, tmp_path, shoe.port.path)
     daemon.start()
-    watch = TableWatch(mosquitto.host, mosquitto.port, PREFIX, "T1")
+    watch = TableWatch(settings(mosquitto), "T1")
     watch.start()
     try:
         wait_until(lambda: "WAITING FOR BETS" in screen(watch), 10, "the table's state")
@@ -293,9 +305,150 @@ def test_into_a_pipe_it_writes_a_line_per_event(mosquitto):
     assert body[-1].endswith("EXTRA_CARD misdeal: Extra card A\u2663: no card is due - set it aside")
 
 
+def watch_process(
+    broker: Broker, *argv: str | Path, port: int | None = None
+) -> tuple[subprocess.Popen[str], list[str]]:
+    """``scannerd watch`` into a pipe (on ``port``, a listener of the broker's other than its own), and
+    the lines it has written so far."""
+    where = ["--host", broker.host, "--port", str(port or broker.port), "--table-id", "T1"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scannerd", "watch", *where, *map(str, argv)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    return proc, lines
+
+
+def test_into_a_pipe_with_no_broker_it_says_at_once_that_it_waits_then_that_it_connected(tmp_path: Path):
+    broker = Broker(tmp_path / "broker")  # not running yet: nothing listens on its port
+    watch, lines = watch_process(broker)
+    try:
+        wait_until(lambda: bool(lines), 10, "the watch's first line")  # Python's start, not a retry
+        assert lines == [f"- broker {broker.host}:{broker.port} waiting for it\n"]
+        broker.start()
+        wait_until(lambda: len(lines) > 1, 20, "the broker, once it is there")
+        assert lines[1] == f"- broker {broker.host}:{broker.port} connected\n"
+    finally:
+        watch.send_signal(signal.SIGINT)
+        watch.wait(10)
+        broker.stop()
+
+
+def test_on_the_shipped_broker_the_right_login_sees_the_table_and_a_wrong_one_is_one_line(
+    make_broker, tmp_path: Path
+):
+    broker = make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)))
+    (tmp_path / "right").write_text(USERS["gameserver"] + "\n")
+    (tmp_path / "wrong").write_text("not-the-password\n")
+    login = ["--username", "gameserver", "--password-file"]
+    watch, lines = watch_process(broker, *login, tmp_path / "right")
+    table = Table(broker, "T1", password=USERS["T1"])
+    try:
+        table.command("new_shoe", shoe_id="S1")
+        wait_until(lambda: any("shoe S1 dealing" in line for line in lines), 20, "the table's shoe")
+    finally:
+        table.close()
+        watch.send_signal(signal.SIGINT)
+        assert watch.wait(10) == 0
+
+    refused, _ = watch_process(broker, *login, tmp_path / "wrong")
+    try:
+        code = refused.wait(20)  # by itself, not retrying for ever
+    finally:
+        refused.kill()
+    assert code == 1
+    assert refused.stderr.read() == (  # type: ignore[union-attr]
+        f"watch: broker {broker.host}:{broker.port} refused user 'gameserver': Not authorized\n"
+    )
+
+
+def test_over_tls_with_the_brokers_ca_and_a_login_the_watch_sees_the_table(make_broker, tmp_path: Path):
+    tls = make_tls(tmp_path / "tls")
+    secure = free_port()  # the shipped setup's optional TLS listener, beside the plain one the table uses
+    listener = f"listener {secure} {Broker.host}\ncertfile {tls.server_cert}\nkeyfile {tls.server_key}\n"
+    broker = make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)) + listener)
+    (tmp_path / "right").write_text(USERS["gameserver"] + "\n")
+    login = ["--username", "gameserver", "--password-file", tmp_path / "right", "--tls-ca", tls.ca]
+    watch, lines = watch_process(broker, *login, port=secure)
+    table = Table(broker, "T1", password=USERS["T1"])
+    try:
+        table.command("new_shoe", shoe_id="S1")
+        wait_until(lambda: any("shoe S1 dealing" in line for line in lines), 20, "the table's shoe")
+    finally:
+        table.close()
+        watch.send_signal(signal.SIGINT)
+        assert watch.wait(10) == 0
+    assert f"New connection from {Broker.host}:" in broker.log and "on port " + str(secure) in broker.log
+
+
+def test_a_password_changed_on_the_broker_while_watching_ends_the_watch_in_one_line(
+    make_broker, tmp_path: Path
+):
+    broker = make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)))
+    (tmp_path / "right").write_text(USERS["gameserver"] + "\n")
+    watch, lines = watch_process(broker, "--username", "gameserver", "--password-file", tmp_path / "right")
+    try:
+        connected = f"- broker {broker.host}:{broker.port} connected\n"
+        wait_until(lambda: connected in lines, 20, "the watch on the broker")
+        passwords(tmp_path / "broker0", {**USERS, "gameserver": "rotated"})  # the casino rotates it
+        broker.restart()  # the watch reconnects with the password it has
+        assert watch.wait(30) == 1
+    finally:
+        watch.kill()
+    assert watch.stderr.read() == (  # type: ignore[union-attr]
+        f"watch: broker {broker.host}:{broker.port} refused user 'gameserver': Not authorized\n"
+    )
+
+
+def test_a_ca_file_that_is_no_certificate_is_one_line_naming_it(capsys, tmp_path: Path):
+    key = tmp_path / "server.key"  # a likely slip: the key handed over for the CA
+    key.write_text("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB\n-----END EC PRIVATE KEY-----\n")
+    for command in ("watch", "pit"):
+        assert scannerd(command, "--tls-ca", str(key)) == 2
+        assert capsys.readouterr().err == (
+            f"{command}: the CA certificate {key} holds no certificate in PEM form\n"
+        )
+
+
+def test_on_a_terminal_a_refused_login_leaves_the_screen_in_one_line_too(make_broker, tmp_path: Path):
+    broker = make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)))
+    (tmp_path / "wrong").write_text("not-the-password\n")
+    screen_side, terminal = pty.openpty()
+    where = ["--host", broker.host, "--port", str(broker.port), "--username", "gameserver"]
+    refused = subprocess.Popen(
+        [sys.executable, "-m", "scannerd", "watch", *where, "--password-file", str(tmp_path / "wrong")],
+        stdout=terminal,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    os.close(terminal)
+    try:
+        assert refused.wait(20) == 1
+        assert refused.stderr.read() == (  # type: ignore[union-attr]
+            f"watch: broker {broker.host}:{broker.port} refused user 'gameserver': Not authorized\n"
+        )
+    finally:
+        refused.kill()
+        os.close(screen_side)
+
+
+@pytest.mark.parametrize(
+    ("option", "what"), [("--password-file", "the password file"), ("--tls-ca", "the CA certificate")]
+)
+def test_a_login_file_that_cannot_be_read_is_one_line_naming_it(capsys, tmp_path: Path, option, what):
+    missing = tmp_path / "no-such-file"
+    assert scannerd("watch", "--username", "gameserver", option, str(missing)) == 2
+    assert capsys.readouterr().err == f"watch: cannot read {what} {missing}: No such file or directory\n"
+
+
 def test_a_watch_started_before_its_broker_says_disconnected_until_the_broker_is_there(tmp_path: Path):
     broker = Broker(tmp_path / "broker")  # not running yet: a broker restarting, a laptop off the network
-    watch = TableWatch(broker.host, broker.port, PREFIX, "T1", get_state=False)
+    watch = TableWatch(settings(broker), "T1", get_state=False)
     watch.start()
     live = f"broker {broker.host}:{broker.port} CONNECTED"
     try:
@@ -310,7 +463,7 @@ def test_a_watch_started_before_its_broker_says_disconnected_until_the_broker_is
 
 
 def test_a_watch_started_before_the_daemon_asks_its_state_once_it_is_online(mosquitto, tmp_path: Path, shoe):
-    watch = TableWatch(mosquitto.host, mosquitto.port, PREFIX, "T1")
+    watch = TableWatch(settings(mosquitto), "T1")
     watch.start()
     daemon = daemon_at(mosquitto, tmp_path, shoe.port.path)
     try:
@@ -332,7 +485,8 @@ def test_a_watch_whose_link_was_cut_shows_the_table_as_it_is_and_goes_on_at_once
     daemon = daemon_at(mosquitto, tmp_path, shoe.port.path)
     daemon.start()
     link = Link(mosquitto)
-    watch = TableWatch("127.0.0.1", link.port, PREFIX, "T1", get_state=get_state, lines=True)
+    through = MqttSettings(host="127.0.0.1", port=link.port, prefix=PREFIX)
+    watch = TableWatch(through, "T1", get_state=get_state, lines=True)
     watch.start()
     try:
         wait_until(lambda: "daemon ONLINE" in screen(watch), 10, "the table's status")

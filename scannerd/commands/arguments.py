@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import math
+import ssl
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -122,10 +124,50 @@ def add_broker_wait(parser: argparse._ActionsContainer) -> None:
 
 
 def add_broker_arguments(parser: argparse.ArgumentParser) -> None:
-    """Where a tool that listens to the tables finds them: broker host, port and topic prefix."""
+    """Where a tool that listens to the tables finds them (broker, topic prefix) and who it is there.
+
+    The login and TLS options are those of the tables' ``[mqtt]`` section: a casino's broker
+    lets no one in anonymously (systemd/mosquitto-scannerd.conf.example).
+    """
     default = MqttSettings.model_fields["prefix"].default
     parser.add_argument("--host", type=host_name, default="localhost", help="broker host (default localhost)")
     parser.add_argument("--port", type=port_number, default=1883, help="broker port (default 1883)")
     parser.add_argument(
         "--prefix", type=topic_prefix, default=default, help=f"topic prefix (default {default})"
     )
+    parser.add_argument("--username", help="broker user name (its ACL says what it may read and ask)")
+    parser.add_argument("--password-file", type=Path, help="file whose first line is the broker password")
+    parser.add_argument("--tls", action="store_true", help="connect with TLS (the broker's name is checked)")
+    parser.add_argument("--tls-ca", type=Path, help="CA certificate to trust (implies --tls)")
+
+
+def broker_settings(args: argparse.Namespace) -> MqttSettings:
+    """The ``[mqtt]`` settings that :func:`add_broker_arguments`' options name.
+
+    ValueError, in one line, for options that do not go together or a file named that cannot be
+    read: said before connecting, not as a refused login or a traceback later.
+    """
+    try:
+        settings = MqttSettings(
+            host=args.host,
+            port=args.port,
+            prefix=args.prefix,
+            username=args.username,
+            password_file=args.password_file,
+            tls=args.tls or args.tls_ca is not None,
+            tls_ca=args.tls_ca,
+        )
+    except ValidationError as exc:
+        raise ValueError(exc.errors(include_url=False)[0]["msg"]) from None
+    for what, path in (("the password file", settings.password_path()), ("the CA certificate", args.tls_ca)):
+        try:
+            if path is not None:
+                path.read_bytes()
+        except OSError as exc:
+            raise ValueError(f"cannot read {what} {path}: {exc.strerror}") from None
+    if args.tls_ca is not None:
+        try:
+            ssl.create_default_context(cafile=args.tls_ca)  # what the client's TLS set-up does with it
+        except ssl.SSLError:
+            raise ValueError(f"the CA certificate {args.tls_ca} holds no certificate in PEM form") from None
+    return settings

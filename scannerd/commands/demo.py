@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
         name="demo-dealer",
         daemon=True,
     )
-    watch = TableWatch(broker.host, broker.port, table_id=TABLE_ID)
+    watch = TableWatch(config.mqtt, table_id=TABLE_ID)
     try:
         daemon.start()
         if daemon.display is not None and daemon.display.health.state != "listening":

@@ -29,12 +29,13 @@ from rich.text import Text
 
 from scannerd import logs
 from scannerd.cards import card_name
-from scannerd.client import Availability, Gap, RequestTimeout, TableClient
-from scannerd.client.table_client import DEFAULT_PREFIX
+from scannerd.client import Availability, Gap, RequestTimeout
+from scannerd.client.login import AttendedClient, LoginRefused
 from scannerd.commands import arguments
 from scannerd.display.view import TableView, dealer_text
 from scannerd.events import Event
 from scannerd.log_settings import LogSettings
+from scannerd.mqtt_settings import MqttSettings
 
 STATE_TIMEOUT_S = 5.0
 """How long a ``get_state`` may take; events wait behind it, so the state comes before them."""
@@ -47,7 +48,7 @@ _BIG_COLUMNS = 24
 class TableWatch:
     """One table's topics folded into a :class:`TableView`, through the game server's client library.
 
-    With no ``table_id`` it follows the first table it hears from under ``prefix``.
+    With no ``table_id`` it follows the first table it hears from under the settings' prefix.
     It keeps nothing after it stops: its marks are in memory and its session ends
     with its connection. The client's callbacks run on its delivery thread, one at
     a time and in the order the broker sent them; ``lock`` guards the view for the
@@ -56,14 +57,12 @@ class TableWatch:
 
     def __init__(
         self,
-        host: str,
-        port: int,
-        prefix: str = DEFAULT_PREFIX,
+        settings: MqttSettings,
         table_id: str | None = None,
         get_state: bool = True,
         lines: bool = False,
     ) -> None:
-        self.host, self.port = host, port
+        self.broker = f"{settings.host}:{settings.port}"
         self.table_id = table_id
         self.get_state = get_state
         self.view = TableView(table_id or "?")
@@ -75,9 +74,9 @@ class TableWatch:
         self.lines: list[str] | None = [] if lines else None
         self._availability = Availability()
         self._state_asked = False  # since this connection, or since the table was last offline
-        self._client = TableClient(
-            host,
-            port,
+        # MQTT 3.1.1: every broker speaks it, the demo's embedded one too.
+        self._client = AttendedClient.from_settings(
+            settings.model_copy(update={"protocol": "3.1.1"}),
             client_id=f"scannerd-watch-{uuid.uuid4().hex[:12]}",
             marks=":memory:",
             on_event=self._on_event,
@@ -85,15 +84,24 @@ class TableWatch:
             on_availability=self._on_availability,
             on_connection=self._on_connection,
             on_retained=self._on_retained,
-            prefix=prefix,
             tables=[table_id] if table_id else None,
             session_expiry_s=0,
-            protocol="3.1.1",  # every broker speaks it, the demo's embedded one too
         )
 
     def start(self) -> None:
-        """Connect in the background: until a broker answers, the screen says DISCONNECTED."""
+        """Connect in the background: until a broker answers, the screen says DISCONNECTED.
+
+        Into a pipe that is a line now: connecting may take a while, and silence looks like a hang.
+        """
+        with self.lock:
+            self._line(f"- broker {self.broker} waiting for it")
+        self.changed.set()
         self._client.start(timeout=None)
+
+    @property
+    def refusal(self) -> LoginRefused | None:
+        """Why the broker would not have the watch's login, once it has said so (then nothing retries)."""
+        return self._client.refusal
 
     def stop(self) -> None:
         self._client.stop()
@@ -104,7 +112,7 @@ class TableWatch:
         with self.lock:
             self.connected = connected
             self._state_asked = False  # a new connection: what was missed meanwhile is in the state
-            self._line(f"- broker {self.host}:{self.port} {'connected' if connected else 'disconnected'}")
+            self._line(f"- broker {self.broker} {'connected' if connected else 'disconnected'}")
         self.changed.set()
         if connected and not self.get_state and self.table_id is not None:
             # What was missed meanwhile is gone for good and there is no state to ask for: show the
@@ -199,7 +207,7 @@ class TableWatch:
     def screen(self) -> RenderableType:
         """The terminal screen for the view as it is now."""
         with self.lock:
-            return render(self.view.snapshot(), self.status, self.connected, f"{self.host}:{self.port}")
+            return render(self.view.snapshot(), self.status, self.connected, self.broker)
 
 
 # ------------------------------------------------------------------ drawing
@@ -375,28 +383,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        settings = arguments.broker_settings(args)
+    except ValueError as exc:
+        print(f"watch: {exc}", file=sys.stderr)
+        return 2
     # Redrawing a screen into a file or a pipe leaves a mess: there, one line per message instead.
     on_terminal = sys.stdout.isatty()
     # stdout is the view's; the client's log (messages that are not the contract, lost events)
     # goes to stderr, and only what is worth a look.
     logs.configure(LogSettings(level="warning"), args.table_id or "watch")
-    watch = TableWatch(
-        args.host, args.port, args.prefix, args.table_id, args.get_state, lines=not on_terminal
-    )
+    watch = TableWatch(settings, args.table_id, args.get_state, lines=not on_terminal)
     watch.start()
     try:
         if not on_terminal:
-            while True:
+            while watch.refusal is None:
                 if watch.changed.wait(1.0):
                     watch.changed.clear()
                     for line in watch.take_lines():
                         print(line, flush=True)
-        with Live(watch.screen(), console=Console(), auto_refresh=False) as live:
-            while True:
-                if watch.changed.wait(1.0):
-                    watch.changed.clear()
-                    live.update(watch.screen(), refresh=True)
+        else:
+            with Live(watch.screen(), console=Console(), auto_refresh=False) as live:
+                while watch.refusal is None:
+                    if watch.changed.wait(1.0):
+                        watch.changed.clear()
+                        live.update(watch.screen(), refresh=True)
     except KeyboardInterrupt:
         return 0
     finally:
         watch.stop()
+    print(f"watch: {watch.refusal}", file=sys.stderr)
+    return 1
