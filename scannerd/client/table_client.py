@@ -46,6 +46,22 @@ from scannerd.topics import EVENT_KINDS, Topics
 
 log = structlog.get_logger(__name__)
 
+LOGIN_REFUSALS = frozenset(
+    {"Bad user name or password", "Not authorized", "Banned", "Bad authentication method"}
+)
+"""The broker's answers that name who is connecting as the fault (MQTT 3.1.1 and 5 alike), not its load."""
+
+
+class LoginRefused(ConnectionError):
+    """The broker will not have this user: retrying the same login cannot help.
+
+    A server retries a refused connection like any other, with a log line each time: right for
+    one that must come back once its credentials are put right. A person who typed a wrong
+    password (``scannerd pit``, ``scannerd watch``: ``attended=True``) wants to be told once, with
+    the broker and the user named, and to get the prompt back.
+    """
+
+
 DEFAULT_PREFIX = MqttSettings.model_fields["prefix"].default
 """The tables' own default (``[mqtt] prefix``): one fact for both ends of the contract."""
 SESSION_EXPIRY_S = 7 * 24 * 3600
@@ -175,8 +191,14 @@ class TableClient:
         tls_cert: str | None = None,
         tls_key: str | None = None,
         keepalive: int = 30,
+        attended: bool = False,
     ) -> None:
         self.host, self.port, self.prefix = host, port, prefix
+        self.username = username
+        # A person's tool (pit, watch) stops at a refused login; a server retries it (see ``refused``).
+        self.attended = attended
+        self.refusal: LoginRefused | None = None
+        self.refused = threading.Event()
         self.client_id = client_id
         self.tables = list(tables) if tables else ["+"]
         self.share_group = share_group
@@ -267,6 +289,9 @@ class TableClient:
         if timeout is not None and not self._subscribed.wait(timeout):
             self.stop()
             raise ConnectionError(f"no MQTT broker answered at {self.host}:{self.port} within {timeout} s")
+        if self.refusal is not None:
+            self.stop()
+            raise self.refusal
 
     def stop(self) -> None:
         """Disconnect; events received and not yet delivered stay with the broker (never acknowledged)."""
@@ -367,6 +392,13 @@ class TableClient:
         return out
 
     def _on_connect(self, client: mqtt.Client, _ud: Any, flags: Any, reason: Any, _props: Any) -> None:
+        if reason.is_failure and self.attended and str(reason) in LOGIN_REFUSALS:
+            who = f"user {self.username!r}" if self.username else "a login with no user name"
+            self.refusal = LoginRefused(f"broker {self.host}:{self.port} refused {who}: {reason}")
+            client.disconnect()  # no retry: the same login would be refused again
+            self.refused.set()
+            self._subscribed.set()  # wakes a start() waiting for a subscription that will never come
+            return
         if reason.is_failure:
             log.error("broker refused the connection", reason=str(reason), client_id=self.client_id)
             return

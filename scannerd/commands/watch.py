@@ -29,8 +29,7 @@ from rich.text import Text
 
 from scannerd import logs
 from scannerd.cards import card_name
-from scannerd.client import Availability, Gap, RequestTimeout
-from scannerd.client.login import AttendedClient, LoginRefused
+from scannerd.client import Availability, Gap, LoginRefused, RequestTimeout, TableClient
 from scannerd.commands import arguments
 from scannerd.display.view import TableView, dealer_text
 from scannerd.events import Event
@@ -75,7 +74,7 @@ class TableWatch:
         self._availability = Availability()
         self._state_asked = False  # since this connection, or since the table was last offline
         # MQTT 3.1.1: every broker speaks it, the demo's embedded one too.
-        self._client = AttendedClient.from_settings(
+        self._client = TableClient.from_settings(
             settings.model_copy(update={"protocol": "3.1.1"}),
             client_id=f"scannerd-watch-{uuid.uuid4().hex[:12]}",
             marks=":memory:",
@@ -86,6 +85,7 @@ class TableWatch:
             on_retained=self._on_retained,
             tables=[table_id] if table_id else None,
             session_expiry_s=0,
+            attended=True,
         )
 
     def start(self) -> None:

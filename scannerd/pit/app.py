@@ -18,8 +18,7 @@ from typing import Any
 
 import structlog
 
-from scannerd.client import Availability, Gap, RequestTimeout
-from scannerd.client.login import AttendedClient
+from scannerd.client import Availability, Gap, RequestTimeout, TableClient
 from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.pit.board import PitBoard
@@ -48,7 +47,7 @@ class Pit:
         self._lock = threading.Lock()
         self._asked: set[str] = set()  # tables whose get_state is in flight or answered
         self._askers = ThreadPoolExecutor(STATE_ASKERS, thread_name_prefix="pit-state")
-        self.client = AttendedClient.from_settings(
+        self.client = TableClient.from_settings(
             settings,
             client_id=client_id or f"scannerd-pit-{uuid.uuid4().hex[:8]}",
             marks=":memory:",
@@ -56,6 +55,7 @@ class Pit:
             on_gap=self._on_gap,
             on_availability=self._on_availability,
             session_expiry_s=0,
+            attended=True,
         )
         self.server = PitServer(listen_host, listen_port, self.snapshot, self.acknowledge)
 
