@@ -446,6 +446,15 @@ def test_a_login_file_that_cannot_be_read_is_one_line_naming_it(capsys, tmp_path
     assert capsys.readouterr().err == f"watch: cannot read {what} {missing}: No such file or directory\n"
 
 
+@pytest.mark.parametrize("command", ["watch", "pit"])
+def test_a_password_file_an_editor_saved_as_utf16_is_one_line_naming_it(capsys, tmp_path: Path, command):
+    """Read as the client reads it: a file that opens is not yet a password it can send."""
+    utf16 = tmp_path / "password"
+    utf16.write_text("pw-gs", encoding="utf-16")
+    assert scannerd(command, "--username", "gameserver", "--password-file", str(utf16)) == 2
+    assert capsys.readouterr().err == f"{command}: cannot read the password file {utf16}: is not UTF-8 text\n"
+
+
 def test_a_watch_started_before_its_broker_says_disconnected_until_the_broker_is_there(tmp_path: Path):
     broker = Broker(tmp_path / "broker")  # not running yet: a broker restarting, a laptop off the network
     watch = TableWatch(settings(broker), "T1", get_state=False)

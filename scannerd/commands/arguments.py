@@ -159,15 +159,18 @@ def broker_settings(args: argparse.Namespace) -> MqttSettings:
         )
     except ValidationError as exc:
         raise ValueError(exc.errors(include_url=False)[0]["msg"]) from None
-    for what, path in (("the password file", settings.password_path()), ("the CA certificate", args.tls_ca)):
-        try:
-            if path is not None:
-                path.read_bytes()
-        except OSError as exc:
-            raise ValueError(f"cannot read {what} {path}: {exc.strerror}") from None
+    # Each file read now as the client will read it (the password by the same function), so
+    # what would fail there is one line here.
+    try:
+        settings.password()
+    except OSError as exc:
+        where = settings.password_path()
+        raise ValueError(f"cannot read the password file {where}: {exc.strerror}") from None
     if args.tls_ca is not None:
         try:
             ssl.create_default_context(cafile=args.tls_ca)  # what the client's TLS set-up does with it
-        except ssl.SSLError:
+        except ssl.SSLError:  # an OSError too: the file was read, and holds no certificate
             raise ValueError(f"the CA certificate {args.tls_ca} holds no certificate in PEM form") from None
+        except OSError as exc:
+            raise ValueError(f"cannot read the CA certificate {args.tls_ca}: {exc.strerror}") from None
     return settings
