@@ -392,12 +392,17 @@ class Validator:
         ):
             self._open_round(ts, None, "betting", self.rules.betting_time_s)
 
-    def _betting_ended(self, ts: float) -> float | None:
-        """When the betting time ran out, if it has by ``ts`` and the table closes betting itself."""
+    def _timed_betting(self) -> RoundState | None:
+        """The round whose betting the table closes itself when its time runs out, if one is open."""
         rnd = self.round
         if self.rules.round_control != "auto" or rnd is None or rnd.phase != "betting":
             return None
-        ends = rnd.betting_ends
+        return rnd
+
+    def _betting_ended(self, ts: float) -> float | None:
+        """When the betting time ran out, if it has by ``ts`` and the table closes betting itself."""
+        rnd = self._timed_betting()
+        ends = None if rnd is None else rnd.betting_ends
         return ends if ends is not None and ts >= ends else None
 
     def acts_at(self, ts: float) -> bool:
@@ -416,27 +421,24 @@ class Validator:
         it need not ask. A bound from below, never late: the stall's is a millisecond early, so
         rounding in ``ts - last_activity`` can only make one more tick be asked.
         """
+        dealing = self._stall_watched()
+        if dealing is not None:
+            return dealing.last_activity + self.rules.stall_timeout_s - _STALL_EARLY_S
+        betting = self._timed_betting()
+        return None if betting is None else betting.betting_ends
+
+    def _stall_watched(self) -> RoundState | None:
+        """The round a stall can still be raised on: dealing, and not stalled yet."""
         rnd = self.round
-        if rnd is None:
-            return None
-        if rnd.phase == "dealing" and not rnd.stalled:
-            return rnd.last_activity + self.rules.stall_timeout_s - _STALL_EARLY_S
-        if self.rules.round_control == "auto" and rnd.phase == "betting":
-            return rnd.betting_ends
-        return None
+        return rnd if rnd is not None and rnd.phase == "dealing" and not rnd.stalled else None
 
     def stalls_at(self, ts: float) -> bool:
         """Whether an input at ``ts`` finds the round stalled: what a ``Tick`` can change, with ``acts_at``.
 
         A replay asks it to skip the ticks of a quiet table without judging the stall itself.
         """
-        rnd = self.round
-        return (
-            rnd is not None
-            and rnd.phase == "dealing"
-            and not rnd.stalled
-            and ts - rnd.last_activity >= self.rules.stall_timeout_s
-        )
+        rnd = self._stall_watched()
+        return rnd is not None and ts - rnd.last_activity >= self.rules.stall_timeout_s
 
     def _check_stall(self, ts: float) -> None:
         if self.stalls_at(ts):
