@@ -271,18 +271,27 @@ def test_a_table_whose_daemon_stops_is_shown_offline(mosquitto, tmp_path: Path, 
         daemon.stop()
 
 
-def test_into_a_pipe_it_writes_a_line_per_event(mosquitto):
-    broker = ["--host", mosquitto.host, "--port", str(mosquitto.port)]
-    watch = subprocess.Popen(
-        [sys.executable, "-m", "scannerd", "watch", *broker, "--table-id", "T1", "--no-get-state"],
+def watch_process(
+    broker: Broker, *argv: str | Path, port: int | None = None
+) -> tuple[subprocess.Popen[str], list[str]]:
+    """``scannerd watch`` into a pipe (on ``port``, a listener of the broker's other than its own), and
+    the lines it has written so far."""
+    where = ["--host", broker.host, "--port", str(port or broker.port), "--table-id", "T1"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "scannerd", "watch", *where, *map(str, argv)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         encoding="utf-8",
     )
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(watch.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
+    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
     reader.start()
+    return proc, lines
+
+
+def test_into_a_pipe_it_writes_a_line_per_event(mosquitto):
+    watch, lines = watch_process(mosquitto, "--no-get-state")
     table = Table(mosquitto)
     try:
         wait_until(lambda: any("connected" in line for line in lines), 10, "the watch on the broker")
@@ -303,25 +312,6 @@ def test_into_a_pipe_it_writes_a_line_per_event(mosquitto):
     assert "3 round R1 hand=1 betting dealer=D-117" in body
     assert any(line.endswith("R1 hand=1 complete winner=player dealer=D-117") for line in body)
     assert body[-1].endswith("EXTRA_CARD misdeal: Extra card A\u2663: no card is due - set it aside")
-
-
-def watch_process(
-    broker: Broker, *argv: str | Path, port: int | None = None
-) -> tuple[subprocess.Popen[str], list[str]]:
-    """``scannerd watch`` into a pipe (on ``port``, a listener of the broker's other than its own), and
-    the lines it has written so far."""
-    where = ["--host", broker.host, "--port", str(port or broker.port), "--table-id", "T1"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "scannerd", "watch", *where, *map(str, argv)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-    )
-    lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True)  # type: ignore[union-attr]
-    reader.start()
-    return proc, lines
 
 
 def test_into_a_pipe_with_no_broker_it_says_at_once_that_it_waits_then_that_it_connected(tmp_path: Path):
