@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import tty
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -79,6 +81,16 @@ def shoe(tmp_path: Path) -> Iterator[FramedPtyDevice]:
     yield device
     device.stop()
     port.close()
+
+
+@pytest.fixture
+def pty() -> Iterator[tuple[int, str]]:
+    """A raw pty: the test writes the shoe's bytes to the master, a driver opens the slave's name."""
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    yield master, os.ttyname(slave)
+    os.close(master)
+    os.close(slave)
 
 
 @pytest.fixture

@@ -7,11 +7,7 @@ import os
 import sqlite3
 import threading
 import time
-import tty
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from scannerd.config import Config
 from scannerd.daemon import SEQ_SKIP_AFTER_POWER_LOSS, Daemon
@@ -21,15 +17,6 @@ from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox_settings import OutboxSettings
 from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
 from tests.support.frames import beetek
-
-
-@pytest.fixture
-def pty() -> Iterator[tuple[int, str]]:
-    master, slave = os.openpty()
-    tty.setraw(slave)
-    yield master, os.ttyname(slave)
-    os.close(master)
-    os.close(slave)
 
 
 def make_config(tmp_path: Path, broker: Broker, port: str, **rules) -> Config:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import tty
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,15 +76,6 @@ class CountingDriver(BeetekDriver):
 
     def make_decoder(self) -> CountingDecoder:
         return CountingDecoder(self.make_codec())
-
-
-@pytest.fixture
-def pty() -> Iterator[tuple[int, str]]:
-    master, slave = os.openpty()
-    tty.setraw(slave)
-    yield master, os.ttyname(slave)
-    os.close(master)
-    os.close(slave)
 
 
 def stored_device(outbox: Outbox) -> Any:

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import os
-import tty
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-
-import pytest
 
 from scannerd.config import Config
 from scannerd.daemon import Daemon
@@ -48,15 +45,6 @@ class Heard(TableListener):
 
     def on_device(self, payload: DevicePayload) -> None:
         self.heard.append(f"device {payload.link}")
-
-
-@pytest.fixture
-def pty() -> Iterator[tuple[int, str]]:
-    master, slave = os.openpty()
-    tty.setraw(slave)
-    yield master, os.ttyname(slave)
-    os.close(master)
-    os.close(slave)
 
 
 def test_a_listener_hears_a_card_judged_stored_then_its_bytes(
