@@ -10,6 +10,7 @@ every kind of event and every field left out while unset.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 from pathlib import Path
@@ -32,6 +33,7 @@ from scannerd.events import (
 )
 from scannerd.house import HouseRules
 from scannerd.recording.replay import replay
+from scannerd.table_state import TableState
 from scannerd.topics import encode, encode_data
 from scannerd.validator import CommandRejected, Validator
 from simulators.dealer import Dealer
@@ -112,22 +114,23 @@ def to_input(ts: float, inp: tuple, v: Validator) -> ValidatorInput:
     return as_input(ts, inp)
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    rules=st.builds(
-        HouseRules,
-        decks=st.integers(1, 2),
-        round_control=st.sampled_from(["server", "auto"]),
-        burn=st.sampled_from(["first-card-value", "none", 2]),
-        cut_card_remaining=st.one_of(st.none(), st.integers(20, 60)),
-        last_hand=st.sampled_from(["finish", "one-more"]),
-        stall_timeout_s=st.just(30.0),
-        betting_time_s=st.one_of(st.none(), st.integers(5, 20), st.floats(5, 20)),
-    ),
-    # Whole seconds too: an input's time may be an int, which the model makes a float.
-    start=st.floats(1e9, 4e9) | st.integers(10**9, 4 * 10**9),
-    stream=st.lists(st.tuples(st.sampled_from([0.5, 3, 40]), table_inputs | more_inputs), max_size=120),
+any_rules = st.builds(
+    HouseRules,
+    decks=st.integers(1, 2),
+    round_control=st.sampled_from(["server", "auto"]),
+    burn=st.sampled_from(["first-card-value", "none", 2]),
+    cut_card_remaining=st.one_of(st.none(), st.integers(20, 60)),
+    last_hand=st.sampled_from(["finish", "one-more"]),
+    stall_timeout_s=st.just(30.0),
+    betting_time_s=st.one_of(st.none(), st.integers(5, 20), st.floats(5, 20)),
 )
+# Whole seconds too: an input's time may be an int, which the model makes a float.
+any_start = st.floats(1e9, 4e9) | st.integers(10**9, 4 * 10**9)
+any_stream = st.lists(st.tuples(st.sampled_from([0.5, 3, 40]), table_inputs | more_inputs), max_size=120)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rules=any_rules, start=any_start, stream=any_stream)
 def test_any_input_stream_publishes_the_models_bytes(
     rules: HouseRules, start: float, stream: list[tuple[float, tuple]]
 ) -> None:
@@ -146,6 +149,25 @@ def test_any_input_stream_publishes_the_models_bytes(
     restored = Validator.restore("T1", rules, json.loads(json.dumps(v.snapshot())))
     assert list(restored.open_alerts.values()) == list(v.open_alerts.values())
     assert_all_as_the_models(list(restored.open_alerts.values()))
+
+
+@settings(max_examples=100, deadline=None)
+@given(rules=any_rules, start=any_start, stream=any_stream)
+def test_the_state_a_table_answers_with_is_the_documented_model(
+    rules: HouseRules, start: float, stream: list[tuple[float, tuple]]
+) -> None:
+    """``get_state``'s ``data`` (and a command's, without results) holds to ``TableState``, which the
+    AsyncAPI document declares for it, after every input of any stream."""
+    v = Validator("T1", rules)
+    ts = start
+    for step, inp in stream:
+        ts += step
+        with contextlib.suppress(CommandRejected):
+            v.handle(to_input(ts, inp, v))
+        for state in (v.state(), v.state(results=False)):
+            assert TableState.model_validate(state).model_dump(mode="json", exclude_unset=True) == json.loads(
+                json.dumps(state)
+            )
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])

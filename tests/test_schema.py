@@ -3,10 +3,13 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from scannerd.cli import main
 from scannerd.command_catalogue import COMMANDS
-from scannerd.commands.schema import documents
+from scannerd.commands.schema import Response, documents
 from scannerd.events import DealerEvent
+from scannerd.requests import RequestError, parse_request
 from scannerd.topics import EVENT_KINDS, RETAINED_KINDS, STATE_TOPICS, Topics
 from tests.support.broker import as_built, sample_events
 
@@ -84,3 +87,45 @@ def test_every_reference_in_the_asyncapi_document_resolves() -> None:
         node = doc
         for part in ref.removeprefix("#/").split("/"):
             node = node[part]
+
+
+def _route(doc: dict, topic: str) -> list[str]:
+    """The channels whose address matches ``topic``: each ``{parameter}`` stands for one topic level."""
+    levels = topic.split("/")
+    found = []
+    for key, ch in doc["channels"].items():
+        parts = ch["address"].split("/")
+        if len(parts) == len(levels) and all(
+            p == t or (p.startswith("{") and p.endswith("}")) for p, t in zip(parts, levels, strict=True)
+        ):
+            found.append(key)
+    return found
+
+
+def test_a_client_generated_from_the_document_routes_and_validates_a_refused_unknown_command() -> None:
+    """The table answers a command it does not know on ``response/<that command>``: the document
+    declares that channel, and its message's schema is the answer's."""
+    doc = json.loads(documents()["asyncapi.json"])
+    topics = Topics("casino/tables", "T1")
+    with pytest.raises(RequestError) as refused:
+        parse_request("frobnicate", b'{"transaction": 7}')
+    answer = refused.value.response()
+    assert _route(doc, topics.request("frobnicate")) == ["request_other"]
+    assert _route(doc, topics.response("frobnicate")) == ["response_other"]
+    (message,) = doc["channels"]["response_other"]["messages"].values()
+    assert doc["components"]["messages"][message["$ref"].rsplit("/", 1)[1]]["payload"] == {
+        "$ref": "#/components/schemas/Response"
+    }
+    assert answer.status == "error" and answer.transaction == 7
+    assert Response.model_validate(answer.model_dump(mode="json")).model_dump() == answer.model_dump()
+    for command in COMMANDS:  # a known command routes to its own channel and to the generic one only
+        assert _route(doc, topics.response(command)) == [f"response_{command}", "response_other"]
+
+
+def test_the_answers_data_is_declared_as_the_tables_state() -> None:
+    doc = json.loads(documents()["asyncapi.json"])
+    data = doc["components"]["schemas"]["Response"]["properties"]["data"]
+    assert {"$ref": "#/components/schemas/TableState"} in data["anyOf"]
+    state = doc["components"]["schemas"]["TableState"]
+    assert {"table_id", "seq", "link_up", "shoe", "round", "alerts"} <= set(state["required"])
+    assert state["properties"]["alerts"]["items"] == {"$ref": "#/components/schemas/AlertEvent"}

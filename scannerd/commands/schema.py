@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from scannerd import __version__
@@ -21,12 +21,23 @@ from scannerd.command_catalogue import COMMANDS
 from scannerd.events import AlertEvent, CardEvent, DealerEvent, RoundEvent, ShoeEvent
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.payloads import DevicePayload, HealthPayload, StatusPayload
-from scannerd.requests import Response
+from scannerd.requests import Response as SentResponse
+from scannerd.table_state import TableState
 from scannerd.topics import RETAINED_KINDS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 PREFIX = MqttSettings.model_fields["prefix"].default
 TABLE_PARAM = {"table_id": {"description": "The table's id (config [table] id); one topic tree per table."}}
+OTHER_COMMAND = {
+    "command": {
+        "description": "Any last level that names none of the commands above: the table answers it on "
+        "the response topic of the same name, with status 'error' naming the commands it knows."
+    }
+}
+OTHER_REQUEST = {
+    "type": "object",
+    "description": "Whatever was sent; only a usable 'transaction' is read from it, to be echoed.",
+}
 
 # topic name under the table -> (payload model, retained, what the topic is for)
 PUBLISHED: dict[str, tuple[type[BaseModel], bool, str]] = {
@@ -43,6 +54,14 @@ PUBLISHED: dict[str, tuple[type[BaseModel], bool, str]] = {
     "device": (DevicePayload, True, "The dealing-shoe device, republished when it changes."),
     "health": (HealthPayload, True, "The link's counters, at an interval and on connect."),
 }
+
+
+class Response(SentResponse):
+    # The response as documented: the table builds ``data`` as plain data (``Validator.state``),
+    # so the response it sends carries a dict; the documents say what that dict is.
+    __doc__ = SentResponse.__doc__
+
+    data: TableState | None = Field(None, description=SentResponse.model_fields["data"].description)
 
 
 def _dump(doc: dict[str, Any]) -> str:
@@ -78,8 +97,8 @@ def asyncapi() -> dict[str, Any]:
     operations: dict[str, Any] = {}
     messages: dict[str, Any] = {}
 
-    def channel(key: str, address: str, model: type[BaseModel], description: str) -> dict[str, Any]:
-        name = model.__name__
+    def channel(key: str, address: str, name: str, description: str) -> dict[str, Any]:
+        """A channel with one message, whose payload is the schema ``name``."""
         messages[name] = {
             "name": name,
             "title": name,
@@ -95,7 +114,7 @@ def asyncapi() -> dict[str, Any]:
         return {"$ref": f"#/channels/{key}/messages/{name}"}
 
     for topic, (model, retained, description) in PUBLISHED.items():
-        ref = channel(topic, topic, model, description)
+        ref = channel(topic, topic, model.__name__, description)
         operations[f"publish_{topic}"] = {
             "action": "send",
             "channel": {"$ref": f"#/channels/{topic}"},
@@ -103,9 +122,12 @@ def asyncapi() -> dict[str, Any]:
             "bindings": {"mqtt": {"qos": 1, "retain": retained, "bindingVersion": "0.2.0"}},
         }
     for command, model in COMMANDS.items():
-        req = channel(f"request_{command}", f"request/{command}", model, model.__doc__ or "")
+        req = channel(f"request_{command}", f"request/{command}", model.__name__, model.__doc__ or "")
         resp = channel(
-            f"response_{command}", f"response/{command}", Response, f"The answer to every {command} request."
+            f"response_{command}",
+            f"response/{command}",
+            "Response",
+            f"The answer to every {command} request.",
         )
         operations[f"handle_{command}"] = {
             "action": "receive",
@@ -114,6 +136,18 @@ def asyncapi() -> dict[str, Any]:
             "bindings": {"mqtt": {"qos": 1, "retain": False, "bindingVersion": "0.2.0"}},
             "reply": {"channel": {"$ref": f"#/channels/response_{command}"}, "messages": [resp]},
         }
+    schemas["OtherRequest"] = OTHER_REQUEST
+    req = channel("request_other", "request/{command}", "OtherRequest", OTHER_REQUEST["description"])
+    resp = channel("response_other", "response/{command}", "Response", "The refusal of a command not known.")
+    for key in ("request_other", "response_other"):
+        channels[key]["parameters"] = {**TABLE_PARAM, **OTHER_COMMAND}
+    operations["refuse_other"] = {
+        "action": "receive",
+        "channel": {"$ref": "#/channels/request_other"},
+        "messages": [req],
+        "bindings": {"mqtt": {"qos": 1, "retain": False, "bindingVersion": "0.2.0"}},
+        "reply": {"channel": {"$ref": "#/channels/response_other"}, "messages": [resp]},
+    }
     return {
         "asyncapi": "3.0.0",
         "info": {
