@@ -275,6 +275,42 @@ def misdeal_card_after_shoe_end() -> Script:
 
 
 @case
+def burn_marked_after_shoe_end() -> Script:
+    """The framed shoe marks a card as a burn after the shoe's last hand: no burn is due, so it is
+    the card after the shoe's end that it is (a discard, CARD_AFTER_SHOE_END), not a burn."""
+    shoe = FramedShoe()
+    s = Script(
+        "burn-marked-after-shoe-end", "framed", rules={"burn": 1, "decks": 1, "cut_card_remaining": 46}
+    )
+    s.link(True)
+    s.device(shoe.boot())
+    s.cmd("new_shoe", shoe_id="F1")
+    s.device(shoe.cards("KH", burn=True))  # 51 left
+    round_(s, "R1", shoe.cards(*STAND), pieces=2)  # 47 left
+    round_(s, "R2", shoe.cards(*TIE), pieces=2)  # its first card leaves 46: the last hand
+    s.device(shoe.cards("5C", burn=True), after=2.0)
+    return s
+
+
+@case
+def foreign_burn_card_while_betting() -> Script:
+    """A card the shoe marks as a burn, a second 9H of a one-deck shoe, drawn while betting is open:
+    FOREIGN_CARD names the round in betting, and the card stays a burn the round never sees."""
+    shoe = FramedShoe()
+    s = Script("foreign-burn-card-while-betting", "framed", rules={"burn": 1, "decks": 1})
+    s.link(True)
+    s.device(shoe.boot())
+    s.cmd("new_shoe", shoe_id="F1")
+    s.device(shoe.cards("KH", burn=True))
+    round_(s, "R1", shoe.cards(*NATURAL), pieces=2)
+    s.cmd("betting_open", round_id="R2", after=2.0)
+    s.device(shoe.cards("9H", burn=True), after=1.0)
+    s.cmd("betting_close", after=4.0)
+    s.device(shoe.cards(*STAND), after=1.5, pieces=2)
+    return s
+
+
+@case
 def misdeal_ten_lost_its_zero() -> Script:
     """A Bee-Tek ``10S`` loses its ``0`` on the wire: ``1S`` is no card (not an ace), the round is void."""
     s = Script("misdeal-ten-lost-its-zero", "beetek", rules={"burn": "none"})
@@ -550,6 +586,23 @@ def auto_round_control_edges() -> Script:
     s.cmd("betting_close", after=2.0)
     s.device(linecode("H09", "A02", "C09", "D03"), after=1.5, pieces=2)  # NATURAL
     s.device(linecode("H07", "A07", "C12", "D13"), after=8.0, pieces=2)  # TIE, opening its round
+    return s
+
+
+@case
+def auto_cut_card_virtual_opens_a_round() -> Script:
+    """Auto mode: the card that reaches a virtual cut card is the first of a hand and opens its round.
+    That round is the last hand: the round's opening says so, before its card and the cut card's alert."""
+    s = Script(
+        "auto-cut-card-virtual-opens-a-round",
+        "linecode",
+        rules={"burn": "none", "round_control": "auto", "decks": 1, "cut_card_remaining": 47},
+    )
+    s.link(True)
+    s.cmd("new_shoe", shoe_id="L1")
+    s.device(linecode("A03", "D04", "H03", "C03"), after=1.0, pieces=2)  # STAND: 48 left
+    s.device(linecode("H09", "A02", "C09", "D03"), after=8.0, pieces=2)  # NATURAL: its 1st leaves 47
+    s.device(linecode("H07"), after=8.0)  # after the last hand: CARD_AFTER_SHOE_END
     return s
 
 
