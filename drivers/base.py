@@ -49,8 +49,15 @@ class Codec(Protocol):
     ``feed`` never raises on any input; what it cannot use it counts.
     """
 
-    junk_bytes: int  # bytes skipped because they were not part of any frame
-    bad_frames: int  # frames that were recognised as frames but could not be used
+    @property
+    def junk_bytes(self) -> int:
+        """Bytes skipped because they were not part of any frame (read only: the codec counts)."""
+        ...
+
+    @property
+    def bad_frames(self) -> int:
+        """Frames that were recognised as frames but could not be used."""
+        ...
 
     def feed(self, data: bytes) -> list[DeviceEvent]: ...
 

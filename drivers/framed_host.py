@@ -208,7 +208,7 @@ class FramedHostDriver(Driver):
         return self.decoder.session
 
     def open(self) -> None:
-        super().open()
+        super().open()  # type: ignore[safe-super]  # a mixin: the transport's open, next in the MRO
         with self._lock:
             self.answer(self.decoder.start())
 

@@ -62,7 +62,7 @@ class SerialDriver(Driver):
 
     def __init__(self, channel: str, **options: Any) -> None:
         super().__init__(channel, **options)
-        self.port: serial.SerialBase | None = None
+        self.port: serial.Serial | None = None
         self.device = ""
 
     def open(self) -> None:
@@ -123,7 +123,7 @@ class SerialDriver(Driver):
     def detect(cls) -> list[dict[str, Any]]:
         return detect_ports(cls.name, cls.usb_ids)
 
-    def _port(self) -> serial.SerialBase:
+    def _port(self) -> serial.Serial:
         if self.port is None:
             raise DriverOperationError(f"{self.channel} is not open")
         return self.port

@@ -158,7 +158,7 @@ def _as_typed(data: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
         section = section_type(field.annotation)
         if isinstance(value, dict) and isinstance(section, type) and issubclass(section, BaseModel):
             typed[name] = _as_typed(value, section)
-        elif isinstance(value, str) and section is None:
+        elif isinstance(value, str) and section is None and field.annotation is not None:
             # Text that is not of the key's type stays text: the strict validation then names the problem.
             with contextlib.suppress(ValidationError):
                 typed[name] = TypeAdapter(field.annotation).validate_python(value, strict=False)

@@ -154,7 +154,7 @@ def _absent(value: Any) -> bool:
 
 # Fields added to the contract after its first tables went live: left out of the payload while
 # unset, so a table that uses neither publishes exactly what it did before.
-_OPTIONAL = {"default": None, "exclude_if": _absent}
+_OPTIONAL: dict[str, Any] = {"default": None, "exclude_if": _absent}
 
 
 class RoundEvent(EventBase):

@@ -1,4 +1,4 @@
-"""Whoever follows the table as it is judged: one protocol, each hook a no-op unless overridden.
+"""Whoever follows the table as it is judged: one base class, each hook a no-op unless overridden.
 
 The recorder, the dealer display and the shoe's alarm each want some of what
 happens, and the daemon tells every one of them the same way, in the order
@@ -10,13 +10,12 @@ display only queue. Subclass it and override what you need.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
 
 from scannerd.events import EventData, ValidatorInput
 from scannerd.payloads import DevicePayload
 
 
-class TableListener(Protocol):
+class TableListener:
     """What the daemon tells a listener; it adds its own (``Daemon.listeners``)."""
 
     def on_input(self, inp: ValidatorInput) -> None:

@@ -97,7 +97,7 @@ def configure(
         logger_factory=structlog.WriteLoggerFactory(file=output),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )
-    handler = logging.StreamHandler(output)  # type: ignore[arg-type]
+    handler = logging.StreamHandler(output)
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=[structlog.stdlib.add_logger_name, *shared],
@@ -135,7 +135,10 @@ class _JournalPriority:
 
     def __call__(self, logger: WrappedLogger, method: str, event_dict: EventDict) -> str:
         priority = _PRIORITY.get(str(event_dict.get("level", "info")), 6)
-        return f"<{priority}>{self.renderer(logger, method, event_dict)}"
+        rendered = self.renderer(logger, method, event_dict)
+        if not isinstance(rendered, str):  # the JSONRenderer set up here writes text, through json.dumps
+            raise TypeError(f"a journal line must be text, not {type(rendered).__name__}")
+        return f"<{priority}>{rendered}"
 
 
 def _is_journal(output: LogOutput) -> bool:
@@ -153,5 +156,5 @@ def _log_thread_crash(args: threading.ExceptHookArgs) -> None:
     structlog.get_logger("scannerd").error(
         "thread crashed",
         thread=thread,
-        exc_info=(args.exc_type, args.exc_value, args.exc_traceback),  # type: ignore[arg-type]
+        exc_info=(args.exc_type, args.exc_value, args.exc_traceback),
     )

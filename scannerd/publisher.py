@@ -474,7 +474,7 @@ class Publisher:
         if command is None:
             return
         self._count("requests")
-        self._requests.offer(command, msg.payload, msg.retain)  # run on its own thread, never here
+        self._requests.offer(command, bytes(msg.payload), msg.retain)  # run on its own thread, never here
 
     # ------------------------------------------------------------------ the pump
 

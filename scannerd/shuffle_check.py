@@ -222,7 +222,7 @@ class ShuffleCheck:
         if fp is None:
             return []
         face = _FACES.get(card) if card is not None else None
-        if face is None:
+        if card is None or face is None:
             self.tail = []
             return []
         crossed: list[Comparison] = []

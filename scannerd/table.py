@@ -137,7 +137,7 @@ class Table:
         response, events = execute(request, self.validator, ts)
         judged = None
         if request.command != "get_state":
-            judged = Command(ts, request.command, request.args)  # type: ignore[arg-type]
+            judged = Command(ts, request.command, request.args)
         return Outcome(events, judged, response=response)
 
     def ticks(self, until: float) -> list[Outcome]:

@@ -139,7 +139,7 @@ class Validator:
 
     def handle(self, inp: ValidatorInput) -> list[EventData]:
         """Apply one input; returns the events it caused, in publish order."""
-        self._out = out = []
+        self._out = out = list[EventData]()
         if isinstance(inp, Command):
             # No stall check here: a rejected command must leave the state untouched,
             # and no command leaves a round overdue (the next card or tick judges that).
@@ -194,18 +194,18 @@ class Validator:
     def _card(self, ts: float, card: str | None, device_burn: bool) -> None:
         shoe, rnd = self.shoe, self.round
         card_no = None
-        foreign = False
+        foreign: str | None = None  # the card, when the shoe holds fewer copies of it
         if shoe is not None:
             shoe.cards_dealt += 1
             card_no = shoe.cards_dealt
             if card is not None:
                 seen = shoe.counts.get(card, 0) + 1
                 shoe.counts[card] = seen
-                foreign = seen > self.rules.decks
+                foreign = card if seen > self.rules.decks else None
             if shoe.closed:
                 self._card_event(ts, "discard", card, None, card_no)
-                if foreign:  # one alert per card, and a foreign card outranks every other code
-                    self._foreign(ts, card, None)
+                if foreign is not None:  # one alert per card; a foreign card outranks every code
+                    self._foreign(ts, foreign, None)
                 else:
                     self._alert(ts, "CARD_AFTER_SHOE_END", message("CARD_AFTER_SHOE_END"), card)
                 return
@@ -215,19 +215,19 @@ class Validator:
         ends: str | None = None  # "complete" or the void reason, when this card ends the round
         shoe_changed = False
         if rnd is not None and rnd.phase == "dealing":
-            ends = self._into_round(ts, rnd, card, card_no, foreign)
+            ends = self._into_round(ts, rnd, card, card_no, foreign is not None)
         elif shoe is not None and shoe.burning:
             shoe_changed = self._burn(ts, shoe, card, card_no)
-            if foreign:
-                self._foreign(ts, card, None)
-        elif foreign:
+            if foreign is not None:
+                self._foreign(ts, foreign, None)
+        elif foreign is not None:
             # It keeps its place: a burn when the shoe marked it one (a burn belongs to no round),
             # else a discard naming the round being bet on, if any, as any other card would.
             round_id = None
             if not device_burn and rnd is not None and rnd.phase == "betting":
                 round_id = rnd.round_id
             self._card_event(ts, "burn" if device_burn else "discard", card, round_id, card_no)
-            self._foreign(ts, card, round_id)
+            self._foreign(ts, foreign, round_id)
         elif device_burn:
             self._card_event(ts, "burn", card, None, card_no)
         elif rnd is not None and rnd.phase == "betting":
@@ -243,7 +243,7 @@ class Validator:
             self._card_event(ts, "discard", card, None, card_no)
         elif self.rules.round_control == "auto":
             rnd = self._open_round(ts, None, "dealing")
-            ends = self._into_round(ts, rnd, card, card_no, foreign)
+            ends = self._into_round(ts, rnd, card, card_no, foreign is not None)
         else:
             self._card_event(ts, "discard", card, None, card_no)
             self._alert(ts, "EXTRA_CARD", message("EXTRA_CARD", card=card), card)

@@ -11,7 +11,7 @@ check that the right alerts came out, not merely that some did.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from typing import Final
 
 from scannerd.cards import ALL_CARDS
@@ -100,7 +100,7 @@ class Dealer:
     def _command(self, delay: float, name: str, **args: object) -> Step:
         return self._step(delay, ServerCommand(name, dict(args)))
 
-    def _next_card(self) -> Iterator[Step]:
+    def _next_card(self) -> Generator[Step, None, str]:
         """Take the next card out of the shoe, yielding the cut card if it comes first."""
         assert self.shoe is not None
         card = self.shoe.draw()
@@ -111,7 +111,7 @@ class Dealer:
             card = self.shoe.draw()
         return card
 
-    def _draw(self, burn: bool = False) -> Iterator[Step]:
+    def _draw(self, burn: bool = False) -> Generator[Step, None, str]:
         card = yield from self._next_card()
         yield self._step(self.pace, Draw(card, burn=burn))
         return card

@@ -29,8 +29,12 @@ class SimDevice(Protocol):
     """A simulated card reader the daemon's driver ``driver`` connects to at ``channel``."""
 
     driver: str
-    channel: str
     driver_options: dict[str, Any]  # what the driver needs to reach it (the USB backend)
+
+    @property
+    def channel(self) -> str:
+        """Where the driver finds it (a pty's path, a USB match): read only, as the device decides it."""
+        ...
 
     @property
     def reports_cut(self) -> bool:
@@ -176,7 +180,7 @@ class Feeder:
     def __init__(
         self,
         device: SimDevice,
-        on_command: Callable[[ServerCommand], None] | None = None,
+        on_command: Callable[[ServerCommand], object] | None = None,
         after: Callable[[Step], None] | None = None,
         stop: threading.Event | None = None,
     ) -> None:

@@ -17,6 +17,7 @@ import threading
 import time
 import tty
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -184,6 +185,10 @@ class FramedPtyDevice:
             time.sleep(0.01)
         return True
 
+    def _answer(self, data: bytes, now: float) -> bytes:
+        """What the device says to the host's ``data``, and what it had to say anyway."""
+        return self.device.receive(data, now) + self.device.poll(now)
+
     def _emit(self, produce: Callable[[float], bytes]) -> None:
         with self._lock:
             data = produce(time.monotonic())
@@ -197,4 +202,4 @@ class FramedPtyDevice:
             if not self.port.plugged:
                 time.sleep(0.02)
                 continue
-            self._emit(lambda now, data=data: self.device.receive(data, now) + self.device.poll(now))
+            self._emit(partial(self._answer, data))

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from scannerd import __version__
@@ -56,12 +56,14 @@ PUBLISHED: dict[str, tuple[type[BaseModel], bool, str]] = {
 }
 
 
-class Response(SentResponse):
-    # The response as documented: the table builds ``data`` as plain data (``Validator.state``),
-    # so the response it sends carries a dict; the documents say what that dict is.
-    __doc__ = SentResponse.__doc__
-
-    data: TableState | None = Field(None, description=SentResponse.model_fields["data"].description)
+# The response as documented: the table builds ``data`` as plain data (``Validator.state``), so the
+# response it sends carries a dict; the documents say what that dict is.
+Response = create_model(
+    "Response",
+    __base__=SentResponse,
+    __doc__=SentResponse.__doc__,
+    data=(TableState | None, Field(None, description=SentResponse.model_fields["data"].description)),
+)
 
 
 def _dump(doc: dict[str, Any]) -> str:
