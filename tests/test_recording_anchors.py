@@ -18,6 +18,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,7 +51,7 @@ def verify(archive: Archive, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*command, *extra], capture_output=True, text=True, timeout=60)
 
 
-def kept(anchors: Path) -> list[dict[str, object]]:
+def kept(anchors: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in anchors.read_text().splitlines()] if anchors.exists() else []
 
 
@@ -85,7 +86,8 @@ def run_table(tmp_path: Path, broker: Broker) -> Archive:
             game.start(30)
             wait_until(lambda: game.client.availability("T1").online, 30, "the table online")
             for shoe_id in ("S1", "S2"):
-                assert game.request("new_shoe", shoe_id=shoe_id)["status"] == "ok"
+                answer = game.request("new_shoe", shoe_id=shoe_id)
+                assert answer is not None and answer["status"] == "ok", answer
             wait_until(lambda: len(kept(archive.anchors)) >= 2, 30, "the anchors of the first two files")
             proc.send_signal(signal.SIGTERM)
             assert proc.wait(timeout=60) == 0, (tmp_path / "scannerd.log").read_text()[-3000:]
@@ -111,7 +113,7 @@ def test_every_file_the_table_sealed_is_anchored_and_the_archive_verifies_agains
 ) -> None:
     files = archive.files
     assert len(files) == 3
-    anchored = {SealedFile(a["file"], a["lines"], a["digest"]) for a in kept(archive.anchors)}  # type: ignore[arg-type]
+    anchored = {SealedFile(a["file"], a["lines"], a["digest"]) for a in kept(archive.anchors)}
     assert anchored == {SealedFile.of(read_chained(path)) for path in files}
     checked = verify(archive, "--anchors", str(archive.anchors))
     assert checked.returncode == 0, checked.stdout + checked.stderr
