@@ -34,6 +34,7 @@ from scannerd.config import Config
 from scannerd.events import (
     TICK_S,
     AlertData,
+    Anchored,
     ClockStepped,
     EventData,
     Fault,
@@ -47,7 +48,7 @@ from scannerd.listeners import TableListener
 from scannerd.outbox import Level, Outbox, OutboxHealth
 from scannerd.payloads import ReaderHealth
 from scannerd.publisher import Publisher
-from scannerd.recording.recorder import Recorder
+from scannerd.recording.recorder import Recorder, SealedFile
 from scannerd.requests import Request, RequestError, Response, parse_request
 from scannerd.seq_ceiling import SeqCeiling, clock_floor
 from scannerd.shoe_alarm import ShoeAlarm
@@ -159,13 +160,14 @@ class Daemon:
         self._device_written: Any = _NOTHING_YET  # the driver's state in the last batch written or held
         self._snapshots = Schedule()
         self._faults: deque[Fault] = deque()  # raised where a store is under way; sent by the ticker
+        self._sealed: deque[SealedFile] = deque()  # files the recorder sealed; anchored by the ticker
         self._wall_mono: tuple[float, float] | None = None  # the last input's wall and monotonic times
         self._heard_at = 0.0  # when the device last said anything (monotonic: a clock step is no silence)
         self._beats = False  # it has sent a heartbeat on this connection
         self._silent = False  # it has been judged disconnected for its silence
         self.recorder: Recorder | None = None
         if config.record.dir is not None:
-            self.recorder = Recorder.for_table(config, self.saved_state)
+            self.recorder = Recorder.for_table(config, self.saved_state, on_sealed=self._sealed.append)
             self.listeners.append(self.recorder)
         self.alarm = ShoeAlarm(self.reader.set_alert, self.validator.state()["alerts"])
         self.listeners.append(self.alarm)
@@ -300,13 +302,18 @@ class Daemon:
         self._stopping.set()
         self.reader.stop()
         deadline = time.monotonic() + timeout
+        if self.recorder is not None:
+            # The last file is sealed while the broker can still take its anchor; no request runs
+            # after it, or the recording would miss what the table answered.
+            self.publisher.stop_requests(1.0)
+            self.recorder.stop()
+            with self._lock:
+                self._anchor_sealed(self._now())
         if self.publisher.connected:
             self.publisher.flush(max(deadline - time.monotonic() - 1.0, 0.1))
         self.publisher.stop(max(deadline - time.monotonic(), 0.5))
         if self._ticker is not None:
             self._ticker.join(1.0)
-        if self.recorder is not None:
-            self.recorder.stop()
         if self.display is not None:
             self.display.stop()
         with self._lock:
@@ -418,10 +425,19 @@ class Daemon:
                     now = self._now()  # first: a step of the clock is judged before what follows it
                     while self._faults:
                         self._apply(self._faults.popleft())
+                    self._anchor_sealed(now)
                     self._check_silence(now)
                     self._apply(Tick(now))
             except Exception:  # a tick must never kill its thread silently
                 log.exception("tick failed")
+
+    def _anchor_sealed(self, now: float) -> None:
+        """Each file the recorder sealed goes out as an anchor, numbered with the rest. Caller holds the lock.
+
+        Judged, not sent aside: an anchor numbered outside the table's order would look like a gap."""
+        while self._sealed:
+            sealed = self._sealed.popleft()
+            self._apply(Anchored(now, sealed.file, sealed.lines, sealed.digest))
 
     def _now(self) -> float:
         """The wall time for an input; a step of the wall clock since the last one is judged first.

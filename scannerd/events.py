@@ -104,7 +104,25 @@ class Command:
     args: dict[str, Any] = field(default_factory=dict)
 
 
-ValidatorInput = CardDrawn | CutCardSeen | LinkChanged | Tick | Command | Fault | Restarted | ClockStepped
+@dataclass(frozen=True, slots=True)
+class Anchored:
+    """The recorder sealed a file: its name, line count and last digest go out on the table's stream.
+
+    No file can prove its own absence, so the game server keeps these and
+    ``scannerd verify --anchors`` checks the archive against them. It is an
+    input, judged under the daemon's lock like any other, so that it takes its
+    ``seq`` in order, is journalled and recorded, and a replay makes it again.
+    """
+
+    ts: float
+    file: str  # the file's final name in the recording directory (after gzip)
+    lines: int  # its lines, the header and the seal included
+    digest: str  # hex SHA-256: the chain's digest of its last line
+
+
+ValidatorInput = (
+    CardDrawn | CutCardSeen | LinkChanged | Tick | Command | Fault | Restarted | ClockStepped | Anchored
+)
 
 # --------------------------------------------------------------------------
 # Outputs (pydantic: they are the published contract)
@@ -238,7 +256,23 @@ class DealerEvent(EventBase):
     dealer_id: str | None = Field(description="The dealer now at the table; null once signed out.")
 
 
-Event = CardEvent | RoundEvent | AlertEvent | ShoeEvent | DealerEvent
+class AnchorEvent(EventBase):
+    """A recording the table sealed: kept by the game server, it proves the file must be in the archive.
+
+    A file can be deleted, renamed or swapped for another table's signed file
+    without any file left showing it; ``scannerd verify --anchors`` finds that
+    against the anchors the game server kept (docs/recording.md).
+    """
+
+    kind: Literal["anchor"] = "anchor"
+    file: str = Field(description="The file's name in the table's recording directory, once finished.")
+    lines: int = Field(ge=1, description="Its lines, the header and the seal included.")
+    digest: str = Field(
+        pattern=r"^[0-9a-f]{64}$", description="The chain's digest of its last line (hex SHA-256)."
+    )
+
+
+Event = CardEvent | RoundEvent | AlertEvent | ShoeEvent | DealerEvent | AnchorEvent
 
 
 # --------------------------------------------------------------------------
@@ -312,3 +346,8 @@ class ShoeData(EventData):
 class DealerData(EventData):
     __slots__ = ()
     model = DealerEvent
+
+
+class AnchorData(EventData):
+    __slots__ = ()
+    model = AnchorEvent

@@ -278,6 +278,10 @@ class Publisher:
         self._client.disconnect()
         self._client.loop_stop()
 
+    def stop_requests(self, timeout: float) -> None:
+        """Run no more requests (``stop`` does it too): the daemon's stop ends the recording first."""
+        self._requests.stop(timeout)
+
     # ------------------------------------------------------------------ what the daemon calls
 
     def send(self, written: Written) -> None:

@@ -7,14 +7,15 @@ pattern per table can confine it (``systemd/mosquitto-acl.example``).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import NamedTuple, get_args
 
 import orjson
 from pydantic import BaseModel
 
-from scannerd.events import EventData
+from scannerd.events import Event, EventData
 
-EVENT_KINDS = ("card", "round", "alert", "shoe", "dealer")
+EVENT_KINDS = tuple(model.model_fields["kind"].default for model in get_args(Event))
+"""Every kind of event a table publishes, each on its own topic: the contract's one list is ``Event``."""
 RETAINED_KINDS = frozenset({"shoe", "dealer"})
 """Event kinds that describe a current state, so a late subscriber needs the last one."""
 

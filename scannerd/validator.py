@@ -22,6 +22,8 @@ from scannerd.command_catalogue import JUDGED
 from scannerd.events import (
     AlertData,
     AlertEvent,
+    AnchorData,
+    Anchored,
     CardData,
     CardDrawn,
     ClockStepped,
@@ -153,6 +155,10 @@ class Validator:
                 self.round.last_activity += inp.step
                 if self.round.betting_ends is not None:
                     self.round.betting_ends += inp.step
+            return out
+        if isinstance(inp, Anchored):
+            # About a file, not the deal: it judges no stall and opens no betting, live or replayed.
+            self._anchor(inp)
             return out
         betting_ended = self._betting_ended(inp.ts)
         if betting_ended is not None:
@@ -656,6 +662,20 @@ class Validator:
                 shoe_id=shoe.shoe_id if shoe else None,
                 kind="dealer",
                 dealer_id=dealer_id,
+            )
+        )
+
+    def _anchor(self, inp: Anchored) -> None:
+        self._emit(
+            AnchorData(
+                seq=self.next_seq,
+                ts=float(inp.ts),
+                table_id=self.table_id,
+                shoe_id=None,
+                kind="anchor",
+                file=inp.file,
+                lines=inp.lines,
+                digest=inp.digest,
             )
         )
 

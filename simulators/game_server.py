@@ -7,7 +7,8 @@ does: betting opens only once the daemon has reported the previous round
 ``complete`` or ``void`` (or ``round_wait`` ran out: a short-dealt round
 never completes), and closes only after ``betting_time`` seconds. It answers
 no requests and settles no bets, so it keeps no state across runs: its marks
-live in memory and its session ends with it.
+live in memory and its session ends with it. Given ``anchors``, it keeps the
+table's anchors there, as a real game server must (docs/client.md).
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import sqlite3
 import threading
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import structlog
 
-from scannerd.client import RequestTimeout, TableClient
+from scannerd.client import RequestTimeout, TableClient, keep_anchor
 from scannerd.client.table_client import DEFAULT_PREFIX
-from scannerd.events import Event, RoundEvent
+from scannerd.events import AnchorEvent, Event, RoundEvent
 from scannerd.house import MAX_BETTING_TIME_S
 from simulators.actions import ServerCommand
 
@@ -42,8 +44,10 @@ class GameServer:
         betting_time: float = 5.0,
         round_wait: float = 15.0,
         response_timeout: float = 5.0,
+        anchors: Path | None = None,
     ) -> None:
         self.table_id = table_id
+        self.anchors = anchors
         self.betting_time = betting_time
         self.round_wait = round_wait
         self.response_timeout = response_timeout
@@ -75,6 +79,8 @@ class GameServer:
             with self._cond:
                 self.round_phases[event.round_id] = event.phase
                 self._cond.notify_all()
+        elif isinstance(event, AnchorEvent) and self.anchors is not None:
+            keep_anchor(event, self.anchors)
 
     # ---------------------------------------------------------------- commands
     def perform(self, command: ServerCommand) -> dict[str, Any] | None:

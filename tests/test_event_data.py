@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from scannerd.alert_catalogue import FAULT_CODES
 from scannerd.events import (
+    Anchored,
     ClockStepped,
     Command,
     DealerData,
@@ -207,3 +208,11 @@ def test_a_field_unset_reads_as_none_as_on_the_model_and_no_other_is_invented() 
     assert opened.dealer_id is None and opened.betting_time_s is None
     with pytest.raises(AttributeError):
         _ = opened.dealer
+
+
+def test_an_anchor_publishes_the_models_bytes() -> None:
+    """A recording's anchor, as the validator numbers it, in the model's field order."""
+    (anchor,) = Validator("T1", HouseRules()).handle(
+        Anchored(T0, "T1-20231114T221320Z.jsonl.gz", 7, "0f" * 32)
+    )
+    assert_all_as_the_models([anchor])

@@ -13,6 +13,7 @@ from typing import get_args
 
 from drivers.cards import ALL_CARDS
 from scannerd.events import (
+    Anchored,
     CardDrawn,
     ClockStepped,
     Command,
@@ -49,6 +50,7 @@ def test_every_kind_of_input_comes_back_as_it_went_in() -> None:
         Fault(T0 + 5, "STATE_LOST", "Lost: é"),
         Restarted(T0 + 6, "stopped", cards_repeat=True),
         ClockStepped(T0 + 7, -3.25),
+        Anchored(T0 + 8, "T1-20231114T221320Z.jsonl.gz", 12, "ab" * 32),
     ]
     assert {type(i) for i in inputs} == set(get_args(ValidatorInput))  # a new kind must be added here
     assert decode(encode(inputs, {"boot": 7, "ack": 12})) == (inputs, {"boot": 7, "ack": 12})

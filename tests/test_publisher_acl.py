@@ -11,7 +11,7 @@ import paho.mqtt.client as mqtt
 import pytest
 import structlog
 
-from scannerd.events import DealerEvent
+from scannerd.events import AnchorEvent, DealerEvent
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.pit.app import Pit
 from scannerd.publisher import Publisher
@@ -79,7 +79,10 @@ def test_a_table_publishes_its_own_topics_and_answers_the_game_server(
     gs = game_server(broker, ["casino/tables/#"])
     pub = table("T1", "T1")
     signed_in = DealerEvent(seq=9, ts=1_700_000_009.0, table_id="T1", shoe_id="S1", dealer_id="D-7")
-    events = [*sample_events(1, 8), signed_in, *sample_events(10, 2)]
+    anchor = AnchorEvent(
+        seq=10, ts=1_700_000_010.0, table_id="T1", file="T1.jsonl.gz", lines=9, digest="0" * 64
+    )
+    events = [*sample_events(1, 8), signed_in, anchor, *sample_events(11, 1)]
     assert {e.kind for e in events} == set(EVENT_KINDS)
     store(pub, events)
     assert pub.flush(30)

@@ -18,7 +18,7 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from scannerd import __version__
 from scannerd.command_catalogue import COMMANDS
-from scannerd.events import AlertEvent, CardEvent, DealerEvent, RoundEvent, ShoeEvent
+from scannerd.events import AlertEvent, AnchorEvent, CardEvent, DealerEvent, RoundEvent, ShoeEvent
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.payloads import DevicePayload, HealthPayload, StatusPayload
 from scannerd.requests import Response as SentResponse
@@ -46,6 +46,11 @@ PUBLISHED: dict[str, tuple[type[BaseModel], bool, str]] = {
     "alert": (AlertEvent, "alert" in RETAINED_KINDS, "Misdeals and faults, and their acknowledgement."),
     "shoe": (ShoeEvent, "shoe" in RETAINED_KINDS, "The shoe's state, after every change and every round."),
     "dealer": (DealerEvent, "dealer" in RETAINED_KINDS, "Who is dealing: a dealer signed in, or out."),
+    "anchor": (
+        AnchorEvent,
+        "anchor" in RETAINED_KINDS,
+        "A recording the table sealed: keep it, so `scannerd verify --anchors` can prove none is missing.",
+    ),
     "status": (
         StatusPayload,
         True,

@@ -1,8 +1,9 @@
 """``scannerd verify FILES|DIR``: whether recordings are as the table wrote them (docs/recording.md).
 
 Exit status: 0 intact; 1 something was edited, inserted, removed, moved,
-cut short or signed by another key (each named on stdout); 2 for input that
-cannot be checked at all (no such file, not a recording, not a key).
+cut short, signed by another key or missing against its anchor (each named
+on stdout); 2 for input that cannot be checked at all (no such file, not a
+recording, not a key, not a file of anchors).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from scannerd.recording.anchors import check_anchors, check_names, read_anchors
 from scannerd.recording.format import RecordingError
 from scannerd.recording.signing import fingerprint, load_public_key
 from scannerd.recording.verify import verify
@@ -29,6 +31,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="the table's public key (scannerd keygen's FILE.pub): every file must be signed with it",
     )
+    parser.add_argument(
+        "--anchors",
+        type=Path,
+        metavar="FILE",
+        help="the anchor events the game server kept (JSON lines): every file they name must be there",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,10 +46,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"scannerd verify: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
+        anchors = read_anchors(args.anchors) if args.anchors is not None else None
         verdict = verify(args.paths, key)
     except RecordingError as exc:
         print(f"scannerd verify: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    check_names(verdict.files, verdict)
+    if anchors is not None:
+        check_anchors(anchors, verdict.files, verdict)
     for note in verdict.notes:
         print(f"note: {note}")
     for problem in verdict.problems:
@@ -51,5 +63,6 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_TAMPERED
     lines = sum(f.lines for f in verdict.files)
     signed = f"signed with {fingerprint(key)}" if key else "signatures not checked (no --key)"
-    print(f"intact: {len(verdict.files)} file(s), {lines} lines, {signed}")
+    anchored = f", every file of {len(anchors)} anchor(s) there" if anchors is not None else ""
+    print(f"intact: {len(verdict.files)} file(s), {lines} lines, {signed}{anchored}")
     return 0

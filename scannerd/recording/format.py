@@ -170,10 +170,19 @@ class RestartLine(_Line):
     repeats: bool = False  # the shoe repeats what was not acknowledged: no card of it was lost
 
 
-AnyLine = RxLine | CmdLine | LinkLine | RestartLine
+class AnchorLine(_Line):
+    """An earlier file's anchor went out (``scannerd.events.Anchored``): kept so a replay numbers it too."""
+
+    event: Literal["anchor"] = "anchor"
+    file: str = Field(min_length=1)
+    lines: int = Field(ge=1)
+    digest: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+AnyLine = RxLine | CmdLine | LinkLine | RestartLine | AnchorLine
 Line = Annotated[AnyLine, Field(discriminator="event")]
 _LINE = TypeAdapter(Line)
-EVENT_KINDS = frozenset({"rx", "cmd", "link", "restart"})
+EVENT_KINDS = frozenset({"rx", "cmd", "link", "restart", "anchor"})
 SEAL = "seal"
 """A chained file's last line (recording/chain.py): it proves the file; a replay has nothing to do with it."""
 
@@ -393,6 +402,9 @@ class RecordingWriter(_File):
         if repeats:
             fields["repeats"] = True
         self._write(ts, fields)
+
+    def anchor(self, ts: float, file: str, lines: int, digest: str) -> None:
+        self._write(ts, {"event": "anchor", "file": file, "lines": lines, "digest": digest})
 
     def flush(self) -> None:
         self.stream.flush()

@@ -21,6 +21,14 @@ Every line is chained to the one before (scannerd/recording/chain.py), across fi
 too: the first file of a run continues from the last line of the table's
 newest file in the directory, each header names the file before's last
 digest, and each finished file is sealed, signed when the table has a key.
+
+No file can prove its own absence, so each file sealed (once compressed, under
+its final name) is reported to ``on_sealed``, and so is, at the start of a run,
+the file its chain continues from (a crash may have cut it before its seal, or
+before its anchor went out): the daemon publishes each as an ``anchor`` event,
+which the game server keeps. The daemon judges the anchor like any input, so it
+comes back to ``on_input`` and is written as a line of the current file, and a
+replay numbers it as the table did.
 """
 
 from __future__ import annotations
@@ -42,7 +50,7 @@ import structlog
 
 from scannerd import __version__
 from scannerd.config import Config
-from scannerd.events import ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
+from scannerd.events import Anchored, ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.listeners import TableListener
 from scannerd.payloads import RecorderHealth
@@ -50,7 +58,7 @@ from scannerd.recording import signing
 from scannerd.recording.chain import Chain
 from scannerd.recording.format import SUFFIX, ChainLink, Header, RecordingError, RecordingWriter, whole_second
 from scannerd.recording.settings import RecordSettings
-from scannerd.recording.verify import read_chained
+from scannerd.recording.verify import ChainedFile, read_chained
 from scannerd.table import SavedState
 
 if TYPE_CHECKING:
@@ -79,8 +87,25 @@ class _Rx:
     data: bytes
 
 
-_Line = _Rx | LinkChanged | Restarted | Command
+_Line = _Rx | LinkChanged | Restarted | Command | Anchored
 """What becomes one line: the device's bytes, or an input the validator judged, queued as it is."""
+
+
+@dataclass(frozen=True, slots=True)
+class SealedFile:
+    """A file the table's chain holds, as its anchor names it: final name, lines, last digest (hex)."""
+
+    file: str
+    lines: int
+    digest: str
+
+    @classmethod
+    def of(cls, found: ChainedFile) -> SealedFile:
+        return cls(found.path.name, found.lines, found.last.hex())
+
+
+OnSealed = Callable[[SealedFile], None]
+"""Told on the writer thread, so it must not block nor take the daemon's lock: the daemon queues it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +148,7 @@ class Recorder(TableListener):
         state: StateSource | None = None,
         queue_limit: int = QUEUE_LIMIT,
         key: Ed25519PrivateKey | None = None,
+        on_sealed: OnSealed | None = None,
     ) -> None:
         if settings.dir is None:
             raise ValueError("recording needs record.dir")
@@ -135,6 +161,7 @@ class Recorder(TableListener):
         self._state = state
         self._key = key
         self._key_id = signing.fingerprint(key.public_key()) if key is not None else None
+        self._on_sealed = on_sealed
         # The chain so far: the last file's number and its chain (the digest of its last line written).
         self._file_number = 0
         self._chain: Chain | None = None
@@ -155,7 +182,7 @@ class Recorder(TableListener):
         self.last_error: str | None = None
 
     @classmethod
-    def for_table(cls, config: Config, state: StateSource) -> Recorder:
+    def for_table(cls, config: Config, state: StateSource, on_sealed: OnSealed | None = None) -> Recorder:
         """A recorder for the table ``config`` sets up, its headers holding what ``state`` gives."""
         key_path = signing.private_key_path(config.record.key_file)
         return cls(
@@ -166,6 +193,7 @@ class Recorder(TableListener):
             driver_options=dict(config.device.options),
             state=state,
             key=signing.load_private_key(key_path) if key_path is not None else None,
+            on_sealed=on_sealed,
         )
 
     # ------------------------------------------------------------------ lifecycle
@@ -222,7 +250,7 @@ class Recorder(TableListener):
         if isinstance(inp, LinkChanged):
             self._put(inp)
             self._maybe_rotate_day(inp.ts)
-        elif isinstance(inp, Restarted):
+        elif isinstance(inp, Restarted | Anchored):
             self._put(inp)
         elif isinstance(inp, ClockStepped):
             # A file's times never go back, and its stall times must come out as they were judged:
@@ -317,6 +345,8 @@ class Recorder(TableListener):
                 writer.link(ts, up, detail)
             case Restarted(ts, detail, cards_repeat):
                 writer.restart(ts, detail, cards_repeat)
+            case Anchored(ts, file, lines, digest):
+                writer.anchor(ts, file, lines, digest)
             case _:
                 assert_never(line)
         self.lines += 1
@@ -326,7 +356,10 @@ class Recorder(TableListener):
         self.dir.mkdir(parents=True, exist_ok=True)
         if not self._linked:
             self._linked = True
-            self._file_number, self._chain = self._newest_link()
+            newest = self._newest()
+            if newest is not None and newest.chained:
+                self._file_number, self._chain = newest.number, Chain(newest.last)
+                self._sealed(SealedFile.of(newest))
         prev = self._chain.digest if self._chain else None
         header = Header(
             table_id=self.table_id,
@@ -366,8 +399,8 @@ class Recorder(TableListener):
             stem += "-" + _SAFE.sub("_", str(shoe["shoe_id"]))
         return self.dir / (stem + SUFFIX)
 
-    def _newest_link(self) -> tuple[int, Chain | None]:
-        """Where the table's chain stands in the directory: its newest file's number and last good digest.
+    def _newest(self) -> ChainedFile | None:
+        """Where the table's chain stands in the directory: its newest file, walked to its last good line.
 
         A file cut short by a crash still gives its last whole line, so the
         chain goes on from there and a verifier sees exactly where it broke.
@@ -380,10 +413,10 @@ class Recorder(TableListener):
                 newest = read_chained(path)
             except RecordingError as exc:
                 _say("warning", "recording chain begins again", reason=str(exc))
-                return 0, None
+                return None
             if newest.header.table_id == self.table_id:
-                return (newest.number, Chain(newest.last)) if newest.chained else (0, None)
-        return 0, None
+                return newest
+        return None
 
     def _finish(self) -> None:
         """End the current file and compress it; a failure leaves it uncompressed, not lost."""
@@ -394,10 +427,26 @@ class Recorder(TableListener):
         try:
             writer.seal()
             writer.close()
-            if self.settings.compress:
-                self.files[self.files.index(path)] = _gzip(path)
         except OSError as exc:
             self._error(exc)
+            return
+        if self.settings.compress:
+            try:
+                compressed = _gzip(path)
+                self.files[self.files.index(path)], path = compressed, compressed
+            except OSError as exc:
+                # Anchored under its plain name: the next start compresses it, and verify takes
+                # an anchor's name for the file compressed or not.
+                self._error(exc)
+        if writer.chain is not None:
+            self._sealed(SealedFile(path.name, writer.chain.n, writer.chain.digest.hex()))
+
+    def _sealed(self, sealed: SealedFile) -> None:
+        if self._on_sealed is not None and sealed.lines:
+            try:
+                self._on_sealed(sealed)
+            except Exception:  # a bug there must not end recording
+                _say("exception", "anchor not handed on", file=sealed.file)
 
     def _broken(self, exc: BaseException) -> None:
         """End the file at the last good line; the next rotation point starts a whole one."""

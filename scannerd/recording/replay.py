@@ -28,10 +28,11 @@ from typing import Any
 
 from drivers.events import DeviceEvent, LinkDown, LinkUp
 from drivers.registry import get_driver_class
-from scannerd.events import EventData, Restarted
+from scannerd.events import Anchored, EventData, Restarted
 from scannerd.house import HouseRules
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.recording.format import (
+    AnchorLine,
     AnyLine,
     CmdLine,
     Header,
@@ -115,6 +116,8 @@ class Replayer:
             out += self._command(ts, line.name, line.args)
         elif isinstance(line, RestartLine):
             out += self._published(ts, self.table.judge(Restarted(ts, line.detail, line.repeats)))
+        elif isinstance(line, AnchorLine):
+            out += self._published(ts, self.table.judge(Anchored(ts, line.file, line.lines, line.digest)))
         else:
             if line.up:
                 self.decoder.start()

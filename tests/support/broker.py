@@ -24,16 +24,11 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from scannerd.events import (
-    AlertData,
     AlertEvent,
-    CardData,
     CardEvent,
-    DealerData,
     Event,
     EventData,
-    RoundData,
     RoundEvent,
-    ShoeData,
     ShoeEvent,
 )
 from scannerd.topics import EVENT_KINDS
@@ -329,7 +324,7 @@ def sample_events(first: int, n: int, table_id: str = "T1") -> list[Event]:
     return out
 
 
-_BUILT = {cls.model: cls for cls in (CardData, RoundData, AlertData, ShoeData, DealerData)}
+_BUILT = {cls.model: cls for cls in EventData.__subclasses__()}
 
 
 def as_built(events: Sequence[Event | EventData]) -> list[EventData]:

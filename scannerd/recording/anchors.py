@@ -1,0 +1,97 @@
+"""Checking an archive against the anchors the game server kept, and each file's name against its table.
+
+A file's chain proves what is in it and in the files before it, but no file
+can prove its own absence: the newest file of a table deleted, renamed or
+swapped for another table's signed file leaves a chain that still checks out.
+So the table publishes an ``anchor`` event for every file it seals (its name,
+line count and last digest) and the game server keeps them, out of reach of
+whoever holds the recordings. ``scannerd verify --anchors FILE`` then asks of
+every anchor that its file be in the archive under that name, of that table,
+with those lines ending in that digest.
+
+The name check needs no anchor: the recorder names a file after its table
+(``<table>-<time>...``), so a name that says one table over a header that
+says another is a file put in another's place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
+
+from scannerd.events import AnchorEvent
+from scannerd.recording.format import RecordingError
+
+if TYPE_CHECKING:
+    from scannerd.recording.verify import ChainedFile, Verdict
+
+_NAMED = re.compile(r"^(.+?)-\d{8}T\d{6}Z")
+"""A name as the recorder gives it: the table id, then the time the file was begun."""
+
+
+def read_anchors(path: Path) -> list[AnchorEvent]:
+    """The anchors in ``path``: JSON lines of anchor events as published; RecordingError names a bad line."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RecordingError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+    anchors = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            anchors.append(AnchorEvent.model_validate_json(line))
+        except ValidationError:
+            raise RecordingError(f"{path}:{number}: not an anchor event as the table publishes it") from None
+    return anchors
+
+
+def _unzipped(name: str) -> str:
+    """A file's name as the anchor may give it: compressed after its anchor went out, or not."""
+    return name.removesuffix(".gz")
+
+
+def check_anchors(anchors: Iterable[AnchorEvent], files: list[ChainedFile], verdict: Verdict) -> None:
+    """Every anchored file is in ``files`` under its name, of its table, with its lines and last digest."""
+    by_name = {_unzipped(f.path.name): f for f in files}
+    by_content = {(f.lines, f.last.hex()): f for f in files}
+    seen: set[tuple[str, str, int, str]] = set()
+    for anchor in anchors:
+        key = (anchor.table_id, _unzipped(anchor.file), anchor.lines, anchor.digest)
+        if key in seen:
+            continue  # each start anchors again the file its chain continues from
+        seen.add(key)
+        found = by_name.get(key[1])
+        problem = _anchor_problem(anchor, found, by_content.get((anchor.lines, anchor.digest)))
+        if problem:
+            verdict.problem(found.path if found else Path(anchor.file), problem)
+
+
+def _anchor_problem(anchor: AnchorEvent, found: ChainedFile | None, same: ChainedFile | None) -> str | None:
+    what = f"anchored by table {anchor.table_id} (seq {anchor.seq}) with {anchor.lines} lines"
+    if found is None:
+        if same is not None:
+            return f"missing: {what}; its content is in {same.path.name}: renamed"
+        return f"missing: {what}, and not in the archive"
+    if found.header.table_id != anchor.table_id:
+        return f"replaced: {what}, it holds table {found.header.table_id}'s recording"
+    if (found.lines, found.last.hex()) == (anchor.lines, anchor.digest):
+        return None
+    if found.lines < anchor.lines:
+        return f"cut short after its anchor: {what}, it holds {found.lines} that check out"
+    return f"replaced: {what}, its line {found.lines} does not end in the anchored digest"
+
+
+def check_names(files: Iterable[ChainedFile], verdict: Verdict) -> None:
+    """A file named as the recorder names one must hold that table's recording."""
+    for found in files:
+        named = _NAMED.match(found.path.name)
+        if named and named[1] != found.header.table_id:
+            verdict.problem(
+                found.path,
+                f"holds table {found.header.table_id}'s recording, but its name is table {named[1]}'s",
+            )
