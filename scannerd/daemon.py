@@ -94,6 +94,7 @@ class Daemon:
         self.table_id = config.table_id
         self._lock = threading.RLock()
         self._stopping = threading.Event()
+        self._closed = False  # no request is judged any more: the recording has ended (under _lock)
         self.listeners: list[TableListener] = []  # told in this order (scannerd/listeners.py)
 
         outbox_path = Path(config.outbox.path)
@@ -306,6 +307,8 @@ class Daemon:
             # The last file is sealed while the broker can still take its anchor; no request runs
             # after it, or the recording would miss what the table answered.
             self.publisher.stop_requests(1.0)
+            with self._lock:
+                self._closed = True  # the dealer display's buttons too, which take no MQTT path
             self.recorder.stop()
             with self._lock:
                 self._anchor_sealed(self._now())
@@ -414,6 +417,11 @@ class Daemon:
 
     def _on_request(self, request: Request) -> Response | None:
         with self._lock:
+            if self._closed:
+                text = "the table is stopping: not run"
+                return Response(
+                    command=request.command, status="error", transaction=request.transaction, error=text
+                )
             outcome = self.table.request(request, self._now())
             self._take(outcome)
         return outcome.response

@@ -15,6 +15,7 @@ from scannerd.device_settings import DeviceSettings
 from scannerd.listeners import TableListener
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox_settings import OutboxSettings
+from scannerd.recording.settings import RecordSettings
 from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
 from tests.support.frames import beetek
 
@@ -296,3 +297,20 @@ def test_a_card_is_written_handed_over_synced_acknowledged_then_shown_in_that_or
         daemon.stop()
         shoe.stop()
         port.close()
+
+
+def test_a_dealer_button_pressed_once_the_recording_has_ended_is_not_run(tmp_path, mosquitto, pty):
+    """At stop the last file is sealed before the broker is let go: a request judged after that
+    would be published but missing from the recording, and its replay would differ."""
+    _master, port = pty
+    config = make_config(tmp_path, mosquitto, port).model_copy(
+        update={"record": RecordSettings(dir=tmp_path / "rec")}
+    )
+    daemon = Daemon(config)
+    daemon.start()
+    wait_until(lambda: daemon.reader.link_up, 10, "link up")
+    daemon.stop()
+    next_seq = daemon.validator.next_seq
+    response = daemon.request("betting_open", {"round_id": "R9"})
+    assert (response.status, response.error) == ("error", "the table is stopping: not run")
+    assert daemon.validator.next_seq == next_seq and daemon.validator.round is None
