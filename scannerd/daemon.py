@@ -48,7 +48,8 @@ from scannerd.listeners import TableListener
 from scannerd.outbox import Level, Outbox, OutboxHealth
 from scannerd.payloads import ReaderHealth
 from scannerd.publisher import Publisher
-from scannerd.recording.recorder import Recorder, SealedFile
+from scannerd.recording import signing
+from scannerd.recording.recorder import OnSealed, Recorder, SealedFile, StateSource
 from scannerd.requests import Request, RequestError, Response, parse_request
 from scannerd.seq_ceiling import SeqCeiling, clock_floor
 from scannerd.shoe_alarm import ShoeAlarm
@@ -168,7 +169,7 @@ class Daemon:
         self._silent = False  # it has been judged disconnected for its silence
         self.recorder: Recorder | None = None
         if config.record.dir is not None:
-            self.recorder = Recorder.for_table(config, self.saved_state, on_sealed=self._sealed.append)
+            self.recorder = _recorder_for(config, self.saved_state, self._sealed.append)
             self.listeners.append(self.recorder)
         self.alarm = ShoeAlarm(self.reader.set_alert, self.validator.state()["alerts"])
         self.listeners.append(self.alarm)
@@ -590,3 +591,21 @@ def log_alerts(events: Sequence[EventData]) -> None:
                 message=event.message,
                 seq=event.seq,
             )
+
+
+def _recorder_for(config: Config, state: StateSource, on_sealed: OnSealed) -> Recorder:
+    """The table's recorder as its config sets it up, its headers holding what ``state`` gives.
+
+    Here rather than on the recorder: the recording knows its own section, not the whole config.
+    """
+    key_path = signing.private_key_path(config.record.key_file)
+    return Recorder(
+        config.record,
+        table_id=config.table_id,
+        driver=config.device.driver,
+        rules=config.rules,
+        driver_options=dict(config.device.options),
+        state=state,
+        key=signing.load_private_key(key_path) if key_path is not None else None,
+        on_sealed=on_sealed,
+    )

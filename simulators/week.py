@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 from drivers.registry import get_driver_class
 from scannerd import __version__
-from scannerd.commands.arguments import positive_int
 from scannerd.recording.chain import Chain
 from scannerd.recording.format import ChainLink, Header, RecordingReader, RecordingWriter, whole_second
 from scannerd.recording.replay import Replayer
@@ -84,7 +83,13 @@ def write_week(
 
     ``lazy`` shoes, drawn with ``seed`` among those that follow another shoe
     of their table, are made by a lazy shuffle; the rest by the full procedure.
+    ValueError names a count that leaves no week to write.
     """
+    for name, count in (("tables", tables), ("days", days), ("shoes per day", shoes_per_day)):
+        if count < 1:
+            raise ValueError(f"{name} must be at least 1, not {count}")
+    if lazy < 0:
+        raise ValueError(f"lazy shoes cannot be fewer than none, not {lazy}")
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     plan = [(t, d, s) for t in range(tables) for d in range(days) for s in range(shoes_per_day)]
@@ -194,23 +199,26 @@ class _Table:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m simulators.week", description=__doc__.split("\n")[0])
     parser.add_argument("out", type=Path, metavar="DIR")
-    parser.add_argument("--tables", type=positive_int, default=10)
-    parser.add_argument("--days", type=positive_int, default=7)
-    parser.add_argument("--shoes-per-day", type=positive_int, default=1)
+    parser.add_argument("--tables", type=int, default=10)
+    parser.add_argument("--days", type=int, default=7)
+    parser.add_argument("--shoes-per-day", type=int, default=1)
     parser.add_argument("--lazy", type=int, default=6, help="shoes made by a lazy shuffle")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--key", type=Path, metavar="FILE", help="the private key to sign with")
     args = parser.parse_args(argv)
     key = load_private_key(args.key) if args.key else None
-    shoes = write_week(
-        args.out,
-        tables=args.tables,
-        days=args.days,
-        shoes_per_day=args.shoes_per_day,
-        lazy=args.lazy,
-        seed=args.seed,
-        key=key,
-    )
+    try:
+        shoes = write_week(
+            args.out,
+            tables=args.tables,
+            days=args.days,
+            shoes_per_day=args.shoes_per_day,
+            lazy=args.lazy,
+            seed=args.seed,
+            key=key,
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
     for shoe in shoes:
         if shoe.lazy:
             print(f"lazy: {shoe.table_id} {shoe.shoe_id} {shoe.day} {shoe.dealer_id} {shoe.shuffle}")

@@ -36,6 +36,7 @@ from scannerd.recording.format import (
 from scannerd.recording.signing import load_private_key, write_key_pair
 from scannerd.shuffle_check import SHOES_KEPT
 from simulators.week import WeekShoe, write_week
+from simulators.week import main as week_main
 from tests.support.browser import VIEWPORT, screenshot
 from tests.support.command import scannerd
 
@@ -369,3 +370,19 @@ def test_an_unchained_recording_is_flagged_and_a_shoe_id_used_again_is_another_s
     assert shoes == [("S1", ["clean-shoe.jsonl.gz"], 79), ("S1 (2)", ["shoe-with-misdeals.jsonl.gz"], 76)]
     assert report["totals"]["hands"] == 79 + 76
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--tables", "0"], "tables must be at least 1, not 0"),
+        (["--shoes-per-day", "-2"], "shoes per day must be at least 1, not -2"),
+        (["--lazy", "-1"], "lazy shoes cannot be fewer than none, not -1"),
+    ],
+)
+def test_a_week_that_cannot_be_written_is_one_line_naming_the_count(tmp_path, capsys, args, said) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        week_main([str(tmp_path / "week"), *args])
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1].endswith(f"error: {said}")
+    assert not (tmp_path / "week").exists()

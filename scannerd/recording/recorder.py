@@ -49,7 +49,6 @@ from typing import TYPE_CHECKING, Any, assert_never
 import structlog
 
 from scannerd import __version__
-from scannerd.config import Config
 from scannerd.events import Anchored, ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.listeners import TableListener
@@ -180,21 +179,6 @@ class Recorder(TableListener):
         self.dropped = 0  # lines not written because the file was broken (counted by the writer)
         self.errors = 0
         self.last_error: str | None = None
-
-    @classmethod
-    def for_table(cls, config: Config, state: StateSource, on_sealed: OnSealed | None = None) -> Recorder:
-        """A recorder for the table ``config`` sets up, its headers holding what ``state`` gives."""
-        key_path = signing.private_key_path(config.record.key_file)
-        return cls(
-            config.record,
-            table_id=config.table_id,
-            driver=config.device.driver,
-            rules=config.rules,
-            driver_options=dict(config.device.options),
-            state=state,
-            key=signing.load_private_key(key_path) if key_path is not None else None,
-            on_sealed=on_sealed,
-        )
 
     # ------------------------------------------------------------------ lifecycle
 
