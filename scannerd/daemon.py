@@ -15,11 +15,11 @@ to the disk, not one per card.
 from __future__ import annotations
 
 import contextlib
-import json
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +50,7 @@ from scannerd.payloads import ReaderHealth
 from scannerd.publisher import Publisher
 from scannerd.recording import signing
 from scannerd.recording.recorder import OnSealed, Recorder, SealedFile, StateSource
-from scannerd.requests import Request, RequestError, Response, parse_request
+from scannerd.requests import Request, Response, Transaction
 from scannerd.seq_ceiling import SeqCeiling, clock_floor
 from scannerd.shoe_alarm import ShoeAlarm
 from scannerd.table import Outcome, SavedState, Table
@@ -408,23 +408,22 @@ class Daemon:
 
     def request(self, command: str, args: dict[str, Any]) -> Response:
         """Run a command as if it came over MQTT (the dealer display's acknowledge button)."""
-        try:
-            request = parse_request(command, json.dumps(args).encode())
-        except RequestError as exc:
-            return exc.response()
-        response = self._on_request(request)
-        assert response is not None
-        return response
+        return self._judge_request(lambda ts: self.table.command(command, args, ts), command)
 
     def _on_request(self, request: Request) -> Response | None:
+        judge = partial(self.table.request, request)
+        return self._judge_request(judge, request.command, request.transaction)
+
+    def _judge_request(
+        self, judge: Callable[[float], Outcome], command: str, transaction: Transaction | None = None
+    ) -> Response:
         with self._lock:
             if self._closed:
                 text = "the table is stopping: not run"
-                return Response(
-                    command=request.command, status="error", transaction=request.transaction, error=text
-                )
-            outcome = self.table.request(request, self._now())
+                return Response(command=command, status="error", transaction=transaction, error=text)
+            outcome = judge(self._now())
             self._take(outcome)
+        assert outcome.response is not None  # every request is answered
         return outcome.response
 
     def _tick_loop(self) -> None:

@@ -15,6 +15,7 @@ recording replays to exactly what the table published.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -23,7 +24,7 @@ from scannerd.events import TICK_S, Command, EventData, Tick, ValidatorInput
 from scannerd.house import HouseRules
 from scannerd.ingest import DeviceView, to_input
 from scannerd.payloads import DevicePayload
-from scannerd.requests import Request, Response, execute
+from scannerd.requests import Request, RequestError, Response, execute, parse_request
 from scannerd.validator import Validator
 
 
@@ -139,6 +140,18 @@ class Table:
         if request.command != "get_state":
             judged = Command(ts, request.command, request.args)
         return Outcome(events, judged, response=response)
+
+    def command(self, name: str, args: dict[str, Any], ts: float) -> Outcome:
+        """A command given as a dict (the dealer display's button, a recording's ``cmd`` line), run at ``ts``.
+
+        Parsed as if its JSON had come over MQTT, so a button and a replay are held to exactly the
+        checks a game server's request is; a refused one is answered and judges nothing.
+        """
+        try:
+            request = parse_request(name, json.dumps(args).encode())
+        except RequestError as exc:
+            return Outcome(response=exc.response())
+        return self.request(request, ts)
 
     def ticks(self, until: float) -> list[Outcome]:
         """The ticks on the grid up to ``until`` that do something, judged as the daemon's ticker would.

@@ -42,7 +42,7 @@ from scannerd.recording.format import (
     RestartLine,
     RxLine,
 )
-from scannerd.requests import RequestError, Response, parse_request
+from scannerd.requests import Response
 from scannerd.table import Outcome, SavedState, Table
 from scannerd.topics import Topics, encode
 
@@ -129,15 +129,14 @@ class Replayer:
         return [Published(ts, (m := message(e)).topic, m.payload, e) for e in outcome.events]
 
     def _command(self, ts: float, name: str, args: dict[str, Any]) -> list[Published]:
-        try:
-            request = parse_request(name, json.dumps(args).encode())
-        except RequestError as exc:
-            response, out = exc.response(), []
-        else:
-            outcome = self.table.request(request, ts)
-            response, out = outcome.response, self._published(ts, outcome)
+        outcome = self.table.command(name, args, ts)
+        response = outcome.response
+        assert response is not None  # every request is answered
         # The daemon stores a command's events before it answers.
-        return [*out, Published(ts, self.topics.response(name), encode(response), response)]
+        return [
+            *self._published(ts, outcome),
+            Published(ts, self.topics.response(name), encode(response), response),
+        ]
 
 
 def _link_event(line: LinkLine) -> DeviceEvent:
