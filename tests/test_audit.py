@@ -257,6 +257,57 @@ def test_a_table_that_published_more_than_its_recording_holds_shows_as_a_replay_
     assert "FLAGGED replay:" in capsys.readouterr().out
 
 
+def forged_hands(victim: Path, source: Path) -> bytes:
+    """The first quarter of ``source``'s deal, timed to follow ``victim``'s seal: hands made up.
+
+    Unchained, as someone writing lines by hand would leave them: a reader
+    that goes on past the seal or the gzip member deals them.
+    """
+    last_t = json.loads(gzip.decompress(victim.read_bytes()).splitlines()[-1])["t"]
+    body = gzip.decompress(source.read_bytes()).decode().splitlines()[1:]
+    forged = []
+    for text in body[: len(body) // 4]:
+        line = {k: v for k, v in json.loads(text).items() if k not in ("n", "h")}
+        forged.append(json.dumps(line | {"t": line["t"] + last_t + 1}, separators=(",", ":")) + "\n")
+    return "".join(forged).encode()
+
+
+@pytest.mark.parametrize("how", ["gzip member", "bytes"])
+def test_hands_appended_after_a_signed_file_are_flagged_by_verify_replay_and_audit(
+    week, tmp_path, capsys, how
+):
+    """A second gzip member of made-up hands after a sealed, signed file (or bytes after its stream).
+
+    Every reader reads the same bytes: verify names what follows the file's
+    end, replay refuses it, and the audit flags the file and counts none of
+    the appended hands.
+    """
+    table = week.clean_table()
+    archive = copy_files(week.files_of(table), tmp_path / "archive")
+    victim, source = sorted(archive.iterdir())[2:4]
+    forged = forged_hands(victim, source)
+    with victim.open("ab") as f:
+        f.write(gzip.compress(forged, mtime=0) if how == "gzip member" else forged)
+    what = "another gzip member" if how == "gzip member" else "bytes that are not part of it"
+    after_the_end = f"data after the end of its compressed recording ({what})"
+
+    capsys.readouterr()
+    assert scannerd("verify", str(archive), "--key", str(week.pub)) == 1
+    assert f"{victim}: {after_the_end}" in capsys.readouterr().out
+
+    assert scannerd("replay", str(victim)) == 2
+    said = capsys.readouterr()
+    assert said.out == "" and said.err == f"replay: {victim}: {after_the_end}: not the table's, not read\n"
+
+    assert audit(archive, "--out", tmp_path / "out", "--workers", "1", "--key", week.pub) == 1
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert [(f["kind"], f["file"]) for f in report["flags"]] == [("chain", victim.name)]
+    assert report["flags"][0]["detail"].startswith(after_the_end)
+    clean = next(t for t in week.report["tables"] if t["key"] == table)
+    assert report["totals"]["hands"] == clean["hands"]
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_a_file_that_is_not_a_recording_is_named_in_one_line_and_exits_2(week, tmp_path, capsys):
     table = week.clean_table()
     archive = copy_files(week.files_of(table)[:2], tmp_path / "archive" / table)

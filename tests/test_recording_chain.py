@@ -16,7 +16,7 @@ import pytest
 
 from scannerd.events import Command, LinkChanged
 from scannerd.house import HouseRules
-from scannerd.recording.format import RecordingReader
+from scannerd.recording.format import PastTheEnd, RecordingReader
 from scannerd.recording.recorder import Recorder
 from scannerd.recording.settings import RecordSettings
 from scannerd.recording.signing import load_private_key, write_key_pair
@@ -189,6 +189,41 @@ def test_a_gzip_stream_cut_short_is_a_truncated_tail(
     assert f"{signed[1]}: truncated" in _tampered(capsys, signed[1].parent, keys[1])
 
 
+def test_an_unchained_line_after_the_seal_is_added_after_the_seal_for_verify_and_replay(
+    signed: list[Path], keys: tuple[Path, Path], capsys
+) -> None:
+    text = lines(signed[1])
+    rewrite(signed[1], [*text, '{"t":99.0,"event":"rx","hex":"4b30330d0a"}'])
+    out = _tampered(capsys, signed[1].parent, keys[1])
+    assert out.splitlines()[0] == f"{signed[1]}: line {len(text) + 1}: added after the seal"
+    with RecordingReader(signed[1]) as reader, pytest.raises(PastTheEnd) as refused:
+        list(reader.lines())
+    assert str(refused.value) == f"{signed[1]}: line {len(text) + 1}: added after the seal"
+
+
+def test_a_damaged_compressed_file_is_named_and_every_other_file_is_still_checked(
+    tmp_path: Path, signed: list[Path], keys: tuple[Path, Path], capsys
+) -> None:
+    data = bytearray(signed[1].read_bytes())
+    data[-40:-32] = b"\xff" * 8  # a disk's bad block in the deflate stream
+    signed[1].write_bytes(bytes(data))
+    spoilt = bytearray(signed[2].read_bytes())
+    spoilt[60:68] = b"\xff" * 8  # before its header is whole (past the gzip header and its file name)
+    signed[2].write_bytes(bytes(spoilt))
+    other = record(tmp_path / "other", keys[0], shoes=1, table_id="T2")
+    capsys.readouterr()
+    status = scannerd("verify", str(signed[0].parent), str(other[0]), "--key", str(keys[1]))
+    said = capsys.readouterr()
+    assert status == 2, said
+    assert said.err == (
+        f"scannerd verify: {signed[2]}: damaged: its compressed data is corrupt before its first line ends\n"
+    )
+    problems = said.out.splitlines()
+    assert problems[0].startswith(f"{signed[1]}: damaged: its compressed data is corrupt after line ")
+    assert problems[-1] == "NOT intact: 1 problem(s) in 3 file(s), 1 file(s) that could not be checked"
+    assert "empty file" not in said.out + said.err
+
+
 def test_a_missing_file_is_named(signed: list[Path], keys: tuple[Path, Path], capsys) -> None:
     signed[1].unlink()
     out = _tampered(capsys, signed[0].parent, keys[1])
@@ -201,10 +236,40 @@ def test_swapped_files_are_named(signed: list[Path], keys: tuple[Path, Path], ca
     signed[1].rename(signed[0])
     aside.rename(signed[1])
     out = _tampered(capsys, signed[0].parent, keys[1])
-    assert (
-        f"{signed[1]}: out of order: it is file 1 of the chain and sorts after {signed[0].name} (file 2)"
-        in out
+    assert out.splitlines()[0] == (
+        f"{signed[0]}: swapped with {signed[1].name}: it is file 2 of the chain and {signed[1].name} file 1, "
+        "but their names sort the other way"
     )
+    assert out.splitlines()[1] == "NOT intact: 1 problem(s) in 3 file(s)"
+
+
+def test_one_swap_among_many_files_is_one_finding_that_says_swapped(
+    tmp_path: Path, keys: tuple[Path, Path], capsys
+) -> None:
+    files = record(tmp_path / "rec", keys[0], shoes=5)
+    aside = files[1].with_name("aside")
+    files[1].rename(aside)
+    files[3].rename(files[1])
+    aside.rename(files[3])
+    out = _tampered(capsys, files[0].parent, keys[1])
+    assert out.splitlines() == [
+        f"{files[1]}: swapped with {files[3].name}: it is file 4 of the chain and {files[3].name} file 2, "
+        "but their names sort the other way",
+        "NOT intact: 1 problem(s) in 5 file(s)",
+    ]
+
+
+def test_a_renamed_file_out_of_its_place_is_named_without_files_called_missing(
+    tmp_path: Path, keys: tuple[Path, Path], capsys
+) -> None:
+    files = record(tmp_path / "rec", keys[0], shoes=4)
+    files[0].rename(files[3].with_name(files[3].name.replace(".jsonl", "-z.jsonl")))
+    out = _tampered(capsys, files[1].parent, keys[1])
+    moved = files[3].with_name(files[3].name.replace(".jsonl", "-z.jsonl"))
+    assert out.splitlines() == [
+        f"{moved}: out of order: it is file 1 of the chain and sorts after {files[2].name} (file 3): renamed",
+        "NOT intact: 1 problem(s) in 4 file(s)",
+    ]
 
 
 def test_a_file_replaced_by_one_of_another_chain_is_named(
@@ -359,7 +424,7 @@ def test_a_table_with_neither_key_records_unsigned_and_its_log_says_so(tmp_path:
 
 def test_an_empty_directory_is_exit_2(tmp_path: Path, capsys) -> None:
     status, out = verify(capsys, tmp_path)
-    assert status == 2 and "no recordings in this directory" in out
+    assert status == 2 and "no recordings (.jsonl, .jsonl.gz) in this directory" in out
 
 
 def test_keygen_makes_a_private_key_only_its_owner_reads_and_never_overwrites(tmp_path: Path, capsys) -> None:
