@@ -16,15 +16,18 @@ import pytest
 
 from scannerd.events import Command, LinkChanged
 from scannerd.house import HouseRules
+from scannerd.recording.chain import Chain
 from scannerd.recording.format import PastTheEnd, RecordingReader
 from scannerd.recording.recorder import Recorder
 from scannerd.recording.settings import RecordSettings
 from scannerd.recording.signing import load_private_key, write_key_pair
 from scannerd.table import SavedState
-from tests.support.broker import wait_until
+from simulators.serial_pty import PtyPort
+from tests.support.broker import Broker, GameServer, wait_until
 from tests.support.command import scannerd
 from tests.support.config import write_config
-from tests.support.process import log_lines, start_daemon
+from tests.support.frames import beetek
+from tests.support.process import AUTO, log_lines, start_daemon, wait_shoe_open
 from tests.test_service_start_errors import the_error
 
 T0 = 1_714_564_800.0 + 0.25  # 2024-05-01 12:00:00.25 UTC
@@ -287,21 +290,19 @@ def test_a_wrong_key_is_named(tmp_path: Path, signed: list[Path], capsys) -> Non
     assert out.count(": wrong key: signed by ed25519:") == 3
 
 
+def rechained(text: list[str], old: str, new: str) -> list[str]:
+    """``text`` with ``old`` made ``new`` and every digest recomputed: as anyone knowing the format can."""
+    header = json.loads(text[0])
+    prev = bytes.fromhex(header["chain"]["prev"]) if header["chain"].get("prev") else bytes(32)
+    chain = Chain(prev)
+    return [chain.extend((line[: line.rindex(',"n":')] + "}").replace(old, new)) for line in text]
+
+
 def test_a_chain_rewritten_whole_fails_the_signature(
     tmp_path: Path, signed: list[Path], keys: tuple[Path, Path], capsys
 ) -> None:
     # Someone who knows the format recomputes every digest after an edit: only the signature catches it.
-    from scannerd.recording.chain import Chain
-
-    text = lines(signed[0])
-    header = json.loads(text[0])
-    prev = bytes.fromhex(header["chain"]["prev"]) if header["chain"].get("prev") else bytes(32)
-    chain = Chain(prev)
-    forged = []
-    for line in text:
-        body = line[: line.rindex(',"n":')] + "}"
-        forged.append(chain.extend(body.replace('"hex":"413031', '"hex":"4b3031')))
-    rewrite(signed[0], forged)
+    rewrite(signed[0], rechained(lines(signed[0]), '"hex":"413031', '"hex":"4b3031'))
     out = _tampered(capsys, signed[0].parent, keys[1])
     assert f"{signed[0]}: the signature does not verify with the key given" in out
     assert f"{signed[1]}: does not continue {signed[0].name}" in out
@@ -345,6 +346,70 @@ def test_a_crash_leaves_the_cut_file_named_and_the_next_run_continuing_from_its_
         == f"{first[0]}: truncated: line {len(text) - 1} is cut short, and the file has no seal"
     )
     assert str(second[0]) not in out  # it continues exactly where the cut file's whole lines end
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tamper", ["edited", "cut"])
+def test_a_file_a_kill_left_unsealed_cannot_be_edited_or_cut_unseen(
+    tmp_path: Path, mosquitto: Broker, keys: tuple[Path, Path], capsys, tamper: str
+) -> None:
+    """A real ``scannerd run`` SIGKILLed mid-shoe and started again; then its unsealed file is changed.
+
+    No seal signs the killed file, so only the next file's header can prove
+    it: the digest and the number of lines the table took the chain on from.
+    """
+    port = PtyPort(tmp_path / "shoe")
+    rec = tmp_path / "rec"
+    record = {"dir": str(rec), "key_file": str(keys[0])}
+    table = "REC-KILLED"  # its own id: the machine-wide table lock is not shared with other tests' T1
+    config = write_config(tmp_path, mosquitto, "beetek", port.path, table_id=table, rules=AUTO, record=record)
+    server = GameServer(mosquitto, [f"casino/tables/{table}/#"])
+    log = tmp_path / "scannerd.log"
+    proc = start_daemon(config, log)
+    try:
+        wait_shoe_open(server, f"casino/tables/{table}")
+        port.write(beetek("9H", "2S", "3D", "KC", crlf=False))
+        wait_until(lambda: _written(rec, '"event":"rx"') >= 1, 30, "the cards recorded")
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(15) == -signal.SIGKILL
+        proc = start_daemon(config, log)
+        wait_until(
+            lambda: len(list(rec.glob("*.jsonl.gz"))) == 1 and _written(rec, '"link"') >= 1, 30, "the restart"
+        )
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(20)
+        port.close()
+        server.close()
+    killed, after = sorted(rec.glob("*.jsonl.gz"))
+    text = lines(killed)
+    status, out = verify(capsys, rec, "--key", keys[1])
+    # Untouched, the killed file is only unsealed: its last line may be half-written, the rest continues it.
+    assert status == 1 and out.splitlines()[0].startswith(f"{killed}: truncated: "), out
+    assert out.splitlines()[1:] == ["NOT intact: 1 problem(s) in 2 file(s)"]
+    if tamper == "edited":  # the first card, a nine, made an eight; every digest recomputed
+        rewrite(
+            killed,
+            rechained(text, '"hex":"205b47616d655d3c436172643a39', '"hex":"205b47616d655d3c436172643a38'),
+        )
+        said = (
+            f"{killed}: edited: its chain was rewritten since {after.name} took it on "
+            "(its lines no longer end in the digest that file names)"
+        )
+    else:  # the last line taken away
+        rewrite(killed, text[:-1])
+        said = (
+            f"{killed}: cut: {after.name} takes the chain on after its line {len(text)}, "
+            f"and it now ends after line {len(text) - 1}"
+        )
+    assert lines(killed) != text
+    status, out = verify(capsys, rec, "--key", keys[1])
+    assert status == 1 and said in out.splitlines(), out
+
+
+def _written(rec: Path, what: str) -> int:
+    """How many lines holding ``what`` the table's uncompressed file has on disk."""
+    return sum(p.read_text().count(what) for p in rec.glob("*.jsonl"))
 
 
 def test_the_first_file_given_may_continue_a_chain_begun_elsewhere(signed: list[Path], capsys) -> None:
