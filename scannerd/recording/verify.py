@@ -1,14 +1,17 @@
 """Checking recordings' chains and seals: intact, or the first line or file that is not as written.
 
-Each file is read as bytes (through gzip when it is compressed) and walked
-line by line from its header's link to the previous file (scannerd/recording/chain.py).
+Each file is read as bytes, through the one reading path replay and audit
+use too (scannerd/recording/source.py), and walked line by line, in the
+memory of a few lines, from its header's link to the previous file
+(scannerd/recording/chain.py).
 The first line whose number or digest is wrong is named, and told apart from
 its neighbours: a line that the next one skips over was inserted, a number
 that jumps ahead means lines are missing (or, when the skipped number comes
 later, moved), a right number with a wrong digest is an edit. A file that
 does not end with its seal was cut short. Across a table's files, sorted by
 name (the order they were begun), the numbers in the headers must follow one
-another and each header must name the digest its predecessor ends with.
+another and each header must name the digest its predecessor ends with (for
+a file a crash left unsealed, at the line count the header names).
 """
 
 from __future__ import annotations
