@@ -41,7 +41,8 @@ from typing import Any
 
 from bench.support import machine, report, work_dir
 from bench.throughput import best
-from scannerd.recording.replay_many import default_workers, recordings_in
+from scannerd.recording.format import recordings_under
+from scannerd.recording.replay_many import default_workers
 
 TARGET_PER_WORKER = 0.8
 TABLES = 4
@@ -100,7 +101,7 @@ def spin_seconds(processes: int, spins: int, loops: int = 3_000_000) -> float:
 def cards_in(directory: Path) -> int:
     from scannerd.recording.replay import replay
 
-    return sum(m.topic.endswith("/card") for path in recordings_in(directory) for m in replay(path))
+    return sum(m.topic.endswith("/card") for path in recordings_under([directory]) for m in replay(path))
 
 
 def main() -> None:
@@ -146,7 +147,7 @@ def main() -> None:
         "files": args.files,
         "shoes_per_file": args.shoes,
         "cards": cards,
-        "recording_bytes": sum(p.stat().st_size for p in recordings_in(directory)),
+        "recording_bytes": sum(p.stat().st_size for p in recordings_under([directory])),
         "workers": n,
         "seconds": {name: round(t, 3) for name, t in s.items()},
         "cards_per_s": {name: round(cards / t) for name, t in s.items()},

@@ -15,10 +15,13 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
+import zlib
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +31,7 @@ from scannerd.recording.chain import Chain
 from scannerd.recording.format import (
     ChainLink,
     CmdLine,
+    Header,
     LinkLine,
     RecordingReader,
     RecordingWriter,
@@ -256,6 +260,131 @@ def test_a_table_that_published_more_than_its_recording_holds_shows_as_a_replay_
     )
     assert {f["chain"] for f in report["files"]} == {"intact"}
     assert "FLAGGED replay:" in capsys.readouterr().out
+
+
+def forged_hands(victim: Path, source: Path) -> bytes:
+    """The first quarter of ``source``'s deal, timed to follow ``victim``'s seal: hands made up.
+
+    Unchained, as someone writing lines by hand would leave them: a reader
+    that goes on past the seal or the gzip member deals them.
+    """
+    last_t = json.loads(gzip.decompress(victim.read_bytes()).splitlines()[-1])["t"]
+    body = gzip.decompress(source.read_bytes()).decode().splitlines()[1:]
+    forged = []
+    for text in body[: len(body) // 4]:
+        line = {k: v for k, v in json.loads(text).items() if k not in ("n", "h")}
+        forged.append(json.dumps(line | {"t": line["t"] + last_t + 1}, separators=(",", ":")) + "\n")
+    return "".join(forged).encode()
+
+
+@pytest.mark.parametrize("how", ["gzip member", "bytes"])
+def test_hands_appended_after_a_signed_file_are_flagged_by_verify_replay_and_audit(
+    week, tmp_path, capsys, how
+):
+    """A second gzip member of made-up hands after a sealed, signed file (or bytes after its stream).
+
+    Every reader reads the same bytes: verify names what follows the file's
+    end, replay refuses it, and the audit flags the file and counts none of
+    the appended hands.
+    """
+    table = week.clean_table()
+    archive = copy_files(week.files_of(table), tmp_path / "archive")
+    victim, source = sorted(archive.iterdir())[2:4]
+    forged = forged_hands(victim, source)
+    with victim.open("ab") as f:
+        f.write(gzip.compress(forged, mtime=0) if how == "gzip member" else forged)
+    what = "another gzip member" if how == "gzip member" else "bytes that are not part of it"
+    after_the_end = f"data after the end of its compressed recording ({what})"
+
+    capsys.readouterr()
+    assert scannerd("verify", str(archive), "--key", str(week.pub)) == 1
+    assert f"{victim}: {after_the_end}" in capsys.readouterr().out
+
+    assert scannerd("replay", str(victim)) == 2
+    said = capsys.readouterr()
+    assert said.out == "" and said.err == f"replay: {victim}: {after_the_end}: not the table's, not read\n"
+
+    assert audit(archive, "--out", tmp_path / "out", "--workers", "1", "--key", week.pub) == 1
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert [(f["kind"], f["file"]) for f in report["flags"]] == [("chain", victim.name)]
+    assert report["flags"][0]["detail"].startswith(after_the_end)
+    clean = next(t for t in week.report["tables"] if t["key"] == table)
+    assert report["totals"]["hands"] == clean["hands"]
+    assert "Traceback" not in capsys.readouterr().err
+
+
+MEMORY_LIMIT = 512 << 20
+"""What the commands below may map: half the memory the 1 GiB line would take only once."""
+
+
+def gzip_bomb(path: Path, header: str) -> None:
+    """About 1 MB at ``path`` that inflates to 1 GiB: a recording's header, then one line that never ends."""
+    deflate = zlib.compressobj(9, zlib.DEFLATED, 31)
+    parts = [deflate.compress(header.encode() + b'{"t":1.0,"event":"rx","hex":"')]
+    block = b"0" * (1 << 20)
+    parts += [deflate.compress(block) for _ in range(1024)]
+    path.write_bytes(b"".join([*parts, deflate.flush()]))
+
+
+def limited_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def test_a_gzip_bomb_is_named_by_verify_and_audit_in_bounded_memory(week, tmp_path):
+    """A 1 MB file inflating to 1 GiB among a table's files, checked under a real limit on memory."""
+    table = week.clean_table()
+    archive = copy_files(week.files_of(table), tmp_path / "archive")
+    line = gzip.decompress(week.files_of(table)[-1].read_bytes()).decode().split("\n")[0]
+    prev = bytes.fromhex(json.loads(line)["chain"]["prev"])
+    header = Chain(prev).extend(line[: line.rindex(',"n":')].replace(table, "BAC-99") + "}")
+    bomb = archive / "BAC-99-20240601T000000Z.jsonl.gz"
+    gzip_bomb(bomb, header + "\n")
+    assert bomb.stat().st_size < 2 << 20
+    scannerd_cmd = [sys.executable, "-m", "scannerd"]
+    finding = f"{bomb}: line 2: longer than any line a table writes (over 1024 KiB): not read further"
+
+    verify = subprocess.run(
+        [*scannerd_cmd, "verify", str(archive), "--key", str(week.pub)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limited_memory,
+    )
+    assert verify.returncode == 1, verify.stderr
+    assert verify.stdout.splitlines()[-2:] == [finding, f"NOT intact: 1 problem(s) in {DAYS + 1} file(s)"]
+    assert verify.stderr == ""
+
+    out = tmp_path / "out"
+    audit = subprocess.run(
+        [*scannerd_cmd, "audit", str(archive), "--out", str(out), "--workers", "1", "--key", str(week.pub)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limited_memory,
+    )
+    assert audit.returncode == 1, audit.stderr
+    report = json.loads((out / "report.json").read_text())
+    assert [(f["kind"], f["file"], f["detail"]) for f in report["flags"]] == [
+        ("chain", bomb.name, finding.removeprefix(f"{bomb}: "))
+    ]
+    assert "Traceback" not in audit.stderr
+
+
+def test_tables_whose_files_hold_no_hand_are_counted_as_tables(tmp_path, capsys):
+    """Three tables, two files each, the shoe never dealt: the summary counts three tables, not none."""
+    (tmp_path / "archive").mkdir()
+    for table in ("T1", "T2", "T3"):
+        for day in (6, 7):
+            start = datetime(2024, 5, day, 12, tzinfo=UTC)
+            path = tmp_path / "archive" / f"{table}-{start:%Y%m%dT%H%M%SZ}.jsonl"
+            with RecordingWriter.create(path, Header(table_id=table, driver="beetek", started_at=start)) as w:
+                w.link(start.timestamp() + 1, True, "beetek on /dev/shoe")
+    assert audit(tmp_path / "archive", "--out", tmp_path / "out", "--workers", "1") == 1
+    out = capsys.readouterr().out
+    assert (
+        out.splitlines()[-1]
+        == f"audit: 6 file(s), 3 table(s), 0 shoe(s), 0 hands: 6 flagged; report in {tmp_path / 'out'}"
+    )
 
 
 def test_a_file_that_is_not_a_recording_is_named_in_one_line_and_exits_2(week, tmp_path, capsys):

@@ -16,15 +16,18 @@ import pytest
 
 from scannerd.events import Command, LinkChanged
 from scannerd.house import HouseRules
-from scannerd.recording.format import RecordingReader
+from scannerd.recording.chain import Chain
+from scannerd.recording.format import PastTheEnd, RecordingReader
 from scannerd.recording.recorder import Recorder
 from scannerd.recording.settings import RecordSettings
 from scannerd.recording.signing import load_private_key, write_key_pair
 from scannerd.table import SavedState
-from tests.support.broker import wait_until
+from simulators.serial_pty import PtyPort
+from tests.support.broker import Broker, GameServer, wait_until
 from tests.support.command import scannerd
 from tests.support.config import write_config
-from tests.support.process import log_lines, start_daemon
+from tests.support.frames import beetek
+from tests.support.process import AUTO, log_lines, start_daemon, wait_shoe_open
 from tests.test_service_start_errors import the_error
 
 T0 = 1_714_564_800.0 + 0.25  # 2024-05-01 12:00:00.25 UTC
@@ -189,6 +192,41 @@ def test_a_gzip_stream_cut_short_is_a_truncated_tail(
     assert f"{signed[1]}: truncated" in _tampered(capsys, signed[1].parent, keys[1])
 
 
+def test_an_unchained_line_after_the_seal_is_added_after_the_seal_for_verify_and_replay(
+    signed: list[Path], keys: tuple[Path, Path], capsys
+) -> None:
+    text = lines(signed[1])
+    rewrite(signed[1], [*text, '{"t":99.0,"event":"rx","hex":"4b30330d0a"}'])
+    out = _tampered(capsys, signed[1].parent, keys[1])
+    assert out.splitlines()[0] == f"{signed[1]}: line {len(text) + 1}: added after the seal"
+    with RecordingReader(signed[1]) as reader, pytest.raises(PastTheEnd) as refused:
+        list(reader.lines())
+    assert str(refused.value) == f"{signed[1]}: line {len(text) + 1}: added after the seal"
+
+
+def test_a_damaged_compressed_file_is_named_and_every_other_file_is_still_checked(
+    tmp_path: Path, signed: list[Path], keys: tuple[Path, Path], capsys
+) -> None:
+    data = bytearray(signed[1].read_bytes())
+    data[-40:-32] = b"\xff" * 8  # a disk's bad block in the deflate stream
+    signed[1].write_bytes(bytes(data))
+    spoilt = bytearray(signed[2].read_bytes())
+    spoilt[60:68] = b"\xff" * 8  # before its header is whole (past the gzip header and its file name)
+    signed[2].write_bytes(bytes(spoilt))
+    other = record(tmp_path / "other", keys[0], shoes=1, table_id="T2")
+    capsys.readouterr()
+    status = scannerd("verify", str(signed[0].parent), str(other[0]), "--key", str(keys[1]))
+    said = capsys.readouterr()
+    assert status == 2, said
+    assert said.err == (
+        f"scannerd verify: {signed[2]}: damaged: its compressed data is corrupt before its first line ends\n"
+    )
+    problems = said.out.splitlines()
+    assert problems[0].startswith(f"{signed[1]}: damaged: its compressed data is corrupt after line ")
+    assert problems[-1] == "NOT intact: 1 problem(s) in 3 file(s), 1 file(s) that could not be checked"
+    assert "empty file" not in said.out + said.err
+
+
 def test_a_missing_file_is_named(signed: list[Path], keys: tuple[Path, Path], capsys) -> None:
     signed[1].unlink()
     out = _tampered(capsys, signed[0].parent, keys[1])
@@ -201,10 +239,40 @@ def test_swapped_files_are_named(signed: list[Path], keys: tuple[Path, Path], ca
     signed[1].rename(signed[0])
     aside.rename(signed[1])
     out = _tampered(capsys, signed[0].parent, keys[1])
-    assert (
-        f"{signed[1]}: out of order: it is file 1 of the chain and sorts after {signed[0].name} (file 2)"
-        in out
+    assert out.splitlines()[0] == (
+        f"{signed[0]}: swapped with {signed[1].name}: it is file 2 of the chain and {signed[1].name} file 1, "
+        "but their names sort the other way"
     )
+    assert out.splitlines()[1] == "NOT intact: 1 problem(s) in 3 file(s)"
+
+
+def test_one_swap_among_many_files_is_one_finding_that_says_swapped(
+    tmp_path: Path, keys: tuple[Path, Path], capsys
+) -> None:
+    files = record(tmp_path / "rec", keys[0], shoes=5)
+    aside = files[1].with_name("aside")
+    files[1].rename(aside)
+    files[3].rename(files[1])
+    aside.rename(files[3])
+    out = _tampered(capsys, files[0].parent, keys[1])
+    assert out.splitlines() == [
+        f"{files[1]}: swapped with {files[3].name}: it is file 4 of the chain and {files[3].name} file 2, "
+        "but their names sort the other way",
+        "NOT intact: 1 problem(s) in 5 file(s)",
+    ]
+
+
+def test_a_renamed_file_out_of_its_place_is_named_without_files_called_missing(
+    tmp_path: Path, keys: tuple[Path, Path], capsys
+) -> None:
+    files = record(tmp_path / "rec", keys[0], shoes=4)
+    files[0].rename(files[3].with_name(files[3].name.replace(".jsonl", "-z.jsonl")))
+    out = _tampered(capsys, files[1].parent, keys[1])
+    moved = files[3].with_name(files[3].name.replace(".jsonl", "-z.jsonl"))
+    assert out.splitlines() == [
+        f"{moved}: out of order: it is file 1 of the chain and sorts after {files[2].name} (file 3): renamed",
+        "NOT intact: 1 problem(s) in 4 file(s)",
+    ]
 
 
 def test_a_file_replaced_by_one_of_another_chain_is_named(
@@ -222,21 +290,19 @@ def test_a_wrong_key_is_named(tmp_path: Path, signed: list[Path], capsys) -> Non
     assert out.count(": wrong key: signed by ed25519:") == 3
 
 
+def rechained(text: list[str], old: str, new: str) -> list[str]:
+    """``text`` with ``old`` made ``new`` and every digest recomputed: as anyone knowing the format can."""
+    header = json.loads(text[0])
+    prev = bytes.fromhex(header["chain"]["prev"]) if header["chain"].get("prev") else bytes(32)
+    chain = Chain(prev)
+    return [chain.extend((line[: line.rindex(',"n":')] + "}").replace(old, new)) for line in text]
+
+
 def test_a_chain_rewritten_whole_fails_the_signature(
     tmp_path: Path, signed: list[Path], keys: tuple[Path, Path], capsys
 ) -> None:
     # Someone who knows the format recomputes every digest after an edit: only the signature catches it.
-    from scannerd.recording.chain import Chain
-
-    text = lines(signed[0])
-    header = json.loads(text[0])
-    prev = bytes.fromhex(header["chain"]["prev"]) if header["chain"].get("prev") else bytes(32)
-    chain = Chain(prev)
-    forged = []
-    for line in text:
-        body = line[: line.rindex(',"n":')] + "}"
-        forged.append(chain.extend(body.replace('"hex":"413031', '"hex":"4b3031')))
-    rewrite(signed[0], forged)
+    rewrite(signed[0], rechained(lines(signed[0]), '"hex":"413031', '"hex":"4b3031'))
     out = _tampered(capsys, signed[0].parent, keys[1])
     assert f"{signed[0]}: the signature does not verify with the key given" in out
     assert f"{signed[1]}: does not continue {signed[0].name}" in out
@@ -280,6 +346,70 @@ def test_a_crash_leaves_the_cut_file_named_and_the_next_run_continuing_from_its_
         == f"{first[0]}: truncated: line {len(text) - 1} is cut short, and the file has no seal"
     )
     assert str(second[0]) not in out  # it continues exactly where the cut file's whole lines end
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("tamper", ["edited", "cut"])
+def test_a_file_a_kill_left_unsealed_cannot_be_edited_or_cut_unseen(
+    tmp_path: Path, mosquitto: Broker, keys: tuple[Path, Path], capsys, tamper: str
+) -> None:
+    """A real ``scannerd run`` SIGKILLed mid-shoe and started again; then its unsealed file is changed.
+
+    No seal signs the killed file, so only the next file's header can prove
+    it: the digest and the number of lines the table took the chain on from.
+    """
+    port = PtyPort(tmp_path / "shoe")
+    rec = tmp_path / "rec"
+    record = {"dir": str(rec), "key_file": str(keys[0])}
+    table = "REC-KILLED"  # its own id: the machine-wide table lock is not shared with other tests' T1
+    config = write_config(tmp_path, mosquitto, "beetek", port.path, table_id=table, rules=AUTO, record=record)
+    server = GameServer(mosquitto, [f"casino/tables/{table}/#"])
+    log = tmp_path / "scannerd.log"
+    proc = start_daemon(config, log)
+    try:
+        wait_shoe_open(server, f"casino/tables/{table}")
+        port.write(beetek("9H", "2S", "3D", "KC", crlf=False))
+        wait_until(lambda: _written(rec, '"event":"rx"') >= 1, 30, "the cards recorded")
+        proc.send_signal(signal.SIGKILL)
+        assert proc.wait(15) == -signal.SIGKILL
+        proc = start_daemon(config, log)
+        wait_until(
+            lambda: len(list(rec.glob("*.jsonl.gz"))) == 1 and _written(rec, '"link"') >= 1, 30, "the restart"
+        )
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(20)
+        port.close()
+        server.close()
+    killed, after = sorted(rec.glob("*.jsonl.gz"))
+    text = lines(killed)
+    status, out = verify(capsys, rec, "--key", keys[1])
+    # Untouched, the killed file is only unsealed: its last line may be half-written, the rest continues it.
+    assert status == 1 and out.splitlines()[0].startswith(f"{killed}: truncated: "), out
+    assert out.splitlines()[1:] == ["NOT intact: 1 problem(s) in 2 file(s)"]
+    if tamper == "edited":  # the first card, a nine, made an eight; every digest recomputed
+        rewrite(
+            killed,
+            rechained(text, '"hex":"205b47616d655d3c436172643a39', '"hex":"205b47616d655d3c436172643a38'),
+        )
+        said = (
+            f"{killed}: edited: its chain was rewritten since {after.name} took it on "
+            "(its lines no longer end in the digest that file names)"
+        )
+    else:  # the last line taken away
+        rewrite(killed, text[:-1])
+        said = (
+            f"{killed}: cut: {after.name} takes the chain on after its line {len(text)}, "
+            f"and it now ends after line {len(text) - 1}"
+        )
+    assert lines(killed) != text
+    status, out = verify(capsys, rec, "--key", keys[1])
+    assert status == 1 and said in out.splitlines(), out
+
+
+def _written(rec: Path, what: str) -> int:
+    """How many lines holding ``what`` the table's uncompressed file has on disk."""
+    return sum(p.read_text().count(what) for p in rec.glob("*.jsonl"))
 
 
 def test_the_first_file_given_may_continue_a_chain_begun_elsewhere(signed: list[Path], capsys) -> None:
@@ -359,7 +489,7 @@ def test_a_table_with_neither_key_records_unsigned_and_its_log_says_so(tmp_path:
 
 def test_an_empty_directory_is_exit_2(tmp_path: Path, capsys) -> None:
     status, out = verify(capsys, tmp_path)
-    assert status == 2 and "no recordings in this directory" in out
+    assert status == 2 and "no recordings (.jsonl, .jsonl.gz) in this directory" in out
 
 
 def test_keygen_makes_a_private_key_only_its_owner_reads_and_never_overwrites(tmp_path: Path, capsys) -> None:

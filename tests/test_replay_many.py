@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.recording.format import RecordingReader
-from scannerd.recording.replay_many import recordings_in, replay_file, replay_many
+from scannerd.recording.format import RecordingReader, recordings_under
+from scannerd.recording.replay_many import replay_file, replay_many
 from tests.sessions import DIR, golden_path, recordings, render
 
 pytestmark = pytest.mark.timeout(300)
@@ -70,7 +70,7 @@ def test_the_golden_sessions_replayed_in_parallel_equal_their_golden_files() -> 
 
 
 def test_several_tables_in_parallel_equal_a_sequential_run_in_table_then_name_order(tables: Path) -> None:
-    paths = recordings_in(tables)
+    paths = recordings_under([tables])
     assert [p.name for p in defined_order(paths)] == [
         "b-day.jsonl.gz",  # T1
         "T2-20240501T120000Z.jsonl",  # T2, in the order the recorder began them
@@ -86,7 +86,7 @@ def test_several_tables_in_parallel_equal_a_sequential_run_in_table_then_name_or
 
 
 def test_a_directory_summary_is_each_files_summary_in_order(tables: Path) -> None:
-    expected = b"".join(replay_cli(path).stdout for path in defined_order(recordings_in(tables)))
+    expected = b"".join(replay_cli(path).stdout for path in defined_order(recordings_under([tables])))
     done = replay_cli(tables)
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout == expected
@@ -96,13 +96,13 @@ def test_a_directory_summary_is_each_files_summary_in_order(tables: Path) -> Non
 def test_one_worker_in_process_equals_the_pool(tables: Path) -> None:
     from concurrent.futures import ProcessPoolExecutor
 
-    paths = recordings_in(tables)
+    paths = recordings_under([tables])
     with ProcessPoolExecutor(2) as pool:
         assert list(replay_many(paths, pool)) == list(replay_many(paths))
 
 
 def test_a_bad_file_is_named_once_and_the_others_still_replay(tables: Path, tmp_path: Path) -> None:
-    for path in recordings_in(tables):
+    for path in recordings_under([tables]):
         shutil.copy(path, tmp_path / path.name)
     (tmp_path / "T0-copied-badly.jsonl").write_bytes(b"\x00\x00 not a recording\n")
     cut = tmp_path / "T2-20240501T120000Z.jsonl"  # the recorder stopped mid-line: a note, not a failure
@@ -113,7 +113,7 @@ def test_a_bad_file_is_named_once_and_the_others_still_replay(tables: Path, tmp_
     assert len([e for e in errors if "T0-copied-badly.jsonl" in e]) == 1, errors
     assert any("cut-off line" in e and cut.name in e for e in errors), errors
     assert "Traceback" not in done.stderr.decode()
-    good = [p for p in recordings_in(tmp_path) if not p.name.startswith("T0")]
+    good = [p for p in recordings_under([tmp_path]) if not p.name.startswith("T0")]
     assert done.stdout == sequential_jsonl(good)
 
 
@@ -123,7 +123,8 @@ def test_a_directory_is_refused_for_a_broker_and_an_empty_one_is_named(tmp_path:
     done = replay_cli(tmp_path)
     assert (
         done.returncode == 2
-        and done.stderr.decode().strip() == f"replay: no recordings (.jsonl, .jsonl.gz) in {tmp_path}"
+        and done.stderr.decode().strip()
+        == f"replay: {tmp_path}: no recordings (.jsonl, .jsonl.gz) in this directory"
     )
 
 
@@ -135,7 +136,7 @@ def test_a_file_that_cannot_be_read_is_a_failed_result_not_an_exception(tmp_path
 def test_on_a_dask_cluster_the_output_is_the_sequential_one(tables: Path, dask_scheduler: str) -> None:
     done = replay_cli("--fast", "--emit", "jsonl", "--cluster", dask_scheduler, tables)
     assert done.returncode == 0, done.stderr.decode()
-    assert done.stdout == sequential_jsonl(recordings_in(tables))
+    assert done.stdout == sequential_jsonl(recordings_under([tables]))
 
 
 def test_a_mistyped_scheduler_address_is_one_line(tables: Path) -> None:
@@ -154,7 +155,7 @@ def test_a_worker_killed_mid_replay_fails_its_files_and_nothing_else_breaks(tabl
     import threading
     from concurrent.futures import ProcessPoolExecutor
 
-    paths = recordings_in(tables)
+    paths = recordings_under([tables])
     with ProcessPoolExecutor(2) as pool:
         list(pool.map(abs, [1, 2]))  # both processes up
         victim = next(iter(pool._processes))

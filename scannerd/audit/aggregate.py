@@ -141,6 +141,7 @@ def build(
         return [total, *(groups[kind].setdefault(k, Group(k)) for kind, k in keys.items())]
 
     for table, table_files in itertools.groupby(good, key=lambda f: f.table_id):
+        groups["tables"].setdefault(table, Group(table))  # a table whose files hold no hand is a table
         files = _told_apart(list(table_files))
         decks = files[0].decks
         odds = odds_by_decks.setdefault(decks, {r: float(v) for r, v in outcome_odds(decks).items()})

@@ -17,7 +17,7 @@ from typing import Any
 
 from drivers.base import DriverInitError
 from scannerd.events import AlertData, DealerData, EventData, RoundData
-from scannerd.recording.format import RecordingError, RecordingReader
+from scannerd.recording.format import PastTheEnd, RecordingError, RecordingReader
 from scannerd.recording.replay import replayer_for
 from scannerd.recording.replay_many import reader_notes
 from scannerd.recording.verify import ChainedFile, read_chained
@@ -140,12 +140,17 @@ def collect(path: Path) -> FileFacts:
             facts.begins = saved.validator if saved is not None else None
             replayer = replayer_for(reader)
             collector = _Collector(facts, (facts.begins or {}).get("dealer_id"))
-            for line in reader.lines():
-                for message in replayer.feed(line):
-                    collector.add(message.source)
+            past = None
+            try:
+                for line in reader.lines():
+                    for message in replayer.feed(line):
+                        collector.add(message.source)
+            except PastTheEnd as exc:
+                # Nothing after it is the table's: counted up to there, and the chain check flags the file.
+                past = f"{exc}: replayed up to there, nothing after it"
             collector.finish()
-            facts.ends = replayer.table.validator.snapshot()
-            facts.notes = reader_notes(reader)
+            facts.ends = None if past else replayer.table.validator.snapshot()
+            facts.notes = reader_notes(reader) + ((past,) if past else ())
     except (RecordingError, DriverInitError) as exc:
         facts.error = str(exc)
     return facts

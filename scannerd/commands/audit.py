@@ -25,7 +25,7 @@ from scannerd.audit import report_html, report_json
 from scannerd.audit.aggregate import build, unreadable
 from scannerd.audit.facts import collect, lost
 from scannerd.commands import arguments
-from scannerd.recording.format import is_recording
+from scannerd.recording.format import recordings_under
 from scannerd.recording.replay_many import ClusterUnavailable, each_file, executor_for
 from scannerd.recording.signing import load_public_key
 
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _bad(f"{exc.filename}: {exc.strerror or exc}")
     try:
-        paths = recordings(args.paths)
+        paths = recordings_under(args.paths)
         args.out.mkdir(parents=True, exist_ok=True)
     except ValueError as exc:
         return _bad(str(exc))
@@ -103,22 +103,6 @@ def run(args: argparse.Namespace) -> int:
     if unreadable(report):
         return EXIT_BAD_INPUT
     return EXIT_FLAGGED if report["flagged"] else 0
-
-
-def recordings(paths: list[Path]) -> list[Path]:
-    """Every recording named or under a directory named; a ValueError naming what holds none."""
-    found: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            inside = sorted(p for p in path.rglob("*") if p.is_file() and is_recording(p))
-            if not inside:
-                raise ValueError(f"{path}: no recordings (.jsonl, .jsonl.gz) in this directory")
-            found += inside
-        elif path.is_file():
-            found.append(path)
-        else:
-            raise ValueError(f"{path}: no such file or directory")
-    return list(dict.fromkeys(found))
 
 
 def _bad(text: str) -> int:

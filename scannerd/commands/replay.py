@@ -31,13 +31,12 @@ from scannerd.config import ConfigError, load_config
 from scannerd.events import EventData
 from scannerd.log_settings import LogSettings
 from scannerd.mqtt_settings import MqttSettings
-from scannerd.recording.format import RecordingError, RecordingReader
+from scannerd.recording.format import RecordingError, RecordingReader, recordings_under
 from scannerd.recording.replay import Published, messages
 from scannerd.recording.replay_many import (
     ClusterUnavailable,
     executor_for,
     reader_notes,
-    recordings_in,
     replay_many,
 )
 from scannerd.recording.replay_summary import summary_text
@@ -145,9 +144,10 @@ def run_directory(args: argparse.Namespace, rules: dict[str, Any], prefix: str) 
     if args.emit == "mqtt":
         _note(f"{args.file} is a directory: --emit mqtt publishes one recording at a time")
         return EXIT_BAD_INPUT
-    paths = recordings_in(args.file)
-    if not paths:
-        _note(f"no recordings (.jsonl, .jsonl.gz) in {args.file}")
+    try:
+        paths = recordings_under([args.file])
+    except RecordingError as exc:
+        _note(str(exc))
         return EXIT_BAD_INPUT
     try:
         executor, release = executor_for(args.cluster, args.workers, len(paths))

@@ -3,7 +3,8 @@
 Exit status: 0 intact; 1 something was edited, inserted, removed, moved,
 cut short, signed by another key or missing against its anchor (each named
 on stdout); 2 for input that cannot be checked at all (no such file, not a
-recording, not a key, not a file of anchors).
+recording, not a key, not a file of anchors), each named on stderr while
+every other file is still checked.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ def run(args: argparse.Namespace) -> int:
     except RecordingError as exc:
         print(f"scannerd verify: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    for unusable in verdict.unusable:
+        print(f"scannerd verify: {unusable}", file=sys.stderr)
+    if not verdict.files:
+        return EXIT_BAD_INPUT
     check_names(verdict.files, verdict)
     if anchors is not None:
         check_anchors(anchors, verdict.files, verdict)
@@ -59,8 +64,9 @@ def run(args: argparse.Namespace) -> int:
     for problem in verdict.problems:
         print(problem)
     if not verdict.intact:
-        print(f"NOT intact: {len(verdict.problems)} problem(s) in {len(verdict.files)} file(s)")
-        return EXIT_TAMPERED
+        unchecked = f", {len(verdict.unusable)} file(s) that could not be checked" if verdict.unusable else ""
+        print(f"NOT intact: {len(verdict.problems)} problem(s) in {len(verdict.files)} file(s){unchecked}")
+        return EXIT_BAD_INPUT if verdict.unusable else EXIT_TAMPERED
     lines = sum(f.lines for f in verdict.files)
     signed = f"signed with {fingerprint(key)}" if key else "signatures not checked (no --key)"
     anchored = f", every file of {len(anchors)} anchor(s) there" if anchors is not None else ""

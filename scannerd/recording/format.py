@@ -17,7 +17,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from scannerd.house import HouseRules
 from scannerd.idents import TABLE_ID_PATTERN
 from scannerd.recording.chain import Chain, b64, seal_message
+from scannerd.recording.source import ContentError, RawLines
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -42,11 +43,38 @@ def is_recording(path: Path) -> bool:
     return path.name.endswith((SUFFIX, SUFFIX + ".gz"))
 
 
-GZIP_MAGIC = b"\x1f\x8b"
-
-
 class RecordingError(ValueError):
     """A file that is not a recording this scannerd can read; ``str()`` names the file and line."""
+
+
+class PastTheEnd(RecordingError):
+    """A recording whose bytes stop being the table's at a line: what came before it was read as written.
+
+    Lines after the seal, anything after the gzip member, a line no table
+    writes, compressed data damaged: verify names the same thing, and a reader
+    must never take what follows for the table's.
+    """
+
+
+def recordings_under(paths: Iterable[Path]) -> list[Path]:
+    """Every recording named, or under a directory named at any depth, by path; once each.
+
+    The one listing of recordings that verify, replay and audit share, so a
+    directory means the same files to each of them. A RecordingError names a
+    path that does not exist or a directory that holds none.
+    """
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            inside = sorted(p for p in path.rglob("*") if is_recording(p) and p.is_file())
+            if not inside:
+                raise RecordingError(f"{path}: no recordings ({SUFFIX}, {SUFFIX}.gz) in this directory")
+            found += inside
+        elif path.exists():
+            found.append(path)
+        else:
+            raise RecordingError(f"{path}: no such file or directory")
+    return list(dict.fromkeys(found))
 
 
 def rfc3339(moment: datetime) -> str:
@@ -69,6 +97,13 @@ class ChainLink(BaseModel):
         None, pattern=r"^[0-9a-f]{64}$", description="The previous file's last digest; None for the first."
     )
     key: str | None = Field(None, description="Fingerprint of the key that signs the file; None: unsigned.")
+    lines: int | None = Field(
+        None,
+        ge=1,
+        description="How many lines the previous file held when this one took the chain on (its seal "
+        "included): a file a crash left unsealed is proven by this and ``prev``. None for the first file, "
+        "and in files of older versions.",
+    )
 
 
 class Header(BaseModel):
@@ -187,14 +222,8 @@ SEAL = "seal"
 """A chained file's last line (recording/chain.py): it proves the file; a replay has nothing to do with it."""
 
 
-def _open_text(path: Path, mode: Literal["r", "w"]) -> IO[str]:
-    """Gzip when the file's content (reading) or name (writing) says so."""
-    if mode == "r":
-        with path.open("rb") as f:
-            magic = f.read(2)
-        if magic == GZIP_MAGIC:
-            return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="\n")
-        return path.open("r", encoding="utf-8", newline="\n")
+def _create_text(path: Path) -> IO[str]:
+    """Gzip when the file's name says so."""
     if path.suffix == ".gz":
         # mtime 0: the same session always compresses to the same bytes
         return io.TextIOWrapper(gzip.GzipFile(path, "wb", mtime=0), encoding="utf-8", newline="\n")
@@ -222,7 +251,9 @@ class RecordingReader(_File):
     Lines of an event kind this version does not know are skipped and counted
     in ``skipped``; a last line cut short (the recorder stopped mid-write)
     ends the file and sets ``truncated``; anything else malformed raises
-    :class:`RecordingError` naming the file and line.
+    :class:`RecordingError` naming the file and line. The bytes come through
+    the one reading path every reader shares (recording/source.py), and the
+    file ends at its seal: anything after it raises :class:`PastTheEnd`.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -230,14 +261,16 @@ class RecordingReader(_File):
         self.skipped = 0
         self.truncated = False
         self._lineno = 0
+        self._sealed = False
         try:
-            self._file = _open_text(self.path, "r")
+            self._raw_lines = RawLines(self.path)
         except OSError as exc:
             raise RecordingError(f"{self.path}: {exc.strerror or exc}") from None
+        self._texts = iter(self._raw_lines)
         try:
             self.header = self._read_header()
         except BaseException:
-            self._file.close()
+            self._raw_lines.close()
             raise
 
     def _fail(self, text: str) -> RecordingError:
@@ -247,14 +280,24 @@ class RecordingReader(_File):
         """The next line that is not blank, or None at the end of the file."""
         while True:
             try:
-                text = self._file.readline()
-            except (OSError, EOFError, UnicodeDecodeError) as exc:
-                raise self._fail(f"unreadable: {exc}") from None
-            if not text:
+                data = next(self._texts, None)
+            except ContentError as exc:
+                raise PastTheEnd(f"{self.path}: {exc.finding}") from None
+            except OSError as exc:
+                raise self._fail(f"unreadable: {exc.strerror or exc}") from None
+            if data is None:
+                self.truncated |= self._raw_lines.cut  # a compressed copy broken off: as a cut-off line
                 return None
             self._lineno += 1
-            if text.strip():
-                return text
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise self._fail(f"unreadable: {exc}") from None
+            if not text.strip():
+                continue
+            if self._sealed:
+                raise PastTheEnd(f"{self.path}: line {self._lineno}: added after the seal")
+            return text
 
     def _raw(self, text: str) -> dict[str, Any] | None:
         """A line's JSON object; None when it is the cut-off last line of an interrupted file."""
@@ -302,6 +345,7 @@ class RecordingReader(_File):
                     return
                 event = raw.get("event")
                 if event == SEAL:
+                    self._sealed = True
                     continue
                 if not isinstance(event, str) or event not in EVENT_KINDS:  # a list or object is no kind
                     self.skipped += 1
@@ -316,7 +360,7 @@ class RecordingReader(_File):
             yield line
 
     def close(self) -> None:
-        self._file.close()
+        self._raw_lines.close()
 
 
 def _explain(exc: ValidationError) -> str:
@@ -363,7 +407,7 @@ class RecordingWriter(_File):
         key: Ed25519PrivateKey | None = None,
     ) -> RecordingWriter:
         """A new file at ``path``, gzip-compressed when its name ends in ``.gz``."""
-        return cls(_open_text(Path(path), "w"), header, chain, key)
+        return cls(_create_text(Path(path)), header, chain, key)
 
     def _put(self, body: str) -> None:
         self.stream.write((self.chain.extend(body) if self.chain else body) + "\n")

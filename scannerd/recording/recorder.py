@@ -342,7 +342,7 @@ class Recorder(TableListener):
             self._linked = True
             newest = self._newest()
             if newest is not None and newest.chained:
-                self._file_number, self._chain = newest.number, Chain(newest.last)
+                self._file_number, self._chain = newest.number, Chain(newest.last, newest.lines)
                 self._sealed(SealedFile.of(newest))
         prev = self._chain.digest if self._chain else None
         header = Header(
@@ -353,7 +353,12 @@ class Recorder(TableListener):
             driver_options=self.driver_options,
             state=state.to_dict() if state is not None else None,
             scannerd=__version__,
-            chain=ChainLink(file=self._file_number + 1, prev=prev.hex() if prev else None, key=self._key_id),
+            chain=ChainLink(
+                file=self._file_number + 1,
+                prev=prev.hex() if prev else None,
+                key=self._key_id,
+                lines=self._chain.n if self._chain else None,
+            ),
         )
         path = self._new_path(started, state)
         chain = Chain(prev) if prev else Chain()
@@ -443,7 +448,20 @@ class Recorder(TableListener):
         self._error(exc)
         if self._path is not None:
             _say("warning", "recording stopped until the next shoe or day", file=str(self._path))
+            self._chain = self._chain_on_disk(self._path)
             self._path = None
+
+    def _chain_on_disk(self, path: Path) -> Chain | None:
+        """Where a file ended at an error really ends: the next file must continue what reached the disk.
+
+        The lines the writer still held when the disk failed never arrived, so
+        the chain goes on from the file's last whole line, as after a crash.
+        """
+        try:
+            ended = read_chained(path)
+        except RecordingError:
+            return self._chain  # not even its header arrived: nothing better to go on from
+        return Chain(ended.last, ended.lines) if ended.lines else self._chain
 
     def _error(self, exc: BaseException) -> None:
         self.errors += 1

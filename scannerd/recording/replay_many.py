@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from drivers.base import DriverInitError
-from scannerd.recording.format import RecordingError, RecordingReader, is_recording
+from scannerd.recording.format import RecordingError, RecordingReader
 from scannerd.recording.replay import DEFAULT_PREFIX, messages
 from scannerd.recording.replay_summary import summary_text
 
@@ -42,11 +42,6 @@ class FileReplay:
     text: str
     notes: tuple[str, ...] = ()
     failed: bool = False
-
-
-def recordings_in(directory: Path) -> list[Path]:
-    """The recordings (``.jsonl``, ``.jsonl.gz``) directly in ``directory``, by name."""
-    return sorted(p for p in directory.iterdir() if is_recording(p) and p.is_file())
 
 
 def reader_notes(reader: RecordingReader) -> tuple[str, ...]:

@@ -1,0 +1,136 @@
+"""A recording's bytes, line by line, exactly as every reader of it must see them, in bounded memory.
+
+``verify``, ``replay`` and ``audit`` all read a file through :class:`RawLines`,
+so none of them can be shown content the others do not see. A recording is
+a plain file, or one gzip member: the recorder writes nothing else. What
+follows that member (a second member, or any byte) is not read but reported,
+since gzip readers that take every member would otherwise replay lines the
+table never signed. A line longer than :data:`MAX_LINE` is reported rather
+than held: no table writes one, and a file that inflates to gigabytes must
+not take the machine's memory with it.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+MAX_LINE = 1 << 20
+"""The longest line a recording may hold, 1 MiB. The longest a table writes is a header: the saved
+state, with four earlier shoes' shuffle fingerprints and a shoe's results, tens of KiB; then a
+command (its request is at most 16 KiB, and escaping can grow it a few times) or a read of a serial
+port's whole buffer (a few KiB, as hex). Past that margin a line is not a table's."""
+
+CHUNK = 64 * 1024
+"""How much is read, or inflated, at a time."""
+
+PIECE = 512
+"""How much compressed data is inflated at a time."""
+
+
+class ContentError(Exception):
+    """Where a file's bytes stop being a recording's; ``finding`` says what, without naming the file."""
+
+    def __init__(self, line: int, finding: str) -> None:
+        super().__init__(finding)
+        self.line = line  # the number of the line at or after which it stops
+        self.finding = finding
+
+
+class RawLines:
+    """The lines of one recording file as bytes, each with its newline (a cut-off last one without).
+
+    Iterating raises :class:`ContentError` where the bytes stop being a
+    recording's: damaged compressed data, a line over :data:`MAX_LINE`, or
+    anything after the gzip member. ``cut`` says the compressed stream ended
+    before its end marker (a copy broken off). An ``OSError`` opening the
+    file is the caller's to word.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.lines = 0  # lines handed out so far
+        self.cut = False
+        self._file = path.open("rb")
+        self.compressed = self._file.read(len(GZIP_MAGIC)) == GZIP_MAGIC
+        self._file.seek(0)
+
+    def __iter__(self) -> Iterator[bytes]:
+        pending = b""
+        for chunk in self._chunks():
+            parts = (pending + chunk).split(b"\n")
+            pending = parts.pop()
+            for part in parts:
+                yield self._line(part + b"\n")
+            if len(pending) > MAX_LINE:
+                raise self._too_long()
+        if pending:
+            yield self._line(pending)
+
+    def _line(self, data: bytes) -> bytes:
+        if len(data) > MAX_LINE + 1:
+            raise self._too_long()
+        self.lines += 1
+        return data
+
+    def _too_long(self) -> ContentError:
+        return ContentError(
+            self.lines + 1,
+            f"line {self.lines + 1}: longer than any line a table writes (over {MAX_LINE // 1024} KiB): "
+            "not read further",
+        )
+
+    def _chunks(self) -> Iterator[bytes]:
+        if not self.compressed:
+            while data := self._file.read(CHUNK):
+                yield data
+            return
+        yield from self._inflated()
+
+    def _inflated(self) -> Iterator[bytes]:
+        """The first gzip member, inflated a bounded piece at a time; what follows it is a finding.
+
+        Compressed data goes in a small piece at a time, so damage is named
+        near the line it spoils rather than a whole read earlier.
+        """
+        inflate = zlib.decompressobj(wbits=31)
+        while not inflate.eof:
+            if not (piece := self._file.read(PIECE)):
+                self.cut = True
+                return
+            while piece and not inflate.eof:
+                try:
+                    out = inflate.decompress(piece, CHUNK)
+                except zlib.error:
+                    raise ContentError(self.lines + 1, self._damaged()) from None
+                piece = inflate.unconsumed_tail
+                if out:
+                    yield out
+        rest = inflate.unused_data + self._file.read(CHUNK)
+        if rest:
+            raise ContentError(self.lines + 1, _after_the_end(rest))
+
+    def _damaged(self) -> str:
+        where = f"after line {self.lines}" if self.lines else "before its first line ends"
+        return f"damaged: its compressed data is corrupt {where}"
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _after_the_end(rest: bytes) -> str:
+    what = "another gzip member" if rest.startswith(GZIP_MAGIC) else "bytes that are not part of it"
+    return f"data after the end of its compressed recording ({what}): not the table's, not read"
