@@ -19,10 +19,11 @@ from typing import Any
 
 import pytest
 
+from scannerd.display.settings import DisplaySettings
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.pit import Pit
 from tests.support.broker import Broker
-from tests.support.browser import VIEWPORT, js, screenshot, wait_for
+from tests.support.browser import REBOUND, VIEWPORT, js, screenshot, wait_for
 from tests.support.pit import OFFLINE, SHOE_DOWN, SimulatedPit
 
 TABLES = 50
@@ -45,7 +46,7 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedPit]:
 @pytest.fixture(scope="module")
 def pit(sim: SimulatedPit) -> Iterator[Pit]:
     settings = MqttSettings(host=sim.client.host, port=sim.client.port)
-    view = Pit(settings, listen_host="127.0.0.1", listen_port=0)
+    view = Pit(settings, DisplaySettings(listen="127.0.0.1:0"))
     view.start()
     yield view
     view.stop()
@@ -237,9 +238,14 @@ def test_the_pit_boss_acknowledges_a_misdeal_through_the_request_topic(page, sim
     assert alert_id not in [a["alert_id"] for a in sim.open_alerts(table_id)]
 
 
-def post_ack(pit: Pit, body: bytes, content_type: str = "application/json") -> tuple[int, dict[str, Any]]:
+def post_ack(
+    pit: Pit, body: bytes, content_type: str = "application/json", headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(
-        f"{pit.url}api/ack", data=body, headers={"Content-Type": content_type}, method="POST"
+        f"{pit.url}api/ack",
+        data=body,
+        headers={"Content-Type": content_type, **(headers or {})},
+        method="POST",
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as answer:
@@ -260,6 +266,61 @@ def test_an_acknowledgement_the_table_refuses_comes_back_with_its_reason(page, s
     assert (
         post_ack(pit, b'{"table_id": "BAC-01", "alert_id": "1"}')[1]["error"] == "alert_id must be an integer"
     )
+
+
+FETCH = """
+const [path, body, done] = arguments;
+const init = body === null ? {} : {method: "POST", headers: {"Content-Type": "application/json"}, body};
+fetch(path, init).then((answer) => done(answer.status), (error) => done(String(error)));
+"""
+
+
+def open_pit(driver: Any, pit: Pit) -> None:
+    driver.get(pit.url)
+    wait_for(driver, lambda b: js(b, "document.body.dataset.conn") == "live", 10, "the page to go live")
+
+
+def test_a_page_under_a_rebound_name_can_neither_read_the_pit_nor_acknowledge(page, sim, pit):
+    """DNS rebinding: evil.example now resolves to the pit's machine, and its page talks to the pit."""
+    table_id = next(
+        t
+        for t in sim.tables
+        if sim.tables[t].online and any(a["severity"] == "misdeal" for a in sim.open_alerts(t))
+    )
+    alert_id = sim.open_alerts(table_id)[0]["alert_id"]
+    try:
+        page.get(f"http://evil.{REBOUND}:{pit.server.port}/")
+        assert "unknown host 'evil.example'" in page.find_element("tag name", "body").text
+        assert page.execute_async_script(FETCH, "/api/state", None) == 403
+        ack = json.dumps({"table_id": table_id, "alert_id": alert_id})
+        assert page.execute_async_script(FETCH, "/api/ack", ack) == 403
+    finally:
+        open_pit(page, pit)
+    assert (table_id, "ack_alert", {"alert_id": alert_id}) not in sim.requests
+    assert alert_id in [a["alert_id"] for a in sim.open_alerts(table_id)]
+
+
+def test_a_pit_serves_its_own_name_and_acknowledges_only_with_its_token(page, sim, pit, tmp_path):
+    (tmp_path / "token").write_text("s3cret\n")
+    name = f"pit.casino.{REBOUND}"
+    settings = MqttSettings(host=sim.client.host, port=sim.client.port)
+    guarded = Pit(
+        settings, DisplaySettings(listen="127.0.0.1:0", allowed_hosts=[name], token_file=tmp_path / "token")
+    )
+    guarded.start()
+    try:
+        origin = f"http://{name}:{guarded.server.port}"
+        page.get(f"{origin}/?token=s3cret")
+        wait_for(page, lambda b: js(b, "document.body.dataset.conn") == "live", 10, "the page under its name")
+        assert page.current_url == f"{origin}/"  # the token left the address for a cookie
+        ack = json.dumps({"table_id": "BAC-01", "alert_id": 1})
+        assert page.execute_async_script(FETCH, "/api/ack", ack) == 409  # the table's answer: no such alert
+        assert post_ack(guarded, ack.encode())[0] == 401  # no token
+        foreign = {"Origin": "http://evil.example", "Authorization": "Bearer s3cret"}
+        assert post_ack(guarded, ack.encode(), headers=foreign)[0] == 403
+    finally:
+        guarded.stop()
+        open_pit(page, pit)
 
 
 @pytest.mark.parametrize(("width", "height"), TABLET_SIZES)

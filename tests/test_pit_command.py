@@ -19,6 +19,8 @@ from scannerd.payloads import StatusPayload
 from scannerd.pit import PitBoard
 from tests.support.broker import GameServer, wait_until
 from tests.support.command import scannerd
+from tests.support.pit import SimulatedPit
+from tests.support.process import IDLE_CONNECTIONS, open_idle_streams, state_answers, table_pc_limits
 from tests.test_publisher_acl import USERS, shipped_conf
 from tests.test_tls import passwords
 
@@ -43,16 +45,18 @@ def test_the_command_serves_the_tables_it_hears_and_stops_on_ctrl_c(mosquitto, t
         with urllib.request.urlopen(url, timeout=10) as page:
             assert b"/static/pit.js" in page.read()
 
-        def tables() -> list[str]:
-            with urllib.request.urlopen(f"{url}api/state", timeout=10) as answer:
-                return [t["table_id"] for t in json.loads(answer.read())["tables"]]
-
-        wait_until(lambda: tables() == ["BAC-09"], 20, "the table on the pit")
+        wait_until(lambda: tables_on(int(url.rsplit(":", 1)[1].rstrip("/"))) == ["BAC-09"], 20, "BAC-09")
     finally:
         proc.send_signal(signal.SIGINT)
         code = proc.wait(15)
         table.close()
     assert code == 0 and "Traceback" not in out.read_text()
+
+
+def tables_on(port: int) -> list[str]:
+    """The tables the pit's page on ``port`` shows."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=10) as answer:
+        return [t["table_id"] for t in json.loads(answer.read())["tables"]]
 
 
 def test_no_broker_is_one_line_and_status_1(capsys):
@@ -132,3 +136,47 @@ def test_a_state_older_than_what_the_board_has_applied_is_not_taken():
         "misdeals": 0,
         "warnings": 0,
     }
+
+
+@pytest.mark.timeout(240)
+def test_a_flood_of_idle_connections_leaves_the_pit_its_broker_and_its_page(make_broker, tmp_path):
+    """1,100 idle event streams, then the broker restarts: the pit answers, reconnects and follows on."""
+    broker = make_broker(persistence=True)
+    tables = SimulatedPit(broker, 2)
+    tables.set_online("BAC-01", True)
+    log = tmp_path / "pit.log"
+    with log.open("w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "scannerd", "pit", "--host", broker.host, "--port", str(broker.port),
+             "--listen", "127.0.0.1:0"],
+            cwd=ROOT, stdout=sink, stderr=subprocess.STDOUT, preexec_fn=table_pc_limits,
+        )  # fmt: skip
+    held: list[socket.socket] = []
+    try:
+        wait_until(lambda: "pit view   http://" in log.read_text(), 20, "the page's address")
+        port = int(log.read_text().split("pit view   ", 1)[1].split()[0].rsplit(":", 1)[1].rstrip("/"))
+        held = open_idle_streams(port, IDLE_CONNECTIONS)
+        assert len(held) == IDLE_CONNECTIONS, f"only {len(held)} connections opened"
+        extra = open_idle_streams(port, 1)[0]
+        assert extra.recv(100).startswith(b"HTTP/1.1 503")  # an answer at once, not silence
+        extra.close()
+
+        tables.across(broker.restart)  # the pit must open a new socket to its broker
+        tables.set_online("BAC-02", True)  # a table the pit has not seen: it asks for its state
+        wait_until(lambda: ("BAC-02", "get_state", {}) in tables.requests, 60, "the pit to ask BAC-02")
+
+        for sock in held:
+            sock.close()
+        held = []
+        wait_until(lambda: state_answers(port), 30, "the page to serve again")
+        wait_until(lambda: tables_on(port) == ["BAC-01", "BAC-02"], 30, "the new table on the page")
+    finally:
+        for sock in held:
+            sock.close()
+        proc.send_signal(signal.SIGINT)
+        proc.wait(15)
+        tables.close()
+    text = log.read_text()
+    assert "Traceback" not in text
+    assert len(text.splitlines()) < 100, text[-3000:]
+    assert text.count("refusing more") == 1  # logged once, not once per refused connection

@@ -19,6 +19,8 @@ from typing import Any
 import structlog
 
 from scannerd.client import Availability, Gap, RequestTimeout, TableClient
+from scannerd.credentials import read_secret
+from scannerd.display.settings import DisplaySettings
 from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.pit.board import PitBoard
@@ -30,19 +32,27 @@ log = structlog.get_logger(__name__)
 STATE_TIMEOUT_S = 5.0
 STATE_ASKERS = 4
 """get_state requests in flight at once: fifty tables seed in a moment; an offline one holds none up."""
+TOKEN_CREDENTIAL = "pit-token"
+"""Looked up in ``$CREDENTIALS_DIRECTORY`` when no token file is given."""
 
 
 class Pit:
-    """Every table under the settings' prefix on their broker, served at ``listen_host:listen_port``."""
+    """Every table under the settings' prefix on their broker, served as ``page`` says.
+
+    ``page`` is the dealer display's settings, which the pit's page takes
+    for the same guards: where it listens, its connection cap, its allowed
+    host names and its token file (read now: an OSError names it).
+    """
 
     def __init__(
         self,
         settings: MqttSettings,
+        page: DisplaySettings,
         *,
-        listen_host: str = "127.0.0.1",
-        listen_port: int = 8090,
         client_id: str | None = None,
+        environ: dict[str, str] | None = None,
     ) -> None:
+        token = read_secret(page.token_file, TOKEN_CREDENTIAL, environ)
         self.board = PitBoard()
         self._lock = threading.Lock()
         self._asked: set[str] = set()  # tables whose get_state is in flight or answered
@@ -57,7 +67,12 @@ class Pit:
             session_expiry_s=0,
             attended=True,
         )
-        self.server = PitServer(listen_host, listen_port, self.snapshot, self.acknowledge)
+        self.server = PitServer(
+            page,
+            self.snapshot,
+            self.acknowledge,
+            token=token.get_secret_value() if token is not None else None,
+        )
 
     def start(self, timeout: float = 10.0) -> None:
         self.server.start()

@@ -19,6 +19,9 @@ import pytest
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 VIEWPORT = (1920, 1080)  # the dealer's monitor
+REBOUND = "example"
+"""Every name under this domain resolves to this machine in the test browser, as DNS rebinding makes
+a foreign site's name resolve to the table PC or the pit's machine: ``http://evil.example:PORT/``."""
 
 # Nothing reaches out: no updates, no sync, no first-run pages; sound plays as in the kiosk.
 FLAGS = (
@@ -32,6 +35,7 @@ FLAGS = (
     "--disable-sync",
     "--hide-scrollbars",
     "--autoplay-policy=no-user-gesture-required",
+    f"--host-resolver-rules=MAP *.{REBOUND} 127.0.0.1",
 )
 
 
