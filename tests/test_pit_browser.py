@@ -25,6 +25,7 @@ from scannerd.pit import Pit
 from tests.support.broker import Broker
 from tests.support.browser import REBOUND, VIEWPORT, js, screenshot, wait_for
 from tests.support.pit import OFFLINE, SHOE_DOWN, SimulatedPit
+from tests.test_publisher_acl import answer
 
 TABLES = 50
 TABLET_SIZES = ((1024, 768), (768, 1024))
@@ -345,3 +346,42 @@ def test_screenshots(page, tmp_path):
         if target:
             shutil.copyfile(path, Path(target) / name)
     set_viewport(page, *VIEWPORT)
+
+
+SAW_OFFLINE = """
+window.sawOffline = [];
+new EventSource("/events").addEventListener("pit", (e) => {
+  for (const t of JSON.parse(e.data).tables) if (t.online === false) window.sawOffline.push(t.table_id);
+});
+"""
+
+
+def test_a_pit_that_loses_its_broker_says_so_and_shows_no_table_gone_for_it(
+    browser, make_broker, make_publisher
+):
+    """The broker stops (each table's last will goes with it) and starts again before the tables return."""
+    broker = make_broker(persistence=True)
+    # The tables come back later than the pit (their backoff is their own), so the pit finds their wills.
+    slow = MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=5, reconnect_max_s=5)
+    for table_id in ("T1", "T2"):
+        make_publisher(slow, table_id, on_request=answer)
+    view = Pit(MqttSettings(host=broker.host, port=broker.port), DisplaySettings(listen="127.0.0.1:0"))
+    view.start()
+    try:
+        open_pit(browser, view)
+        wait_for(browser, lambda b: js(b, "scannerdPit.view.counts.online") == 2, 10, "both tables online")
+        browser.execute_script(SAW_OFFLINE)
+        broker.stop()
+        wait_for(
+            browser, lambda b: "NO BROKER since" in b.find_element("id", "broker").text, 10, "the loss said"
+        )
+        assert js(browser, "document.body.dataset.conn") == "live"  # the page has its pit: it is the broker
+        assert not browser.find_elements("css selector", ".tile[data-state='offline']")
+        broker.start()
+        wait_for(
+            browser, lambda b: "Broker back at" in b.find_element("id", "broker").text, 20, "the return said"
+        )
+        wait_for(browser, lambda b: js(b, "scannerdPit.view.counts.online") == 2, 30, "both tables back")
+        assert js(browser, "window.sawOffline") == []
+    finally:
+        view.stop()

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from scannerd.client import Availability
-from scannerd.events import RoundEvent
+from scannerd.events import AlertEvent, RoundEvent
 from scannerd.payloads import StatusPayload
 from scannerd.pit import PitBoard
+from scannerd.pit.board import RETURN_S
 from tests.support.broker import GameServer, wait_until
 from tests.support.command import scannerd
 from tests.support.pit import SimulatedPit
@@ -122,14 +123,14 @@ def test_a_bad_listen_address_is_refused_by_name(capsys):
 def test_a_state_older_than_what_the_board_has_applied_is_not_taken():
     board = PitBoard()
     board.set_availability(
-        "T1", Availability(status=StatusPayload(state="online", version="x", table_id="T1"))
+        "T1", Availability(status=StatusPayload(state="online", version="x", table_id="T1")), 0.0
     )
     later = RoundEvent(seq=500, ts=1.0, table_id="T1", round_id="R9", phase="betting", hand_no=9)
     assert board.apply(later)
     stale = {"table_id": "T1", "seq": 400, "link_up": True, "shoe": None, "round": None, "alerts": []}
     assert not board.load_state("T1", stale)
-    assert board.tile("T1")["round"]["hand_no"] == 9
-    assert board.snapshot()["counts"] == {
+    assert board.tile("T1", 0.0)["round"]["hand_no"] == 9
+    assert board.snapshot(0.0)["counts"] == {
         "tables": 1,
         "online": 1,
         "offline": 0,
@@ -180,3 +181,47 @@ def test_a_flood_of_idle_connections_leaves_the_pit_its_broker_and_its_page(make
     assert "Traceback" not in text
     assert len(text.splitlines()) < 100, text[-3000:]
     assert text.count("refusing more") == 1  # logged once, not once per refused connection
+
+
+def status(state: str) -> Availability:
+    return Availability(status=StatusPayload(state=state, version="x", table_id="T1"))  # type: ignore[arg-type]
+
+
+def test_a_will_the_broker_sent_as_it_went_is_not_a_table_gone_until_its_time_to_return_is_up():
+    board = PitBoard()
+    board.set_connection(True, 0.0)
+    board.set_availability("T1", status("online"), 1.0)
+    board.set_availability("T1", status("offline"), 100.0)  # the broker shutting down sends the will ...
+    board.set_connection(False, 100.5)  # ... then closes the pit's connection
+    assert board.tile("T1", 101.0)["online"] is None
+    assert board.snapshot(101.0)["broker"] == {
+        "connected": False,
+        "lost_at": 100.5,
+        "back_at": None,
+        "returning": False,
+    }
+    board.set_connection(True, 130.0)
+    assert board.tile("T1", 130.0 + RETURN_S - 1)["online"] is None  # its own backoff brings it back
+    assert board.tile("T1", 130.0 + RETURN_S)["online"] is False  # no: it is gone
+    assert board.snapshot(130.0 + RETURN_S)["counts"]["offline"] == 1
+
+
+def test_a_table_gone_before_the_broker_went_stays_offline_throughout():
+    board = PitBoard()
+    board.set_connection(True, 0.0)
+    board.set_availability("T1", status("online"), 1.0)
+    board.set_availability("T1", status("offline"), 10.0)
+    board.set_connection(False, 100.0)
+    board.set_connection(True, 110.0)
+    board.set_availability("T1", status("offline"), 110.5)  # the retained status, told again
+    assert board.tile("T1", 111.0)["online"] is False
+
+
+def test_a_tile_shows_an_open_misdeal_ahead_of_a_newer_warning():
+    board = PitBoard()
+    alert = {"seq": 1, "ts": 1.0, "table_id": "T1", "round_id": None, "card": None}
+    board.apply(AlertEvent(**alert, alert_id=1, code="EXTRA_CARD", severity="misdeal", message="m"))
+    board.apply(
+        AlertEvent(**{**alert, "seq": 2}, alert_id=2, code="BURN_MISMATCH", severity="warning", message="w")
+    )
+    assert [a["severity"] for a in board.tile("T1", 0.0)["alerts"]] == ["misdeal", "warning"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -23,7 +24,7 @@ from scannerd.credentials import read_secret
 from scannerd.display.settings import DisplaySettings
 from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
-from scannerd.pit.board import PitBoard
+from scannerd.pit.board import RETURN_S, PitBoard
 from scannerd.pit.server import PitServer
 from scannerd.requests import Response
 
@@ -64,6 +65,7 @@ class Pit:
             on_event=self._on_event,
             on_gap=self._on_gap,
             on_availability=self._on_availability,
+            on_connection=self._on_connection,
             session_expiry_s=0,
             attended=True,
         )
@@ -93,7 +95,7 @@ class Pit:
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
-            return self.board.snapshot()
+            return self.board.snapshot(time.time())
 
     def acknowledge(self, table_id: str, alert_id: int) -> Response:
         """The pit boss's ACK: the table's answer to ``ack_alert``; the alert leaves when its event comes."""
@@ -108,9 +110,19 @@ class Pit:
         if changed:
             self.server.changed()
 
+    def _on_connection(self, connected: bool) -> None:
+        """The page says the pit lost its broker, and when it has it back; tiles are judged again after."""
+        with self._lock:
+            self.board.set_connection(connected, time.time())
+        self.server.changed()
+        if connected:  # the tables still offline once their time to come back is up are shown so
+            timer = threading.Timer(RETURN_S + 1, self.server.changed)
+            timer.daemon = True
+            timer.start()
+
     def _on_availability(self, table_id: str, availability: Availability) -> None:
         with self._lock:
-            self.board.set_availability(table_id, availability)
+            self.board.set_availability(table_id, availability, time.time())
         if availability.online:
             self._seed(table_id)
         self.server.changed()
