@@ -23,7 +23,7 @@ from scannerd.display.settings import DisplaySettings
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.pit import Pit
 from tests.support.broker import Broker
-from tests.support.browser import REBOUND, VIEWPORT, js, screenshot, wait_for
+from tests.support.browser import REBOUND, VIEWPORT, accessibility_findings, js, screenshot, wait_for
 from tests.support.pit import OFFLINE, SHOE_DOWN, SimulatedPit
 from tests.test_publisher_acl import answer
 
@@ -331,6 +331,16 @@ def test_a_tablet_scrolls_down_never_sideways_and_everything_stays_readable(page
         g = geometry(page)
         assert_readable(g)
         assert columns(g) >= 4
+    finally:
+        set_viewport(page, *VIEWPORT)
+
+
+@pytest.mark.parametrize(("width", "height"), (VIEWPORT, *TABLET_SIZES))
+def test_axe_core_finds_nothing_serious_on_the_pit(page, width, height):
+    """Offline tables, a shoe down, misdeals and warnings open: every state a tile can be in."""
+    set_viewport(page, width, height, mobile=(width, height) != VIEWPORT)
+    try:
+        assert accessibility_findings(page) == []
     finally:
         set_viewport(page, *VIEWPORT)
 
