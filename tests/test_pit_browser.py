@@ -165,6 +165,7 @@ def test_the_wall_screen_shows_all_fifty_tables_at_once(page, sim):
         for t in g["tiles"]
     )
     assert columns(g) == 10
+    assert not page.find_element("id", "disconnected").is_displayed()  # live: nothing covers the top line
     assert tiles(page) == sorted(sim.tables)  # each table keeps its place on the wall
 
 
