@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import banners, js, open_page, resize, wait_for
+from tests.support.browser import accessibility_findings, banners, js, open_page, resize, wait_for
 from tests.support.display import SIZES, table_in
 
 # The page measures itself: every drawn card with its hand, its head (name, marks, total) and
@@ -172,3 +172,12 @@ def test_the_list_of_older_alerts_keeps_each_whole_and_acknowledges_the_oldest(b
     banners(browser)[-1].find_element("css selector", "button.ack").click()  # scrolled to, as a finger would
     wait_for(browser, lambda b: len(banners(b)) == 19, 10, "the oldest acknowledged from the list")
     assert oldest not in [a["alert_id"] for a in table.state()["alerts"]]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("state", ["dealing", "alerts-3", "betting", "last-hand-dealer"])
+def test_axe_core_finds_nothing_serious_on_the_dealers_screen(browser, shown, state, size):
+    table = shown(state, size)
+    count = len(table.state()["alerts"])
+    wait_for(browser, lambda b: len(banners(b)) == count, 10, f"{count} alerts on the page")
+    assert accessibility_findings(browser) == []

@@ -14,17 +14,24 @@ import resource
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from scannerd.commands.run import FD_SOFT_LIMIT
+from scannerd.descriptors import FD_SOFT_LIMIT
 from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer, free_port, wait_until
 from tests.support.frames import beetek
-from tests.support.process import log_lines, table, table_pc_limits, wait_shoe_open
+from tests.support.process import (
+    IDLE_CONNECTIONS,
+    log_lines,
+    open_idle_streams,
+    state_answers,
+    table,
+    table_pc_limits,
+    wait_shoe_open,
+)
 
 
 def deal(shoe: PtyPort, server: GameServer, cards: list[str]) -> None:
@@ -93,25 +100,6 @@ def test_a_display_host_that_does_not_resolve_leaves_the_table_dealing(
         server.close()
 
 
-IDLE_CONNECTIONS = 1100
-"""More than the 1024 descriptors a service gets by default."""
-
-
-def open_idle_streams(port: int, count: int, deadline_s: float = 60.0) -> list[socket.socket]:
-    """``count`` browsers that ask for the event stream and then never read or leave (loopback only)."""
-    request = f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
-    held: list[socket.socket] = []
-    deadline = time.monotonic() + deadline_s
-    while len(held) < count and time.monotonic() < deadline:
-        try:
-            sock = socket.create_connection(("127.0.0.1", port), timeout=2)
-            sock.sendall(request)
-        except OSError:
-            continue  # a daemon that ran out of descriptors stops accepting: keep trying until the deadline
-        held.append(sock)
-    return held
-
-
 def test_a_flood_of_idle_display_connections_leaves_the_table_its_broker(
     tmp_path: Path, make_broker: Callable[..., Broker]
 ) -> None:
@@ -138,7 +126,7 @@ def test_a_flood_of_idle_display_connections_leaves_the_table_its_broker(
             for sock in held:
                 sock.close()
             held = []
-            wait_until(lambda: _state_answers(port), 30, "the display to serve again")
+            wait_until(lambda: state_answers(port), 30, "the display to serve again")
         lines = log.read_text().splitlines()
         assert "Traceback" not in log.read_text()
         assert len(lines) < 100, f"{len(lines)} log lines:\n" + "\n".join(lines[-20:])
@@ -150,18 +138,10 @@ def test_a_flood_of_idle_display_connections_leaves_the_table_its_broker(
         server.close()
 
 
-def _state_answers(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=5) as resp:
-            return resp.status == 200
-    except OSError:
-        return False
-
-
 def test_the_daemon_lifts_the_descriptor_limit_a_service_starts_with() -> None:
     """From the 1024 a service gets by default to the units' LimitNOFILE, where the hard limit allows."""
     script = (
-        "import resource; from scannerd.commands.run import raise_fd_limit; raise_fd_limit(); "
+        "import resource; from scannerd.descriptors import raise_fd_limit; raise_fd_limit(); "
         "print(*resource.getrlimit(resource.RLIMIT_NOFILE))"
     )
     out = subprocess.run(

@@ -19,11 +19,13 @@ from typing import Any
 
 import pytest
 
+from scannerd.display.settings import DisplaySettings
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.pit import Pit
 from tests.support.broker import Broker
-from tests.support.browser import VIEWPORT, js, screenshot, wait_for
+from tests.support.browser import REBOUND, VIEWPORT, accessibility_findings, js, screenshot, wait_for
 from tests.support.pit import OFFLINE, SHOE_DOWN, SimulatedPit
+from tests.test_publisher_acl import answer
 
 TABLES = 50
 TABLET_SIZES = ((1024, 768), (768, 1024))
@@ -45,7 +47,7 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SimulatedPit]:
 @pytest.fixture(scope="module")
 def pit(sim: SimulatedPit) -> Iterator[Pit]:
     settings = MqttSettings(host=sim.client.host, port=sim.client.port)
-    view = Pit(settings, listen_host="127.0.0.1", listen_port=0)
+    view = Pit(settings, DisplaySettings(listen="127.0.0.1:0"))
     view.start()
     yield view
     view.stop()
@@ -163,6 +165,7 @@ def test_the_wall_screen_shows_all_fifty_tables_at_once(page, sim):
         for t in g["tiles"]
     )
     assert columns(g) == 10
+    assert not page.find_element("id", "disconnected").is_displayed()  # live: nothing covers the top line
     assert tiles(page) == sorted(sim.tables)  # each table keeps its place on the wall
 
 
@@ -237,9 +240,14 @@ def test_the_pit_boss_acknowledges_a_misdeal_through_the_request_topic(page, sim
     assert alert_id not in [a["alert_id"] for a in sim.open_alerts(table_id)]
 
 
-def post_ack(pit: Pit, body: bytes, content_type: str = "application/json") -> tuple[int, dict[str, Any]]:
+def post_ack(
+    pit: Pit, body: bytes, content_type: str = "application/json", headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, Any]]:
     request = urllib.request.Request(
-        f"{pit.url}api/ack", data=body, headers={"Content-Type": content_type}, method="POST"
+        f"{pit.url}api/ack",
+        data=body,
+        headers={"Content-Type": content_type, **(headers or {})},
+        method="POST",
     )
     try:
         with urllib.request.urlopen(request, timeout=10) as answer:
@@ -262,6 +270,61 @@ def test_an_acknowledgement_the_table_refuses_comes_back_with_its_reason(page, s
     )
 
 
+FETCH = """
+const [path, body, done] = arguments;
+const init = body === null ? {} : {method: "POST", headers: {"Content-Type": "application/json"}, body};
+fetch(path, init).then((answer) => done(answer.status), (error) => done(String(error)));
+"""
+
+
+def open_pit(driver: Any, pit: Pit) -> None:
+    driver.get(pit.url)
+    wait_for(driver, lambda b: js(b, "document.body.dataset.conn") == "live", 10, "the page to go live")
+
+
+def test_a_page_under_a_rebound_name_can_neither_read_the_pit_nor_acknowledge(page, sim, pit):
+    """DNS rebinding: evil.example now resolves to the pit's machine, and its page talks to the pit."""
+    table_id = next(
+        t
+        for t in sim.tables
+        if sim.tables[t].online and any(a["severity"] == "misdeal" for a in sim.open_alerts(t))
+    )
+    alert_id = sim.open_alerts(table_id)[0]["alert_id"]
+    try:
+        page.get(f"http://evil.{REBOUND}:{pit.server.port}/")
+        assert "unknown host 'evil.example'" in page.find_element("tag name", "body").text
+        assert page.execute_async_script(FETCH, "/api/state", None) == 403
+        ack = json.dumps({"table_id": table_id, "alert_id": alert_id})
+        assert page.execute_async_script(FETCH, "/api/ack", ack) == 403
+    finally:
+        open_pit(page, pit)
+    assert (table_id, "ack_alert", {"alert_id": alert_id}) not in sim.requests
+    assert alert_id in [a["alert_id"] for a in sim.open_alerts(table_id)]
+
+
+def test_a_pit_serves_its_own_name_and_acknowledges_only_with_its_token(page, sim, pit, tmp_path):
+    (tmp_path / "token").write_text("s3cret\n")
+    name = f"pit.casino.{REBOUND}"
+    settings = MqttSettings(host=sim.client.host, port=sim.client.port)
+    guarded = Pit(
+        settings, DisplaySettings(listen="127.0.0.1:0", allowed_hosts=[name], token_file=tmp_path / "token")
+    )
+    guarded.start()
+    try:
+        origin = f"http://{name}:{guarded.server.port}"
+        page.get(f"{origin}/?token=s3cret")
+        wait_for(page, lambda b: js(b, "document.body.dataset.conn") == "live", 10, "the page under its name")
+        assert page.current_url == f"{origin}/"  # the token left the address for a cookie
+        ack = json.dumps({"table_id": "BAC-01", "alert_id": 1})
+        assert page.execute_async_script(FETCH, "/api/ack", ack) == 409  # the table's answer: no such alert
+        assert post_ack(guarded, ack.encode())[0] == 401  # no token
+        foreign = {"Origin": "http://evil.example", "Authorization": "Bearer s3cret"}
+        assert post_ack(guarded, ack.encode(), headers=foreign)[0] == 403
+    finally:
+        guarded.stop()
+        open_pit(page, pit)
+
+
 @pytest.mark.parametrize(("width", "height"), TABLET_SIZES)
 def test_a_tablet_scrolls_down_never_sideways_and_everything_stays_readable(page, width, height):
     set_viewport(page, width, height, mobile=True)
@@ -269,6 +332,16 @@ def test_a_tablet_scrolls_down_never_sideways_and_everything_stays_readable(page
         g = geometry(page)
         assert_readable(g)
         assert columns(g) >= 4
+    finally:
+        set_viewport(page, *VIEWPORT)
+
+
+@pytest.mark.parametrize(("width", "height"), (VIEWPORT, *TABLET_SIZES))
+def test_axe_core_finds_nothing_serious_on_the_pit(page, width, height):
+    """Offline tables, a shoe down, misdeals and warnings open: every state a tile can be in."""
+    set_viewport(page, width, height, mobile=(width, height) != VIEWPORT)
+    try:
+        assert accessibility_findings(page) == []
     finally:
         set_viewport(page, *VIEWPORT)
 
@@ -284,3 +357,42 @@ def test_screenshots(page, tmp_path):
         if target:
             shutil.copyfile(path, Path(target) / name)
     set_viewport(page, *VIEWPORT)
+
+
+SAW_OFFLINE = """
+window.sawOffline = [];
+new EventSource("/events").addEventListener("pit", (e) => {
+  for (const t of JSON.parse(e.data).tables) if (t.online === false) window.sawOffline.push(t.table_id);
+});
+"""
+
+
+def test_a_pit_that_loses_its_broker_says_so_and_shows_no_table_gone_for_it(
+    browser, make_broker, make_publisher
+):
+    """The broker stops (each table's last will goes with it) and starts again before the tables return."""
+    broker = make_broker(persistence=True)
+    # The tables come back later than the pit (their backoff is their own), so the pit finds their wills.
+    slow = MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=5, reconnect_max_s=5)
+    for table_id in ("T1", "T2"):
+        make_publisher(slow, table_id, on_request=answer)
+    view = Pit(MqttSettings(host=broker.host, port=broker.port), DisplaySettings(listen="127.0.0.1:0"))
+    view.start()
+    try:
+        open_pit(browser, view)
+        wait_for(browser, lambda b: js(b, "scannerdPit.view.counts.online") == 2, 10, "both tables online")
+        browser.execute_script(SAW_OFFLINE)
+        broker.stop()
+        wait_for(
+            browser, lambda b: "NO BROKER since" in b.find_element("id", "broker").text, 10, "the loss said"
+        )
+        assert js(browser, "document.body.dataset.conn") == "live"  # the page has its pit: it is the broker
+        assert not browser.find_elements("css selector", ".tile[data-state='offline']")
+        broker.start()
+        wait_for(
+            browser, lambda b: "Broker back at" in b.find_element("id", "broker").text, 20, "the return said"
+        )
+        wait_for(browser, lambda b: js(b, "scannerdPit.view.counts.online") == 2, 30, "both tables back")
+        assert js(browser, "window.sawOffline") == []
+    finally:
+        view.stop()

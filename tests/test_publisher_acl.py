@@ -11,6 +11,7 @@ import paho.mqtt.client as mqtt
 import pytest
 import structlog
 
+from scannerd.display.settings import DisplaySettings
 from scannerd.events import AnchorEvent, DealerEvent
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.pit.app import Pit
@@ -188,7 +189,7 @@ def test_the_pit_logs_in_as_its_own_user_and_leaves_the_game_server_alone(
     settings = MqttSettings(
         host=broker.host, port=broker.port, username="pit", password_file=tmp_path / "pit-password"
     )
-    pit = Pit(settings, listen_host="127.0.0.1", listen_port=0)
+    pit = Pit(settings, DisplaySettings(listen="127.0.0.1:0"))
     pit.start()
     try:
         tiles = lambda: pit.snapshot()["tables"]  # noqa: E731

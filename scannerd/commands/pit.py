@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+
+from pydantic import ValidationError
 
 from scannerd.commands import arguments
+from scannerd.descriptors import raise_fd_limit
 from scannerd.display.settings import DisplaySettings
 from scannerd.pit import Pit
 
 DEFAULT_LISTEN = "127.0.0.1:8090"
+MAX_CONNECTIONS = 64
+"""Browser connections at once: a wall screen and a dozen tablets need two each."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,16 +27,54 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_LISTEN,
         help=f"where the page is served, HOST:PORT (default {DEFAULT_LISTEN}; port 0 picks one)",
     )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the page is opened under, besides IP addresses and localhost (repeat for "
+        "more); a request naming any other is refused (DNS rebinding)",
+    )
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        help="file whose first line is a token acknowledging needs, for a pit reached over the "
+        "network (default: $CREDENTIALS_DIRECTORY/pit-token if it exists, else none)",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=arguments.positive_int,
+        default=MAX_CONNECTIONS,
+        help=f"browser connections served at once, more are answered 503 (default {MAX_CONNECTIONS})",
+    )
+
+
+def page_settings(args: argparse.Namespace) -> DisplaySettings:
+    """The page's options as the dealer display's settings, which the pit's page shares; ValueError."""
+    try:
+        return DisplaySettings(
+            listen=args.listen,
+            allowed_hosts=args.allowed_host,
+            token_file=args.token_file,
+            max_connections=args.max_connections,
+        )
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        raise ValueError(f"--{str(error['loc'][0]).replace('_', '-')}: {error['msg']}") from None
 
 
 def run(args: argparse.Namespace) -> int:
     try:
         settings = arguments.broker_settings(args)
+        page = page_settings(args)
+        pit = Pit(settings, page)
     except ValueError as exc:
         print(f"pit: {exc}", file=sys.stderr)
         return 2
-    listen = DisplaySettings(listen=args.listen)  # the argument's type has checked it
-    pit = Pit(settings, listen_host=listen.host, listen_port=listen.port)
+    except OSError as exc:  # the token file
+        print(f"pit: cannot read the token file {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
+    raise_fd_limit()
     try:
         pit.start(args.broker_wait)
     except (ConnectionError, OSError) as exc:

@@ -8,13 +8,13 @@ table id), then the daemon inside the service shell.
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 
 import structlog
 
 from scannerd import __version__, logs
 from scannerd.config import EXIT_CONFIG, add_config_argument, load_config_or_report
+from scannerd.descriptors import raise_fd_limit
 from scannerd.log_settings import LOG_LEVELS
 from scannerd.sdnotify import Notifier
 from scannerd.service import EXIT_FAILURE, Service
@@ -27,25 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=LOG_LEVELS,
         help="overrides [log] level from the config",
     )
-
-
-FD_SOFT_LIMIT = 4096
-"""Descriptors the process asks for (the units' ``LimitNOFILE=`` says the same).
-
-Room above what the table itself needs (the shoe, the outbox, the broker link:
-a few dozen) and the display's capped connections, so a burst of refused
-browser connections never leaves the broker's reconnect without a socket. The
-table's own descriptors stay far below 1024 either way, which the MQTT
-client and the serial driver need: they wait with ``select()``.
-"""
-
-
-def raise_fd_limit() -> None:
-    """Lift the soft descriptor limit (1024 by default for services) to ``FD_SOFT_LIMIT`` if allowed."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    wanted = FD_SOFT_LIMIT if hard == resource.RLIM_INFINITY else min(FD_SOFT_LIMIT, hard)
-    if soft != resource.RLIM_INFINITY and soft < wanted:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
 
 def run(args: argparse.Namespace) -> int:

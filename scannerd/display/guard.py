@@ -1,12 +1,15 @@
-"""What keeps the dealer display from taking what the table needs: a cap on its connections.
+"""What keeps a web page from taking what its process needs: a cap on its connections, a descriptor budget.
 
-The display shares the process with the shoe's port, the outbox and the
-broker's socket. Every browser connection costs a file descriptor, so
-without a cap a few hundred idle connections (a misbehaving client, a port
-scan left open) use up the process's descriptors and the table cannot
-reconnect to its broker. A kiosk needs a handful: past the cap a connection
-is answered ``503`` straight from the accept and closed, before any HTTP is
-parsed, so a flood costs almost nothing and never reaches the page's code.
+The dealer display shares the process with the shoe's port, the outbox and
+the broker's socket; the pit view shares its own with the broker link it
+follows the tables through. Every browser connection costs a file
+descriptor, so without a cap a few hundred idle connections (a misbehaving
+client, a port scan left open) use up the process's descriptors and it
+cannot reconnect to its broker. A page needs a handful: past the cap a
+connection is answered ``503`` straight from the accept and closed, before
+any HTTP is parsed, so a flood costs almost nothing and never reaches the
+page's code. Both servers listen through :func:`serve_capped`, and both
+processes lift their descriptor limit (``scannerd/descriptors.py``).
 """
 
 from __future__ import annotations
@@ -17,26 +20,43 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
+from aiohttp import web
 
 log = structlog.get_logger(__name__)
 
 UNACKNOWLEDGED_MS = 30_000
-"""Sent data unacknowledged for this long ends a display connection (half-open: the peer is gone)."""
+"""Sent data unacknowledged for this long ends a page's connection (half-open: the peer is gone)."""
 
 _BUSY = (
     b"HTTP/1.1 503 Service Unavailable\r\n"
-    b"Content-Type: text/plain\r\nContent-Length: 36\r\nConnection: close\r\nRetry-After: 5\r\n\r\n"
-    b"too many connections to the display\n"
+    b"Content-Type: text/plain\r\nContent-Length: 21\r\nConnection: close\r\nRetry-After: 5\r\n\r\n"
+    b"too many connections\n"
 )
+
+
+def capped_runner(app: web.Application, idle_s: float) -> web.AppRunner:
+    """The app's runner; a connection with no request under way for ``idle_s`` is closed."""
+    return web.AppRunner(app, access_log=None, shutdown_timeout=1.0, keepalive_timeout=idle_s)
+
+
+async def serve_capped(
+    runner: web.AppRunner, sock: socket.socket, limit: int, listen: str, page: str
+) -> asyncio.Server:
+    """``runner`` (set up) served on ``sock``: ``limit`` connections at once, its loop's errors counted."""
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(LoopErrors(page))
+    assert runner.server is not None, "the runner must be set up first"
+    return await loop.create_server(ConnectionCap(runner.server, limit, listen, page), sock=sock)
 
 
 class ConnectionCap:
     """An asyncio protocol factory: at most ``limit`` connections at once get ``make()``'s protocol."""
 
-    def __init__(self, make: Callable[[], asyncio.Protocol], limit: int, listen: str) -> None:
+    def __init__(self, make: Callable[[], asyncio.Protocol], limit: int, listen: str, page: str) -> None:
         self._make = make
         self.limit = limit
         self.listen = listen
+        self.page = page
         self.open = 0
         self.refused = 0  # since the cap was last reached; logged once per such episode
 
@@ -44,7 +64,9 @@ class ConnectionCap:
         if self.open >= self.limit:
             if self.refused == 0:
                 log.warning(
-                    "display connections at their limit: refusing more", listen=self.listen, limit=self.limit
+                    f"{self.page} connections at their limit: refusing more",
+                    listen=self.listen,
+                    limit=self.limit,
                 )
             self.refused += 1
             return _Refused()
@@ -54,7 +76,9 @@ class ConnectionCap:
     def _release(self) -> None:
         self.open -= 1
         if self.refused and self.open < self.limit:
-            log.info("display connections below their limit again", listen=self.listen, refused=self.refused)
+            log.info(
+                f"{self.page} connections below their limit again", listen=self.listen, refused=self.refused
+            )
             self.refused = 0
 
 
@@ -102,7 +126,7 @@ class _Counted(asyncio.Protocol):
 
 
 class LoopErrors:
-    """The display loop's exception handler: each kind of error logged once, then only counted.
+    """A page's loop's exception handler: each kind of error logged once, then only counted.
 
     asyncio reports some failures (an accept that finds no descriptor left, a
     transport that breaks) from inside the loop, once per occurrence; under a
@@ -111,20 +135,21 @@ class LoopErrors:
     that a line with the count comes at most every ``every_s`` seconds.
     """
 
-    def __init__(self, every_s: float = 60.0) -> None:
+    def __init__(self, page: str, every_s: float = 60.0) -> None:
+        self.page = page
         self.every_s = every_s
         self._seen: dict[str, tuple[int, float]] = {}  # message -> (count since last line, time of line)
 
     def __call__(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-        message = str(context.get("message", "display loop error"))
+        message = str(context.get("message", f"{self.page} loop error"))
         exc = context.get("exception")
         now = loop.time()
         count, logged_at = self._seen.get(message, (0, -1.0))
         if logged_at < 0:
-            log.error("display loop error", message=message, exc_info=exc)
+            log.error(f"{self.page} loop error", message=message, exc_info=exc)
             self._seen[message] = (0, now)
         elif now - logged_at >= self.every_s:
-            log.error("display loop error repeated", message=message, count=count + 1, error=repr(exc))
+            log.error(f"{self.page} loop error repeated", message=message, count=count + 1, error=repr(exc))
             self._seen[message] = (0, now)
         else:
             self._seen[message] = (count + 1, logged_at)

@@ -22,8 +22,8 @@ import structlog
 from aiohttp import web
 
 from scannerd.credentials import read_secret
-from scannerd.display.access import access_middleware
-from scannerd.display.guard import ConnectionCap, LoopErrors
+from scannerd.display.access import DISPLAY, access_middleware
+from scannerd.display.guard import capped_runner, serve_capped
 from scannerd.display.settings import DisplaySettings
 from scannerd.display.stream import LiveView, ack_answer, ack_body, add_live_page
 from scannerd.display.view import TableView
@@ -170,19 +170,14 @@ class Display(TableListener):
             self._ready.set()
 
     async def _serve(self) -> None:
-        loop = asyncio.get_running_loop()
-        loop.set_exception_handler(LoopErrors())
         self._stop = asyncio.Event()
-        self._loop = loop  # from now on events reach the view, listening or not
+        self._loop = asyncio.get_running_loop()  # from now on events reach the view, listening or not
         self._publish()
-        runner = web.AppRunner(
-            self._app(), access_log=None, shutdown_timeout=1.0, keepalive_timeout=self._idle_s
-        )
+        runner = capped_runner(self._app(), self._idle_s)
         await runner.setup()
         server: asyncio.Server | None = None
         try:
-            cap = ConnectionCap(runner.server, self.settings.max_connections, self.settings.listen)
-            server = await self._listen(cap)
+            server = await self._listen(runner)
             if server is not None:
                 await self._stop.wait()
         finally:
@@ -192,7 +187,7 @@ class Display(TableListener):
             self._live.wake_all()  # let every stream handler see the stop and return
             await runner.cleanup()
 
-    async def _listen(self, cap: ConnectionCap) -> asyncio.Server | None:
+    async def _listen(self, runner: web.AppRunner) -> asyncio.Server | None:
         """Listen, trying again with backoff while it cannot; None if stopped first."""
         assert self._stop is not None
         delay, failures = RETRY_MIN_S, 0
@@ -214,7 +209,8 @@ class Display(TableListener):
                     await asyncio.wait_for(self._stop.wait(), delay)
                 delay = min(delay * 2, RETRY_MAX_S)
                 continue
-            server = await asyncio.get_running_loop().create_server(cap, sock=sock)
+            limit, listen = self.settings.max_connections, self.settings.listen
+            server = await serve_capped(runner, sock, limit, listen, DISPLAY.name)
             log.info("display listening", url=self.url, failed_attempts=failures)
             self._set_health(DisplayHealth(state="listening", listen=self.settings.listen))
             self._ready.set()
@@ -236,7 +232,9 @@ class Display(TableListener):
             self._on_health()
 
     def _app(self) -> web.Application:
-        app = web.Application(middlewares=[access_middleware(self.settings.allowed_hosts, self._token)])
+        app = web.Application(
+            middlewares=[access_middleware(self.settings.allowed_hosts, self._token, DISPLAY)]
+        )
         add_live_page(
             app,
             STATIC_DIR,

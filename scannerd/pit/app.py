@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -19,9 +20,11 @@ from typing import Any
 import structlog
 
 from scannerd.client import Availability, Gap, RequestTimeout, TableClient
+from scannerd.credentials import read_secret
+from scannerd.display.settings import DisplaySettings
 from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
-from scannerd.pit.board import PitBoard
+from scannerd.pit.board import RETURN_S, PitBoard
 from scannerd.pit.server import PitServer
 from scannerd.requests import Response
 
@@ -30,19 +33,27 @@ log = structlog.get_logger(__name__)
 STATE_TIMEOUT_S = 5.0
 STATE_ASKERS = 4
 """get_state requests in flight at once: fifty tables seed in a moment; an offline one holds none up."""
+TOKEN_CREDENTIAL = "pit-token"
+"""Looked up in ``$CREDENTIALS_DIRECTORY`` when no token file is given."""
 
 
 class Pit:
-    """Every table under the settings' prefix on their broker, served at ``listen_host:listen_port``."""
+    """Every table under the settings' prefix on their broker, served as ``page`` says.
+
+    ``page`` is the dealer display's settings, which the pit's page takes
+    for the same guards: where it listens, its connection cap, its allowed
+    host names and its token file (read now: an OSError names it).
+    """
 
     def __init__(
         self,
         settings: MqttSettings,
+        page: DisplaySettings,
         *,
-        listen_host: str = "127.0.0.1",
-        listen_port: int = 8090,
         client_id: str | None = None,
+        environ: dict[str, str] | None = None,
     ) -> None:
+        token = read_secret(page.token_file, TOKEN_CREDENTIAL, environ)
         self.board = PitBoard()
         self._lock = threading.Lock()
         self._asked: set[str] = set()  # tables whose get_state is in flight or answered
@@ -54,10 +65,16 @@ class Pit:
             on_event=self._on_event,
             on_gap=self._on_gap,
             on_availability=self._on_availability,
+            on_connection=self._on_connection,
             session_expiry_s=0,
             attended=True,
         )
-        self.server = PitServer(listen_host, listen_port, self.snapshot, self.acknowledge)
+        self.server = PitServer(
+            page,
+            self.snapshot,
+            self.acknowledge,
+            token=token.get_secret_value() if token is not None else None,
+        )
 
     def start(self, timeout: float = 10.0) -> None:
         self.server.start()
@@ -78,7 +95,7 @@ class Pit:
 
     def snapshot(self) -> dict[str, Any]:
         with self._lock:
-            return self.board.snapshot()
+            return self.board.snapshot(time.time())
 
     def acknowledge(self, table_id: str, alert_id: int) -> Response:
         """The pit boss's ACK: the table's answer to ``ack_alert``; the alert leaves when its event comes."""
@@ -93,9 +110,19 @@ class Pit:
         if changed:
             self.server.changed()
 
+    def _on_connection(self, connected: bool) -> None:
+        """The page says the pit lost its broker, and when it has it back; tiles are judged again after."""
+        with self._lock:
+            self.board.set_connection(connected, time.time())
+        self.server.changed()
+        if connected:  # the tables still offline once their time to come back is up are shown so
+            timer = threading.Timer(RETURN_S + 1, self.server.changed)
+            timer.daemon = True
+            timer.start()
+
     def _on_availability(self, table_id: str, availability: Availability) -> None:
         with self._lock:
-            self.board.set_availability(table_id, availability)
+            self.board.set_availability(table_id, availability, time.time())
         if availability.online:
             self._seed(table_id)
         self.server.changed()

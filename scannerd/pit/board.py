@@ -4,7 +4,8 @@ Each table is a :class:`~scannerd.display.view.TableView`, the very fold the
 dealer display and ``scannerd watch`` keep, so the pit can never tell the pit
 boss something the dealer's screen does not. The board adds what only the
 pit needs: each table's availability from its retained status, and a
-compact tile per table. It is pure: no clock, no I/O, no threads.
+compact tile per table, and whether the pit itself has its broker. It is
+pure: no I/O, no threads, and no clock of its own (the time is handed in).
 """
 
 from __future__ import annotations
@@ -18,6 +19,16 @@ from scannerd.events import Event
 
 ROAD_COLUMNS = 12
 """The big road's last columns that a tile shows: enough for the current streaks, small enough for 50."""
+RETURN_S = 60.0
+"""After the pit has its broker back, how long a table that was online before may take to say so again.
+
+A broker that goes down sends every table's last will (``offline``, retained)
+and the tables come back with their own reconnect backoff (up to 30 s): an
+``offline`` heard in that time says the broker went, not the table. Past it,
+a table still offline is shown so.
+"""
+WILLS_S = 5.0
+"""How long before the pit notices its broker gone the wills it sends as it shuts down may come."""
 
 
 class PitBoard:
@@ -26,6 +37,20 @@ class PitBoard:
     def __init__(self) -> None:
         self.views: dict[str, TableView] = {}
         self.availability: dict[str, Availability] = {}
+        self.broker: bool | None = None  # the pit's own connection; None before the first
+        self.lost_at: float | None = None
+        self.back_at: float | None = None
+        self._offline_since: dict[str, float] = {}  # when each table's status last turned offline
+
+    def set_connection(self, connected: bool, now: float) -> None:
+        """The pit's own broker connection was made or lost at ``now`` (epoch seconds)."""
+        if connected == self.broker:
+            return
+        if not connected:
+            self.lost_at = now
+        elif self.broker is False:
+            self.back_at = now
+        self.broker = connected
 
     def view(self, table_id: str) -> TableView:
         if table_id not in self.views:
@@ -36,7 +61,11 @@ class PitBoard:
         """One published event; False when it was old news."""
         return self.view(event.table_id).apply(event.model_dump(mode="json"))
 
-    def set_availability(self, table_id: str, availability: Availability) -> None:
+    def set_availability(self, table_id: str, availability: Availability, now: float) -> None:
+        """The table's retained status and device, heard at ``now``."""
+        was = self.availability.get(table_id, Availability())
+        if availability.status is not None and availability.status.state == "offline" and was.online:
+            self._offline_since[table_id] = now
         self.availability[table_id] = availability
         if availability.device is not None:
             self.view(table_id).set_device(availability.device.model_dump(mode="json"))
@@ -51,10 +80,20 @@ class PitBoard:
         view.load_state(state)
         return True
 
-    def snapshot(self) -> dict[str, Any]:
-        """Every tile, in table order (a table keeps its place on the wall), and the pit's totals."""
-        tiles = [self.tile(table_id) for table_id in sorted(self.views)]
+    def returning(self, now: float) -> bool:
+        """Whether the tables may still be coming back after the pit got its broker back."""
+        return self.broker is True and self.back_at is not None and now - self.back_at < RETURN_S
+
+    def snapshot(self, now: float) -> dict[str, Any]:
+        """Every tile, in table order (a table keeps its place on the wall), the pit's totals and broker."""
+        tiles = [self.tile(table_id, now) for table_id in sorted(self.views)]
         return {
+            "broker": {
+                "connected": self.broker,
+                "lost_at": self.lost_at,
+                "back_at": self.back_at,
+                "returning": self.returning(now),
+            },
             "tables": tiles,
             "counts": {
                 "tables": len(tiles),
@@ -65,24 +104,38 @@ class PitBoard:
             },
         }
 
-    def tile(self, table_id: str) -> dict[str, Any]:
+    def online(self, table_id: str, now: float) -> bool | None:
+        """The table's retained status; None (not known) where the broker's going may have said it.
+
+        That is an ``offline`` heard from just before the pit lost its broker (the wills it sent
+        as it went) until the tables' time to come back is up.
+        """
+        status = self.availability.get(table_id, Availability()).status
+        if status is None:
+            return None
+        if status.state == "online":
+            return True
+        since = self._offline_since.get(table_id)
+        with_the_broker = self.lost_at is not None and since is not None and since >= self.lost_at - WILLS_S
+        return None if with_the_broker and (self.broker is False or self.returning(now)) else False
+
+    def tile(self, table_id: str, now: float) -> dict[str, Any]:
         view = self.views[table_id]
         snap = view.snapshot()
-        status = self.availability.get(table_id, Availability()).status
         shoe, rnd, history = snap["shoe"], snap["round"], snap["history"]
         first = max(0, history["big_columns"] - ROAD_COLUMNS)
         last = view.results[-1][1] if view.results else None
+        # Misdeals before warnings, newest first within each (the sort is stable): the tile shows the first.
+        alerts = sorted(snap["alerts"], key=lambda a: a["severity"] != "misdeal")
         return {
             "table_id": table_id,
-            "online": None if status is None else status.state == "online",
+            "online": self.online(table_id, now),
             "link": snap["link"],
             "shoe": shoe
             and {k: shoe[k] for k in ("shoe_id", "status", "decks", "cards_dealt", "cards_remaining")},
             "round": rnd and {k: rnd[k] for k in ("round_id", "hand_no", "phase", "winner", "last_hand")},
             "dealer": view.dealer_id,
-            "alerts": [
-                {k: a[k] for k in ("alert_id", "code", "severity", "message")} for a in snap["alerts"]
-            ],
+            "alerts": [{k: a[k] for k in ("alert_id", "code", "severity", "message")} for a in alerts],
             "last_result": last
             and {
                 "winner": last.winner,

@@ -5,6 +5,12 @@ its own thread and loop, the whole view pushed by server-sent events so a
 page that reconnects is simply right again. Fifty tables change many times a
 second between them, so changes are gathered for ``COALESCE_S`` and the
 pit is serialised once for all of them.
+
+It is guarded by the display's own code, since the pit's page can
+acknowledge a table's misdeal just as the dealer's can: the same Host,
+Origin and token checks (``scannerd/display/access.py``) and the same cap on
+connections with its idle timeout (``scannerd/display/guard.py``), so idle
+browsers cannot take the descriptors the pit needs to reach its broker.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ import structlog
 from aiohttp import web
 
 from scannerd.client import RequestTimeout
+from scannerd.display.access import PIT, access_middleware
+from scannerd.display.guard import capped_runner, serve_capped
+from scannerd.display.settings import DisplaySettings
 from scannerd.display.stream import LiveView, ack_answer, ack_body, ack_error, add_live_page
 from scannerd.idents import check_table_id
 from scannerd.requests import Response
@@ -30,18 +39,33 @@ log = structlog.get_logger(__name__)
 STATIC_DIR = Path(__file__).with_name("static")
 COALESCE_S = 0.1
 START_TIMEOUT_S = 10.0
+IDLE_S = 10.0
+"""A connection with no request under way for this long is closed, as at the dealer display."""
 
 Acknowledge = Callable[[str, int], Response]
 """(table_id, alert_id) -> the table's answer to ``ack_alert``; raises RequestTimeout without one."""
 
 
 class PitServer:
-    """Serves ``snapshot()`` (the board's, JSON-ready) at ``host:port``; ``changed()`` after every change."""
+    """Serves ``snapshot()`` (the board's, JSON-ready) as ``page`` says; ``changed()`` after every change.
+
+    ``page`` takes the dealer display's settings (listen, max_connections,
+    allowed_hosts); ``token``, when set, is what acknowledging needs.
+    """
 
     def __init__(
-        self, host: str, port: int, snapshot: Callable[[], dict[str, Any]], acknowledge: Acknowledge
+        self,
+        page: DisplaySettings,
+        snapshot: Callable[[], dict[str, Any]],
+        acknowledge: Acknowledge,
+        *,
+        token: str | None = None,
+        idle_s: float = IDLE_S,
     ) -> None:
-        self.host, self.port = host, port
+        self.page = page
+        self.host, self.port = page.host, page.port
+        self._token = token
+        self._idle_s = idle_s
         self._snapshot = snapshot
         self._acknowledge = acknowledge
         self._live = LiveView()
@@ -108,7 +132,7 @@ class PitServer:
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
         self._publish()
-        app = web.Application()
+        app = web.Application(middlewares=[access_middleware(self.page.allowed_hosts, self._token, PIT)])
         add_live_page(
             app,
             STATIC_DIR,
@@ -117,19 +141,22 @@ class PitServer:
             lambda: self._stop is not None and not self._stop.is_set(),
         )
         app.router.add_post("/api/ack", self._ack)
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
+        runner = capped_runner(app, self._idle_s)
         await runner.setup()
+        server: asyncio.Server | None = None
         try:
             sock = socket.create_server(
                 (self.host, self.port), family=socket.AF_INET6 if ":" in self.host else socket.AF_INET
             )
             self.port = sock.getsockname()[1]
-            await web.SockSite(runner, sock).start()
+            server = await serve_capped(runner, sock, self.page.max_connections, self.page.listen, PIT.name)
             self._loop = asyncio.get_running_loop()
             self._ready.set()
             await self._stop.wait()
         finally:
             self._loop = None
+            if server is not None:
+                server.close()
             self._live.wake_all()
             await runner.cleanup()
 

@@ -19,6 +19,9 @@ import pytest
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 VIEWPORT = (1920, 1080)  # the dealer's monitor
+REBOUND = "example"
+"""Every name under this domain resolves to this machine in the test browser, as DNS rebinding makes
+a foreign site's name resolve to the table PC or the pit's machine: ``http://evil.example:PORT/``."""
 
 # Nothing reaches out: no updates, no sync, no first-run pages; sound plays as in the kiosk.
 FLAGS = (
@@ -32,6 +35,7 @@ FLAGS = (
     "--disable-sync",
     "--hide-scrollbars",
     "--autoplay-policy=no-user-gesture-required",
+    f"--host-resolver-rules=MAP *.{REBOUND} 127.0.0.1",
 )
 
 
@@ -39,10 +43,11 @@ def _missing() -> str | None:
     for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
         if not os.access(path, os.X_OK):
             return f"{path} not found: apt-get install {package}"
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed: pip install -e '.[test]'"
+    for module in ("selenium", "axe_core_python"):
+        try:
+            __import__(module)
+        except ImportError:
+            return f"{module} is not installed: pip install -e '.[test]'"
     return None
 
 
@@ -98,6 +103,32 @@ def wait_for(driver: Any, predicate: Callable[[Any], Any], timeout: float, what:
 
 def screenshot(driver: Any, path: Path) -> None:
     path.write_bytes(driver.get_screenshot_as_png())
+
+
+BLOCKING = ("serious", "critical")
+"""axe-core's impacts that fail a page: what keeps someone from reading or using it."""
+
+RUN_AXE = """
+const done = arguments[arguments.length - 1];
+axe.run(document, {resultTypes: ["violations"]}).then((r) => done(r.violations), (e) => done(String(e)));
+"""
+
+
+def accessibility_findings(driver: Any) -> list[str]:
+    """axe-core's serious and critical findings on the page as it is now, one line each.
+
+    axe-core comes packaged (``axe-core-python``, pinned in constraints.txt), so CI needs no npm.
+    """
+    from axe_core_python.base import AXE_SCRIPT
+
+    driver.execute_script(AXE_SCRIPT)
+    violations = driver.execute_async_script(RUN_AXE)
+    assert isinstance(violations, list), f"axe-core failed: {violations}"
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} at {[n['target'] for n in v['nodes']][:4]}"
+        for v in violations
+        if v["impact"] in BLOCKING
+    ]
 
 
 # ------------------------------------------------------------------ reading the dealer display

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import paho.mqtt.client as mqtt
@@ -76,6 +77,13 @@ class SimulatedPit:
         self.client.loop_start()
         if not self._subscribed.wait(START_TIMEOUT_S):
             raise AssertionError("the simulated tables could not subscribe")
+
+    def across(self, outage: Callable[[], None]) -> None:
+        """Run ``outage`` (the broker restarted, say); return once the tables take requests again."""
+        self._subscribed.clear()
+        outage()
+        if not self._subscribed.wait(START_TIMEOUT_S * 3):
+            raise AssertionError("the simulated tables did not subscribe again")
 
     def close(self) -> None:
         self.client.disconnect()

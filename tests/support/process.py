@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -92,3 +95,31 @@ def wait_shoe_open(server: GameServer, base: str = "casino/tables/T1") -> None:
         return any(m.topic == f"{base}/device" and json.loads(m.payload)["link"] == "up" for m in got)
 
     server.wait_for(link_up, 30)
+
+
+IDLE_CONNECTIONS = 1100
+"""More than the 1024 descriptors a service gets by default."""
+
+
+def open_idle_streams(port: int, count: int, deadline_s: float = 60.0) -> list[socket.socket]:
+    """``count`` browsers that ask for the event stream and then never read or leave (loopback only)."""
+    request = f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+    held: list[socket.socket] = []
+    deadline = time.monotonic() + deadline_s
+    while len(held) < count and time.monotonic() < deadline:
+        try:
+            sock = socket.create_connection(("127.0.0.1", port), timeout=2)
+            sock.sendall(request)
+        except OSError:
+            continue  # a daemon that ran out of descriptors stops accepting: keep trying until the deadline
+        held.append(sock)
+    return held
+
+
+def state_answers(port: int) -> bool:
+    """Whether the page on ``port`` (loopback) serves its view."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=5) as resp:
+            return resp.status == 200
+    except OSError:
+        return False

@@ -32,7 +32,23 @@ function render(view) {
   $("count-offline").textContent = `${c.offline} offline`;
   $("count-misdeals").textContent = `${c.misdeals} misdeal${c.misdeals === 1 ? "" : "s"}`;
   $("count-warnings").textContent = `${c.warnings} warning${c.warnings === 1 ? "" : "s"}`;
+  brokerLine(view.broker);
   $("tables").replaceChildren(...view.tables.map(tile));
+}
+
+function clock(ts) {
+  return new Date(ts * 1000).toLocaleTimeString([], { hour12: false });
+}
+
+// The pit's own link to the tables: while it is lost no table is heard, and none is shown as gone for it.
+function brokerLine(b) {
+  document.body.dataset.broker = b.connected === false ? "lost" : b.returning ? "back" : "";
+  $("broker").textContent =
+    b.connected === false
+      ? `NO BROKER since ${clock(b.lost_at)}: the pit hears no table; tiles show what each table last said`
+      : b.returning
+        ? `Broker back at ${clock(b.back_at)}`
+        : "";
 }
 
 function tile(t) {
@@ -49,7 +65,9 @@ function tile(t) {
   if (t.last_result && t.last_result.natural) result.append(el("span", "natural"));
   head.append(result);
   const state = node.dataset.state;
-  head.append(el("span", `pill ${state}`, state === "unknown" ? "?" : state.toUpperCase()));
+  const pill = el("span", `pill ${state}`, state === "unknown" ? "?" : state.toUpperCase());
+  if (state === "unknown") pill.title = "not heard from yet";
+  head.append(pill);
   node.append(head);
 
   const rnd = el("div", "line round");
@@ -84,7 +102,8 @@ function tile(t) {
   bar.append(fill);
   node.append(bar);
 
-  if (t.alerts.length) node.append(alertRow(t, t.online !== false));
+  const heard = t.online !== false && pit.view.broker.connected !== false; // who can hear an ACK now
+  if (t.alerts.length) node.append(alertRow(t, heard));
   if (pit.errors[t.table_id]) node.append(el("div", "error", pit.errors[t.table_id]));
 
   const foot = el("div", "foot");
@@ -103,7 +122,7 @@ function alertRow(t, canAck) {
   what.append(el("span", "code", alert.code), el("span", "msg", alert.message));
   row.append(what);
   if (t.alerts.length > 1) row.append(el("span", "more", `+${t.alerts.length - 1}`));
-  if (!canAck) return row; // an offline table cannot hear the acknowledgement
+  if (!canAck) return row; // an offline table, or any while the broker is lost, cannot hear it
   const key = `${t.table_id}/${alert.alert_id}`;
   const button = el("button", "ack", pit.acking[key] ? "\u2026" : "ACK");
   button.type = "button";
