@@ -11,8 +11,6 @@ replays to exactly what was published.
 
 from __future__ import annotations
 
-import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -20,11 +18,9 @@ import pytest
 
 from drivers.events import DeviceCard
 from scannerd.recording.replay import replay
-from simulators.serial_pty import FramedPtyDevice, PtyPort
 from tests.support.broker import Broker, GameServer
-from tests.support.config import write_config
 from tests.support.frames import beetek
-from tests.support.process import start_daemon
+from tests.support.process import live_table
 
 BASE = "casino/tables/T1"
 LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1")
@@ -32,18 +28,15 @@ LIBFAKETIME = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1")
 pytestmark = pytest.mark.skipif(not LIBFAKETIME.exists(), reason="libfaketime is not installed")
 
 
-def start(config: Path, log: Path, offset: Path) -> subprocess.Popen[bytes]:
-    """``scannerd run`` whose wall clock is ``offset``'s: libfaketime reads it at every call."""
-    return start_daemon(
-        config,
-        log,
-        {
-            "LD_PRELOAD": str(LIBFAKETIME),
-            "FAKETIME_TIMESTAMP_FILE": str(offset),
-            "FAKETIME_NO_CACHE": "1",
-            "FAKETIME_DONT_FAKE_MONOTONIC": "1",
-        },
-    )
+def faked_clock(offset: Path) -> dict[str, str]:
+    """The environment of a ``scannerd run`` whose wall clock is ``offset``'s: libfaketime reads it at
+    every call; the monotonic clock is left alone."""
+    return {
+        "LD_PRELOAD": str(LIBFAKETIME),
+        "FAKETIME_TIMESTAMP_FILE": str(offset),
+        "FAKETIME_NO_CACHE": "1",
+        "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+    }
 
 
 def step(offset: Path, seconds: int) -> None:
@@ -66,19 +59,16 @@ def test_a_clock_step_mid_round_neither_stalls_a_beetek_round_nor_breaks_its_rep
 ) -> None:
     offset = tmp_path / "faketime"
     step(offset, 0)
-    port = PtyPort(tmp_path / "shoe")
     record = tmp_path / "rec"
-    config = write_config(
+    with live_table(
         tmp_path,
         mosquitto,
         "beetek",
-        port.path,
+        env=faked_clock(offset),
         rules={"round_control": "auto", "burn": "none", "stall_timeout_s": 30},
         record={"dir": str(record), "compress": False},
-    )
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start(config, tmp_path / "scannerd.log", offset)
-    try:
+    ) as table:
+        server, port = table.server, table.port
         wait_open(server)
         port.write(beetek("9H", "2S", crlf=False))
         server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
@@ -87,11 +77,6 @@ def test_a_clock_step_mid_round_neither_stalls_a_beetek_round_nor_breaks_its_rep
         time.sleep(3)  # ticks pass with the clock two minutes on
         port.write(beetek("9C", "3D", crlf=False))
         server.wait_for(lambda _: any(r["phase"] == "complete" for r in server.payloads("/round")))
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(15)
-        server.close()
-        port.close()
     log = (tmp_path / "scannerd.log").read_text()
     assert "ROUND_STALLED" not in alerts(server), log[-3000:]
     assert "the wall clock stepped" in log
@@ -102,7 +87,9 @@ def test_a_clock_step_mid_round_neither_stalls_a_beetek_round_nor_breaks_its_rep
     # Each file replays to what the table published while it was written: the step began a new one.
     files = sorted(record.glob("*.jsonl"))
     assert len(files) >= 2
-    replayed = [p.payload for f in files for p in replay(f) if p.topic.split("/")[-2] != "response"]
+    # The deal's events: each file's anchor is published once the file is sealed, after its last line.
+    deal = ("/card", "/round", "/alert", "/shoe")
+    replayed = [p.payload for f in files for p in replay(f) if p.topic.endswith(deal)]
     published = [
         m.payload for m in server.messages() if m.topic.endswith(("/card", "/round", "/alert", "/shoe"))
     ]
@@ -113,14 +100,9 @@ def test_a_clock_step_mid_round_neither_stalls_a_beetek_round_nor_breaks_its_rep
 def test_a_clock_step_does_not_make_a_framed_shoe_look_silent(tmp_path, mosquitto: Broker) -> None:
     offset = tmp_path / "faketime"
     step(offset, 0)
-    port = PtyPort(tmp_path / "shoe", baudrate=115200)
-    shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
-    config = write_config(
-        tmp_path, mosquitto, "framed", port.path, rules={"round_control": "auto", "burn": "none"}
-    )
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start(config, tmp_path / "scannerd.log", offset)
-    try:
+    with live_table(tmp_path, mosquitto, env=faked_clock(offset)) as table:
+        server, shoe = table.server, table.shoe
+        assert shoe is not None
         wait_open(server)
         shoe.heartbeat()
         for card in ("9H", "2S"):
@@ -133,12 +115,6 @@ def test_a_clock_step_does_not_make_a_framed_shoe_look_silent(tmp_path, mosquitt
         for card in ("9C", "3D"):
             shoe.send(DeviceCard(card))
         server.wait_for(lambda _: any(r["phase"] in ("complete", "void") for r in server.payloads("/round")))
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(15)
-        shoe.stop()
-        server.close()
-        port.close()
     log = (tmp_path / "scannerd.log").read_text()
     assert "DEVICE_DISCONNECTED" not in alerts(server), log[-3000:]
     (end,) = [r for r in server.payloads("/round") if r["phase"] in ("complete", "void")]
@@ -150,17 +126,9 @@ def test_repeated_small_steps_neither_raise_a_stall_nor_hide_one(tmp_path, mosqu
     """A clock that keeps jumping a second at a time (a bad time source) is still judged step by step."""
     offset = tmp_path / "faketime"
     step(offset, 0)
-    port = PtyPort(tmp_path / "shoe")
-    config = write_config(
-        tmp_path,
-        mosquitto,
-        "beetek",
-        port.path,
-        rules={"round_control": "auto", "burn": "none", "stall_timeout_s": 6},
-    )
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start(config, tmp_path / "scannerd.log", offset)
-    try:
+    rules = {"round_control": "auto", "burn": "none", "stall_timeout_s": 6}
+    with live_table(tmp_path, mosquitto, "beetek", env=faked_clock(offset), rules=rules) as table:
+        server, port = table.server, table.port
         wait_open(server)
         dealt = time.monotonic()  # before the cards: the table's own time for them can only be later
         port.write(beetek("9H", "2S", crlf=False))
@@ -171,8 +139,3 @@ def test_repeated_small_steps_neither_raise_a_stall_nor_hide_one(tmp_path, mosqu
         assert "ROUND_STALLED" not in alerts(server)
         server.wait_for(lambda _: "ROUND_STALLED" in alerts(server), 20)
         assert time.monotonic() - dealt >= 6  # raised when six real seconds had passed, not before
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(15)
-        server.close()
-        port.close()

@@ -34,7 +34,7 @@ from tests.support.broker import Broker, GameServer, wait_until
 from tests.support.config import write_config
 from tests.support.fault import deduplicated
 from tests.support.frames import beetek
-from tests.support.process import AUTO, framed_shoe, log_lines, start_daemon, wait_shoe_open
+from tests.support.process import AUTO, live_table, log_lines, wait_shoe_open
 
 BASE = "casino/tables/T1"
 SHOE = random.Random(3).sample([c for c in ALL_CARDS for _ in range(8)], 8 * len(ALL_CARDS))
@@ -103,32 +103,23 @@ def test_the_state_judged_again_from_the_journal_equals_the_live_one(tmp_path, m
 @pytest.mark.timeout(180)
 def test_a_framed_round_carries_on_across_a_kill_between_snapshots(tmp_path, mosquitto: Broker) -> None:
     """SIGKILL with the round's cards only in journal rows: the framed dedup and the round come back."""
-    port, shoe, config = framed_shoe(tmp_path, mosquitto)
-    log = tmp_path / "scannerd.log"
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start_daemon(config, log)
-    try:
+    with live_table(tmp_path, mosquitto) as table:
+        server, shoe = table.server, table.shoe
+        assert shoe is not None
         server.wait_online(BASE)
         for card in ("9H", "2S", "KS", "5C", "9C"):  # a natural, then the next round's first card
             shoe.send(DeviceCard(card))
         server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 5)
         assert shoe.wait_idle(10)
         assert journal_rows(tmp_path / "outbox.sqlite3") >= 3
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(15)
+        table.kill()
         shoe.send(DeviceCard("2D"))  # kept by the shoe until a host acknowledges it
-        proc = start_daemon(config, log)
+        table.start()
         for card in ("KD", "5S"):
             shoe.send(DeviceCard(card))
         server.wait_for(
             lambda _: len([e for e in kept(server) if e["kind"] == "round" and e["phase"] == "complete"]) == 2
         )
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(15)
-        shoe.stop()
-        server.close()
-        port.close()
 
     events = kept(server)
     cards = [e["card"] for e in events if e["kind"] == "card"]
@@ -138,20 +129,16 @@ def test_a_framed_round_carries_on_across_a_kill_between_snapshots(tmp_path, mos
     ends = [e for e in events if e["kind"] == "round" and e["phase"] == "complete"]
     assert (ends[1]["player"]["cards"], ends[1]["banker"]["cards"]) == (["9C", "KD"], ["2D", "5S"])
     assert not [e for e in events if e["kind"] == "alert" and e["code"] in ("DAEMON_RESTARTED", "STATE_LOST")]
-    (start,) = [line for line in log_lines(log) if line.get("event") == "state restored"][-1:]
+    (start,) = [line for line in log_lines(table.log) if line.get("event") == "state restored"][-1:]
     assert start["journal_rows"] >= 3
 
 
 @pytest.mark.timeout(240)
 def test_a_start_judges_a_long_journal_again(tmp_path, mosquitto: Broker) -> None:
     """Almost SNAPSHOT_EVERY inputs since the snapshot, then a kill: the scoreboard and seq come back."""
-    port = PtyPort(tmp_path / "shoe")
-    config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=AUTO)
-    log = tmp_path / "scannerd.log"
-    server = GameServer(mosquitto, [f"{BASE}/#"])
     cards = SHOE[: SNAPSHOT_EVERY - 10]
-    proc = start_daemon(config, log)
-    try:
+    with live_table(tmp_path, mosquitto, "beetek") as table:
+        server, port = table.server, table.port
         wait_shoe_open(server)
         for card in cards:
             port.write(beetek(card, crlf=False))
@@ -161,23 +148,17 @@ def test_a_start_judges_a_long_journal_again(tmp_path, mosquitto: Broker) -> Non
         server.wait_for(lambda got: any(m.topic.endswith("/response/get_state") for m in got))
         before = json.loads(server.messages("/response/get_state")[-1].payload)["data"]
         rows = journal_rows(tmp_path / "outbox.sqlite3")
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(15)
-        proc = start_daemon(config, log)
+        table.kill()
+        table.start()
         server.wait_for(
             lambda _: any(e["kind"] == "alert" and e["code"] == "DAEMON_RESTARTED" for e in kept(server))
         )
         server.request(f"{BASE}/request/get_state", {})
         server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/response/get_state")]) == 2)
         after = json.loads(server.messages("/response/get_state")[-1].payload)["data"]
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(15)
-        server.close()
-        port.close()
 
     assert rows > 100
-    (start,) = [line for line in log_lines(log) if line.get("event") == "state restored"]
+    (start,) = [line for line in log_lines(table.log) if line.get("event") == "state restored"]
     assert start["journal_rows"] == rows
     assert after["results"] == before["results"]  # every hand of the shoe is on the scoreboard again
     seqs = [e["seq"] for e in kept(server)]
@@ -197,39 +178,28 @@ DAMAGE = {
 @pytest.mark.parametrize("damage", list(DAMAGE))
 def test_a_damaged_journal_row_is_a_lost_state_not_a_wrong_one(tmp_path, mosquitto: Broker, damage) -> None:
     """The start keeps the state before the row, says STATE_LOST once, and numbers above all published."""
-    port = PtyPort(tmp_path / "shoe")
-    config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=AUTO)
-    log = tmp_path / "scannerd.log"
     outbox = tmp_path / "outbox.sqlite3"
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start_daemon(config, log)
-    try:
+    with live_table(tmp_path, mosquitto, "beetek") as table:
+        server, port = table.server, table.port
         wait_shoe_open(server)
         for card in ("9H", "2S", "8D"):
             port.write(beetek(card, crlf=False))
             server.wait_for(lambda _, card=card: any(e.get("card") == card for e in kept(server)))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(15)
+        table.kill()
         with sqlite3.connect(outbox) as db:
             assert db.execute(DAMAGE[damage]).rowcount == 1
         published = max(e["seq"] for e in kept(server))
-        proc = start_daemon(config, log)
+        table.start()
         server.wait_for(
             lambda _: any(e["kind"] == "alert" and e["code"] == "STATE_LOST" for e in kept(server))
         )
         port.write(beetek("3C", crlf=False))
         server.wait_for(lambda _: any(e.get("card") == "3C" for e in kept(server)))
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(15) == 0
-        proc = start_daemon(config, log)  # the next start finds no journal left to disagree with
+        assert table.kill(signal.SIGTERM) == 0
+        table.start()  # the next start finds no journal left to disagree with
         server.wait_online(BASE)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(15)
-        server.close()
-        port.close()
 
-    lines = log_lines(log)
+    lines = log_lines(table.log)
     errors = [line for line in lines if line.get("level") == "error"]
     assert len(errors) == 1, errors
     assert "journal" in errors[0]["event"] and errors[0]["journal"].startswith("journal row ")

@@ -17,12 +17,10 @@ import time
 import pytest
 
 from drivers.events import DeviceCard
-from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer
-from tests.support.config import write_config
 from tests.support.fault import deduplicated
 from tests.support.frames import beetek
-from tests.support.process import framed_shoe, start_daemon
+from tests.support.process import live_table
 
 BASE = "casino/tables/T1"
 
@@ -53,25 +51,18 @@ def wait_shoe_open(server: GameServer, opened: int) -> None:
 def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
     tmp_path, mosquitto: Broker, stop
 ) -> None:
-    port = PtyPort(tmp_path / "shoe")
-    config = write_config(
-        tmp_path, mosquitto, "beetek", port.path, rules={"round_control": "auto", "burn": "none"}
-    )
-    log = tmp_path / "scannerd.log"
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start_daemon(config, log)
-    try:
+    with live_table(tmp_path, mosquitto, "beetek") as table:
+        server, port = table.server, table.port
         wait_shoe_open(server, 1)
         for card in ("9H", "2S"):
             port.write(beetek(card, crlf=False))
         server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
-        proc.send_signal(stop)
-        proc.wait(15)
+        table.kill(stop)
         # Dealt while nobody reads: it waits in the tty, which the next open discards.
         port.write(beetek("9C", crlf=False))
         time.sleep(0.2)
         opened = len([m for m in server.messages("/device") if b'"link":"up"' in m.payload])
-        proc = start_daemon(config, log)
+        table.start()
         server.wait_for(lambda got: any(m.topic.endswith("/round") and b'"void"' in m.payload for m in got))
         wait_shoe_open(server, opened + 1)
         # The dealer, unaware, deals the void round on: its last card must not open a new round.
@@ -84,11 +75,6 @@ def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
         for card in ("8D", "3C", "KH", "5H"):
             port.write(beetek(card, crlf=False))
         server.wait_for(lambda got: len(round_ends(server)) == 2)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(15)
-        server.close()
-        port.close()
 
     first, second = round_ends(server)
     assert (first["phase"], first["reason"]) == ("void", "DAEMON_RESTARTED"), first
@@ -106,28 +92,19 @@ def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
 
 @pytest.mark.timeout(120)
 def test_a_framed_round_carries_on_across_a_restart(tmp_path, mosquitto: Broker) -> None:
-    port, shoe, config = framed_shoe(tmp_path, mosquitto)
-    log = tmp_path / "scannerd.log"
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start_daemon(config, log)
-    try:
+    with live_table(tmp_path, mosquitto) as table:
+        server, shoe = table.server, table.shoe
+        assert shoe is not None
         server.wait_online(BASE)
         for card in ("9H", "2S"):
             shoe.send(DeviceCard(card))
         server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
         assert shoe.wait_idle(10)
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(15)
+        table.kill(signal.SIGTERM)
         shoe.send(DeviceCard("9C"))  # kept by the shoe until a host acknowledges it
-        proc = start_daemon(config, log)
+        table.start()
         shoe.send(DeviceCard("3D"))
         server.wait_for(lambda got: len(round_ends(server)) == 1)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(15)
-        shoe.stop()
-        server.close()
-        port.close()
 
     (end,) = round_ends(server)
     assert end["phase"] == "complete", end

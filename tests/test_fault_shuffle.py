@@ -11,7 +11,6 @@ must still come, from the fingerprint of S1 in the saved state.
 from __future__ import annotations
 
 import random
-import signal
 
 from drivers.events import DeviceCard
 from scannerd.baccarat import next_position
@@ -19,7 +18,7 @@ from scannerd.cards import ALL_CARDS
 from simulators.serial_pty import FramedPtyDevice
 from tests.support.broker import Broker, GameServer
 from tests.support.fault import deduplicated
-from tests.support.process import framed_shoe, start_daemon
+from tests.support.process import live_table
 
 BASE = "casino/tables/T1"
 
@@ -60,27 +59,18 @@ def deal(shoe: FramedPtyDevice, server: GameServer, shoe_id: str, cards: list[st
 
 def test_a_preset_shoe_is_caught_across_a_sigkill_mid_shoe(tmp_path, mosquitto: Broker) -> None:
     order = whole_rounds([c for c in ALL_CARDS for _ in range(8)], 120)
-    port, shoe, config = framed_shoe(tmp_path, mosquitto)
-    log = tmp_path / "scannerd.log"
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start_daemon(config, log)
-    try:
+    with live_table(tmp_path, mosquitto) as table:
+        server, shoe = table.server, table.shoe
+        assert shoe is not None
         server.wait_online(BASE)
         open_shoe(server, "S1")
         deal(shoe, server, "S1", order)
         open_shoe(server, "S2")
         deal(shoe, server, "S2", order[:8])
         assert shoe.wait_idle(10)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(15)
-        proc = start_daemon(config, log)
+        table.kill()
+        table.start()
         deal(shoe, server, "S2", order[8:60], before=8)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(15)
-        shoe.stop()
-        server.close()
-        port.close()
 
     events = kept(server)
     alerts = [e for e in events if e["kind"] == "alert" and e["code"] == "SHUFFLE_SUSPECT"]

@@ -24,7 +24,7 @@ from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer, wait_until
 from tests.support.config import write_config
 from tests.support.frames import beetek
-from tests.support.process import start_daemon
+from tests.support.process import live_table, start_daemon
 
 BASE = "casino/tables/T1"
 RULES = {"round_control": "auto", "burn": "none"}
@@ -94,26 +94,18 @@ def lose(outbox: Path, how: str) -> None:
 def test_seq_never_goes_back_when_the_outbox_is_lost_and_the_loss_is_loud(
     tmp_path, mosquitto: Broker, how
 ) -> None:
-    port = PtyPort(tmp_path / "shoe")
-    config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=RULES, log={"format": "json"})
-    log = tmp_path / "scannerd.log"
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start_daemon(config, log)
-    try:
+    with live_table(tmp_path, mosquitto, "beetek", log={"format": "json"}) as table:
+        server, port, log = table.server, table.port, table.log
         wait_open(server, 1)
         deal_round(port, server)
-        stop(proc)
+        table.kill(signal.SIGTERM)
         before = max(event_seqs(server))
         lose(tmp_path / "outbox.sqlite3", how)
         opened = ups(server)
-        proc = start_daemon(config, log)
+        table.start()
         wait_open(server, opened + 1)
         acknowledge_state_lost(server)  # the dealer clears the table and acknowledges; then the next round
         deal_round(port, server)
-    finally:
-        stop(proc)
-        server.close()
-        port.close()
 
     seqs = event_seqs(server)
     after = seqs[seqs.index(before) + 1 :]
@@ -128,18 +120,11 @@ def test_seq_never_goes_back_when_the_outbox_is_lost_and_the_loss_is_loud(
 @pytest.mark.timeout(60)
 def test_a_new_table_starts_seq_from_its_clock(tmp_path, mosquitto: Broker) -> None:
     """No file at all (a replaced disk): seq still starts above what the old table published."""
-    port = PtyPort(tmp_path / "shoe")
-    config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=RULES)
-    server = GameServer(mosquitto, [f"{BASE}/#"])
     began = time.time()
-    proc = start_daemon(config, tmp_path / "scannerd.log")
-    try:
+    with live_table(tmp_path, mosquitto, "beetek") as table:
+        server = table.server
         wait_open(server, 1)
-        deal_round(port, server)
-    finally:
-        stop(proc)
-        server.close()
-        port.close()
+        deal_round(table.port, server)
     seqs = event_seqs(server)
     assert seqs[0] >= int(began * 1000) and seqs == list(range(seqs[0], seqs[0] + len(seqs)))
     assert not [a for a in server.payloads("/alert") if a["code"] == "STATE_LOST"]
@@ -155,13 +140,11 @@ def refused_start(config: Path, log: Path) -> str:
 
 @pytest.mark.timeout(60)
 def test_a_second_daemon_on_the_same_config_refuses_to_start(tmp_path, mosquitto: Broker) -> None:
-    port = PtyPort(tmp_path / "shoe")
-    config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=RULES)
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    first = start_daemon(config, tmp_path / "first.log")
-    try:
+    with live_table(tmp_path, mosquitto, "beetek") as table:
+        server, first = table.server, table.proc
+        assert first is not None
         wait_open(server, 1)
-        said = refused_start(config, tmp_path / "second.log")
+        said = refused_start(table.config, tmp_path / "second.log")
         # The table id's lock is the first a second daemon meets: the line operations.md quotes.
         line = (
             f"another scannerd (pid {first.pid}) is already running for table T1 on this machine; "
@@ -169,11 +152,7 @@ def test_a_second_daemon_on_the_same_config_refuses_to_start(tmp_path, mosquitto
         )
         assert line in said, said
         assert str(os.getpid()) not in said  # it names the running daemon, not itself
-        deal_round(port, server)  # the first still has the whole shoe
-    finally:
-        stop(first)
-        server.close()
-        port.close()
+        deal_round(table.port, server)  # the first still has the whole shoe
     assert [c["card"] for c in server.payloads("/card")] == ["8D", "3C", "KH", "5H"]
 
 
@@ -214,13 +193,12 @@ def test_a_second_table_on_the_same_outbox_refuses_to_start(tmp_path, mosquitto:
     one, two = tmp_path / "one", tmp_path / "two"
     one.mkdir()
     two.mkdir()
-    shoe1, shoe2 = PtyPort(one / "shoe"), PtyPort(two / "shoe")
-    config1 = write_config(one, mosquitto, "beetek", shoe1.path, rules=RULES)
+    shoe2 = PtyPort(two / "shoe")
     outbox = {"path": str(one / "outbox.sqlite3")}
     config2 = write_config(two, mosquitto, "beetek", shoe2.path, table_id="T2", rules=RULES, outbox=outbox)
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    first = start_daemon(config1, one / "scannerd.log")
-    try:
+    with live_table(one, mosquitto, "beetek") as table:
+        server, first = table.server, table.proc
+        assert first is not None
         wait_open(server, 1)
         said = refused_start(config2, two / "scannerd.log")
         line = (
@@ -228,12 +206,8 @@ def test_a_second_table_on_the_same_outbox_refuses_to_start(tmp_path, mosquitto:
             f"{one / 'outbox.lock'} is locked; stop it first"
         )
         assert line in said, said
-        deal_round(shoe1, server)
-    finally:
-        stop(first)
-        server.close()
-        shoe1.close()
-        shoe2.close()
+        deal_round(table.port, server)
+    shoe2.close()
     assert [c["card"] for c in server.payloads("/card")] == ["8D", "3C", "KH", "5H"]
 
 
@@ -243,24 +217,19 @@ def test_a_second_config_for_the_same_table_refuses_to_start(tmp_path, mosquitto
     one, two = tmp_path / "one", tmp_path / "two"
     one.mkdir()
     two.mkdir()
-    shoe1, shoe2 = PtyPort(one / "shoe"), PtyPort(two / "shoe")
-    config1 = write_config(one, mosquitto, "beetek", shoe1.path, rules=RULES)
+    shoe2 = PtyPort(two / "shoe")
     config2 = write_config(two, mosquitto, "beetek", shoe2.path, rules=RULES)
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    first = start_daemon(config1, one / "scannerd.log")
-    try:
+    with live_table(one, mosquitto, "beetek") as table:
+        server, first = table.server, table.proc
+        assert first is not None
         wait_open(server, 1)
         second = start_daemon(config2, two / "scannerd.log")
         assert second.wait(30) == 1
         said = (two / "scannerd.log").read_text()
         assert f"(pid {first.pid}) is already running for table T1" in said, said
         assert "Traceback" not in said
-        deal_round(shoe1, server)
-    finally:
-        stop(first)
-        server.close()
-        shoe1.close()
-        shoe2.close()
+        deal_round(table.port, server)
+    shoe2.close()
     assert not [m for m in server.messages("/status") if b"offline" in m.payload][:-1]  # never kicked off
 
 
@@ -269,23 +238,15 @@ def test_a_second_config_for_the_same_table_refuses_to_start(tmp_path, mosquitto
 def test_a_lost_outbox_is_loud_when_the_ceiling_file_is_damaged_too(
     tmp_path, mosquitto: Broker, damage
 ) -> None:
-    port = PtyPort(tmp_path / "shoe")
-    config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=RULES, log={"format": "json"})
-    log = tmp_path / "scannerd.log"
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start_daemon(config, log)
-    try:
+    with live_table(tmp_path, mosquitto, "beetek", log={"format": "json"}) as table:
+        server = table.server
         wait_open(server, 1)
-        stop(proc)
+        table.kill(signal.SIGTERM)
         lose(tmp_path / "outbox.sqlite3", "deleted")
         (tmp_path / "outbox.seq").write_bytes(damage)
-        proc = start_daemon(config, log)
+        table.start()
         server.wait_for(lambda _: any(a["code"] == "STATE_LOST" for a in server.payloads("/alert")))
-    finally:
-        stop(proc)
-        server.close()
-        port.close()
-    assert "saved state lost" in log.read_text()
+    assert "saved state lost" in table.log.read_text()
 
 
 @pytest.mark.timeout(90)
@@ -293,27 +254,17 @@ def test_the_recording_after_a_lost_outbox_replays_what_followed_the_loss(
     tmp_path, mosquitto: Broker
 ) -> None:
     """STATE_LOST has no input to record: the file after it begins with the state it left, seq and all."""
-    port = PtyPort(tmp_path / "shoe")
     record = tmp_path / "rec"
-    config = write_config(
-        tmp_path, mosquitto, "beetek", port.path, rules=RULES, record={"dir": str(record), "compress": False}
-    )
-    log = tmp_path / "scannerd.log"
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start_daemon(config, log)
-    try:
+    with live_table(tmp_path, mosquitto, "beetek", record={"dir": str(record), "compress": False}) as table:
+        server = table.server
         wait_open(server, 1)
-        stop(proc)
+        table.kill(signal.SIGTERM)
         lose(tmp_path / "outbox.sqlite3", "deleted")
         opened = ups(server)
-        proc = start_daemon(config, log)
+        table.start()
         wait_open(server, opened + 1)
         acknowledge_state_lost(server)
-        deal_round(port, server)
-    finally:
-        stop(proc)
-        server.close()
-        port.close()
+        deal_round(table.port, server)
     (after,) = [f for f in record.glob("*.jsonl") if '"STATE_LOST"' in f.read_text()]
     replayed = [p.payload for p in replay(after) if "/response/" not in p.topic]
     live = [m.payload for m in server.messages() if m.topic.endswith(("/card", "/round", "/alert", "/shoe"))]
@@ -323,36 +274,28 @@ def test_the_recording_after_a_lost_outbox_replays_what_followed_the_loss(
 @pytest.mark.timeout(90)
 def test_an_outbox_put_back_from_a_copy_does_not_reuse_seq(tmp_path, mosquitto: Broker) -> None:
     """An operator restores yesterday's copy of the state directory's outbox: its seqs went out since."""
-    port = PtyPort(tmp_path / "shoe")
-    config = write_config(tmp_path, mosquitto, "beetek", port.path, rules=RULES, log={"format": "json"})
-    log = tmp_path / "scannerd.log"
     outbox = tmp_path / "outbox.sqlite3"
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = start_daemon(config, log)
-    try:
+    with live_table(tmp_path, mosquitto, "beetek", log={"format": "json"}) as table:
+        server, port, log = table.server, table.port, table.log
         wait_open(server, 1)
         deal_round(port, server)
-        stop(proc)
+        table.kill(signal.SIGTERM)
         copy = tmp_path / "copy.sqlite3"
         copy.write_bytes(outbox.read_bytes())  # a clean stop leaves the whole state in the main file
         opened = ups(server)
-        proc = start_daemon(config, log)
+        table.start()
         wait_open(server, opened + 1)
         deal_round(port, server)
-        stop(proc)
+        table.kill(signal.SIGTERM)
         before = max(event_seqs(server))
         outbox.write_bytes(copy.read_bytes())
         for suffix in ("-wal", "-shm"):
             Path(f"{outbox}{suffix}").unlink(missing_ok=True)
         opened = ups(server)
-        proc = start_daemon(config, log)
+        table.start()
         wait_open(server, opened + 1)
         acknowledge_state_lost(server)
         deal_round(port, server)  # the copy's round counter is behind: its next number went out since
-    finally:
-        stop(proc)
-        server.close()
-        port.close()
     seqs = event_seqs(server)
     assert min(seqs[seqs.index(before) + 1 :]) > before
     assert_new_round_ids(server, before)

@@ -21,7 +21,7 @@ from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer
 from tests.support.config import write_config
 from tests.support.frames import beetek
-from tests.support.process import AUTO, framed_shoe, log_lines, start_daemon, table, wait_shoe_open
+from tests.support.process import AUTO, live_table, log_lines, start_daemon, table, wait_shoe_open
 
 FAST_HEALTH = {"health_interval_s": 0.2}
 NOISE = b"\x07\x1b~~ line noise ~~\xff\xfe"  # a cable picking up a motor: no frame anywhere in it
@@ -72,11 +72,9 @@ def test_line_noise_and_recorded_lines_are_counted_on_the_health_topic(
 
 
 def test_a_framed_shoe_adds_its_session_counters(tmp_path: Path, mosquitto: Broker) -> None:
-    port, shoe, config = framed_shoe(tmp_path, mosquitto)
-    config.write_text(config.read_text().replace("[mqtt]\n", "[mqtt]\nhealth_interval_s = 0.2\n"))
-    server = GameServer(mosquitto, ["casino/tables/T1/#"])
-    daemon = start_daemon(config, tmp_path / "scannerd.log")
-    try:
+    with live_table(tmp_path, mosquitto, mqtt=FAST_HEALTH) as table:
+        server, port, shoe = table.server, table.port, table.shoe
+        assert shoe is not None
         wait_shoe_open(server)
         first = health_where(server, lambda h: h.get("reader") is not None)["reader"]
         assert all(isinstance(first[k], int) for k in ("unknown_cards", "duplicates", "unsynced_drops"))
@@ -87,12 +85,6 @@ def test_a_framed_shoe_adds_its_session_counters(tmp_path: Path, mosquitto: Brok
         noisy = health_where(server, lambda h: h["reader"]["bad_frames"] > 0)["reader"]
         assert noisy["bad_frames"] == 1 and noisy["junk_bytes"] >= len(NOISE)
         assert [p["card"] for p in server.payloads("/card")] == ["AS"]
-    finally:
-        daemon.terminate()
-        daemon.wait(30)
-        shoe.stop()
-        port.close()
-        server.close()
 
 
 def test_a_driver_that_counts_nothing_leaves_health_and_cards_going(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +76,72 @@ def table(tmp_path: Path, broker: Broker, shoe: PtyPort, **sections: dict[str, A
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=30)
+
+
+@dataclass
+class LiveTable:
+    """Table T1 as a real ``scannerd run`` reading a simulated shoe on a pty, and a game server listening.
+
+    ``start`` runs the same config and log again after a ``kill``, as systemd restarts a unit.
+    A framed shoe is ``shoe`` (it keeps what no host acknowledged); any other is written to ``port``.
+    """
+
+    port: PtyPort
+    config: Path
+    log: Path
+    server: GameServer
+    shoe: FramedPtyDevice | None = None
+    env: dict[str, str] | None = None
+    proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> subprocess.Popen[bytes]:
+        self.proc = start_daemon(self.config, self.log, self.env)
+        return self.proc
+
+    def kill(self, sig: int = signal.SIGKILL) -> int:
+        """Send ``sig`` and wait for the process to end; its exit status."""
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+        return self.proc.wait(15)
+
+    def close(self) -> None:
+        """Stop the daemon as systemd would (SIGTERM, SIGKILL if it hangs), then the shoe and the server."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(30)
+        if self.shoe is not None:
+            self.shoe.stop()
+        self.server.close()
+        self.port.close()
+
+
+@contextmanager
+def live_table(
+    tmp_path: Path,
+    broker: Broker,
+    driver: str = "framed",
+    *,
+    env: dict[str, str] | None = None,
+    **sections: Any,
+) -> Iterator[LiveTable]:
+    """A live table on ``broker``: the shoe, its config (auto rounds unless ``rules`` says), a game
+    server subscribed to the table, and the daemon started; all of it torn down whatever the test does."""
+    framed = driver == "framed"
+    port = PtyPort(tmp_path / "shoe", baudrate=115200) if framed else PtyPort(tmp_path / "shoe")
+    shoe = FramedPtyDevice(port, retransmit_after=0.05).start() if framed else None
+    config = write_config(tmp_path, broker, driver, port.path, **{"rules": AUTO, **sections})
+    table = LiveTable(
+        port, config, tmp_path / "scannerd.log", GameServer(broker, ["casino/tables/T1/#"]), shoe, env
+    )
+    try:
+        table.start()
+        yield table
+    finally:
+        table.close()
 
 
 def table_pc_limits() -> None:
