@@ -24,7 +24,7 @@ from scannerd.daemon import Daemon
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.publisher import Publisher
 from simulators.serial_pty import PtyPort
-from tests.support.broker import Broker, sample_events, store, wait_until
+from tests.support.broker import Broker, answer_get_state, sample_events, store, wait_until
 from tests.support.client import handled
 from tests.support.fault import EventLog, config
 from tests.support.frames import beetek
@@ -117,8 +117,11 @@ def test_two_workers_in_a_share_group_split_the_events_and_keep_each_table_in_or
     workers: list[Worker] = []
     settings = MqttSettings(host=broker.host, port=broker.port)
     floor = int(time.time() * 1000)
-    tables = {t: make_publisher(settings, table_id=t) for t in ("T1", "T2", "T3")}
-    streams = {t: sample_events(floor + 1000 * i, 120, t) for i, t in enumerate(tables)}
+    streams = {t: sample_events(floor + 1000 * i, 120, t) for i, t in enumerate(("T1", "T2", "T3"))}
+    tables = {
+        t: make_publisher(settings, table_id=t, on_request=answer_get_state(events[-1].seq, t))
+        for t, events in streams.items()
+    }
     try:
         workers += [Worker(broker, marks, f"worker-{n}", group="game-servers") for n in (1, 2)]
         for i in range(0, 120, 3):

@@ -1,6 +1,6 @@
 """The game server's client for the tables' MQTT contract; the guide is docs/client.md."""
 
 from scannerd.client.contract import Availability
-from scannerd.client.table_client import Gap, LoginRefused, RequestTimeout, TableClient
+from scannerd.client.table_client import Forged, Gap, LoginRefused, RequestTimeout, TableClient
 
-__all__ = ["Availability", "Gap", "LoginRefused", "RequestTimeout", "TableClient"]
+__all__ = ["Availability", "Forged", "Gap", "LoginRefused", "RequestTimeout", "TableClient"]

@@ -36,6 +36,7 @@ from scannerd.events import (
     ShoeData,
     ShoeEvent,
 )
+from scannerd.requests import Request, Response
 from scannerd.topics import EVENT_KINDS
 
 if TYPE_CHECKING:
@@ -327,6 +328,19 @@ def sample_events(first: int, n: int, table_id: str = "T1") -> list[Event]:
         else:
             out.append(AlertEvent(**common, alert_id=seq, code="EXTRA_CARD", severity="misdeal", message="x"))
     return out
+
+
+def answer_get_state(seq: int, table_id: str = "T1") -> Callable[[Request], Response]:
+    """A table's request handler whose state says it has published up to ``seq``.
+
+    A consumer takes a table's first event, and one past a gap, only on the table's word.
+    """
+
+    def answer(request: Request) -> Response:
+        data = {"table_id": table_id, "seq": seq, "link_up": True, "shoe": None, "round": None, "alerts": []}
+        return Response(command=request.command, status="ok", transaction=request.transaction, data=data)
+
+    return answer
 
 
 _BUILT = {cls.model: cls for cls in (CardData, RoundData, AlertData, ShoeData, DealerData)}
