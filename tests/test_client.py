@@ -19,6 +19,7 @@ from scannerd.events import Event
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.payloads import DevicePayload, StatusPayload
 from scannerd.publisher import Publisher
+from scannerd.requests import Response
 from scannerd.topics import EVENT_KINDS
 from tests.support.broker import (
     Broker,
@@ -465,3 +466,82 @@ def test_an_event_beyond_what_the_table_published_is_refused_and_the_stream_goes
         raw.close()
     assert recorder.log == events  # no Gap, nothing skipped
     assert [(f.table_id, f.event.seq, f.published) for f in forged] == [("T1", FLOOR + 10**9, VOUCHED)]
+
+
+@pytest.mark.timeout(120)
+def test_a_gap_under_load_is_resynchronised_with_the_tables_state(make_client, table):
+    """About 20 events a second: the events held for the gap filled the broker's window of
+    unacknowledged messages, and the table's answer queued behind them until it timed out."""
+    recorder = Recorder()
+    client = make_client(recorder)
+    events = sample_events(FLOOR, 240)
+    sent = events[:20] + events[23:]  # 20 to 22 lost upstream
+    stop = threading.Event()
+
+    def flood() -> None:
+        for event in sent:
+            store(table, [event])
+            if stop.wait(0.05):
+                return
+
+    dealer = threading.Thread(target=flood, daemon=True)
+    dealer.start()
+    try:
+        wait_until(lambda: client.high_water("T1") == FLOOR + 239, 60, "the last event")
+    finally:
+        stop.set()
+        dealer.join(10)
+    gaps = [g for g in recorder.log if isinstance(g, Gap)]
+    assert [(g.expected, g.received) for g in gaps] == [(FLOOR + 20, FLOOR + 23)]
+    assert gaps[0].state["seq"] == VOUCHED
+    assert recorder.events() == sent
+
+
+def answer_once_all_ask(raw: GameServer, tables: set[str], stop: threading.Event) -> None:
+    """A stand-in for many tables that answers get_state only while every one of them is asking.
+
+    A client that resynchronises one table at a time never gets an answer from it."""
+    answered: set[str] = set()
+    while not stop.wait(0.05):
+        asking = {
+            json.loads(m.payload)["transaction"]: m.topic.split("/")[2]
+            for m in raw.messages("/request/get_state")
+        }
+        asking = {tx: t for tx, t in asking.items() if tx not in answered}
+        if set(asking.values()) != tables:
+            continue
+        for tx, t in asking.items():
+            state = {"table_id": t, "seq": VOUCHED, "shoe": None, "round": None, "alerts": []}
+            response = Response(command="get_state", status="ok", transaction=tx, data=state)
+            raw.client.publish(f"casino/tables/{t}/response/get_state", response.model_dump_json(), qos=1)
+            answered.add(tx)
+
+
+@pytest.mark.timeout(120)
+def test_gaps_in_many_tables_are_resynchronised_together(mosquitto, make_client):
+    """A pit paused under 50 tables resynchronised them one at a time, 5 s each, every one timing out."""
+    tables = {f"T{n}" for n in range(12)}
+    recorder = Recorder()
+    make_client(recorder)
+    raw = GameServer(mosquitto, ["casino/tables/+/request/get_state"])
+    stop = threading.Event()
+    tables_thread = threading.Thread(target=answer_once_all_ask, args=(raw, tables, stop), daemon=True)
+    tables_thread.start()
+    try:
+        for t in sorted(tables):
+            publish(raw, sample_events(FLOOR, 3, t))
+        wait_until(lambda: len(recorder.events()) == 3 * len(tables), 30, "the events before the gaps")
+        for t in sorted(tables):
+            publish(raw, sample_events(FLOOR + 6, 2, t))  # 3 to 5 lost upstream
+        wait_until(
+            lambda: len([g for g in recorder.log if isinstance(g, Gap)]) == len(tables), 90, "the gaps"
+        )
+        wait_until(lambda: len(recorder.events()) == 5 * len(tables), 20, "every event")
+    finally:
+        stop.set()
+        tables_thread.join(10)
+        raw.close()
+    gaps = [g for g in recorder.log if isinstance(g, Gap)]
+    assert {(g.table_id, g.expected, g.received, g.state["seq"]) for g in gaps} == {
+        (t, FLOOR + 3, FLOOR + 6, VOUCHED) for t in tables
+    }
