@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     from scannerd.publisher import Publisher
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+SHIPPED_CONF = Path(__file__).resolve().parents[2] / "systemd" / "mosquitto-scannerd.conf.example"
+SHIPPED_LIMITS = ("max_queued_messages ", "persistent_client_expiration ")
+"""The shipped broker's limits on what it keeps for a client away: every test broker runs them."""
 START_TIMEOUT_S = 10.0
 
 
@@ -124,6 +127,10 @@ def make_tls(d: Path, clients: tuple[str, ...] = ("T1",)) -> Tls:
 # --------------------------------------------------------------------------- the broker
 
 
+def shipped_limits() -> list[str]:
+    return [line for line in SHIPPED_CONF.read_text().splitlines() if line.startswith(SHIPPED_LIMITS)]
+
+
 @dataclass
 class Broker:
     """One Mosquitto process; ``extra`` is appended to the listener's config."""
@@ -149,6 +156,7 @@ class Broker:
             f"persistence_location {self.dir}/",
             "log_dest stderr",
             "log_type all",
+            *shipped_limits(),
             f"listener {self.port} {self.host}",
         ]
         if self.tls:
