@@ -25,6 +25,7 @@ from tests.support.broker import (
     Broker,
     GameServer,
     answer_get_state,
+    free_port,
     make_tls,
     sample_events,
     store,
@@ -545,3 +546,31 @@ def test_gaps_in_many_tables_are_resynchronised_together(mosquitto, make_client)
     assert {(g.table_id, g.expected, g.received, g.state["seq"]) for g in gaps} == {
         (t, FLOOR + 3, FLOOR + 6, VOUCHED) for t in tables
     }
+
+
+def test_from_settings_connects_to_the_brokers_in_order_and_fails_over(tmp_path, make_broker, make_publisher):
+    """``[mqtt] brokers`` was ignored: the client went to host and port (here, nothing listens)."""
+    first, second = make_broker(), make_broker()
+    cluster = MqttSettings(
+        host="127.0.0.1",
+        port=free_port(),
+        brokers=[f"{b.host}:{b.port}" for b in (first, second)],
+        reconnect_min_s=1,
+        reconnect_max_s=1,
+    )
+    pub = make_publisher(cluster, on_request=answer_get_state(VOUCHED))
+    recorder = Recorder()
+    client = TableClient.from_settings(cluster, client_id="gs", marks=":memory:", on_event=recorder.on_event)
+    client.start()
+    events = sample_events(FLOOR, 10)
+    try:
+        store(pub, events[:5])
+        wait_until(lambda: client.high_water("T1") == FLOOR + 4, 20, "the events through the first broker")
+        first.stop()
+        wait_until(lambda: client.connected and client.port == second.port and pub.connected, 30, "failover")
+        online(second)
+        store(pub, events[5:])
+        wait_until(lambda: client.high_water("T1") == FLOOR + 9, 20, "the events through the second broker")
+    finally:
+        client.stop()
+    assert recorder.events() == events
