@@ -156,7 +156,7 @@ class Hand(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     cards: list[str] = Field(default_factory=list)
-    total: int = Field(0, ge=0, le=9)
+    total: Annotated[int, Field(ge=0, le=9)] = 0
 
 
 def _absent(value: Any) -> bool:
