@@ -14,11 +14,12 @@ schemas, the client side and the tests that hold the plain data to them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from scannerd.alert_catalogue import ALERT_CODES, Severity
+from scannerd.house import MAX_DECKS
 
 # --------------------------------------------------------------------------
 # Inputs (plain frozen dataclasses: built once per card on the hot path)
@@ -135,13 +136,23 @@ ShoeStatus = Literal["unknown", "burning", "dealing", "last_hand", "closed"]
 
 AlertCode = Literal[ALERT_CODES]  # type: ignore[valid-type]  # the catalogue is the one list
 
+MAX_STORED_INT = 2**63 - 1
+"""The largest integer SQLite (and most databases) store: every number of an event fits it.
+
+A consumer stores what it is handed; a number past this (``seq`` 2**64 on a forged message) made its
+store fail for ever, so such a message is not an event of the contract at all."""
+Serial = Annotated[int, Field(ge=1, le=MAX_STORED_INT)]
+"""A number that counts up from 1 for the life of the table: ``seq``, ``alert_id``."""
+Count = Annotated[int, Field(ge=0, le=MAX_STORED_INT)]
+"""A number of things (cards, hands, pairs): never negative, and storable."""
+
 
 class EventBase(BaseModel):
     """Fields every published event carries; ``seq`` is strictly increasing per table."""
 
     model_config = ConfigDict(extra="forbid")
 
-    seq: int = Field(ge=1)
+    seq: Serial
     ts: float = Field(description="Unix seconds (UTC) of the input that caused the event.")
     table_id: str
     shoe_id: str | None = None
@@ -154,7 +165,7 @@ class CardEvent(EventBase):
     round_id: str | None = None
     position: Position
     card: str | None = Field(description="Card code such as 'AS', or null when unreadable.")
-    shoe_card_no: int | None = Field(
+    shoe_card_no: Count | None = Field(
         None, description="1-based count of cards drawn in this shoe; null while the shoe is unknown."
     )
 
@@ -163,7 +174,7 @@ class Hand(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     cards: list[str] = Field(default_factory=list)
-    total: int = 0
+    total: Annotated[int, Field(ge=0, le=9)] = 0
 
 
 def _absent(value: Any) -> bool:
@@ -181,7 +192,7 @@ class RoundEvent(EventBase):
     kind: Literal["round"] = "round"
     round_id: str
     phase: Phase
-    hand_no: int = Field(description="1-based hand number within the shoe (or since start).")
+    hand_no: Count = Field(description="1-based hand number within the shoe (or since start).")
     last_hand: bool = False
     player: Hand = Field(default_factory=Hand)
     banker: Hand = Field(default_factory=Hand)
@@ -211,9 +222,9 @@ class ShuffleEvidence(BaseModel):
     log10_evidence: float = Field(
         description="log10 of the likelihood ratio against a proper shuffle (docs/shuffle.md)."
     )
-    pairs: int = Field(description="Neighbouring pairs of cards judged so far in this shoe.")
-    forward: int = Field(description="Pairs that followed each other in the earlier shoe, in that order.")
-    backward: int = Field(description="Pairs that followed each other in the earlier shoe, the other way.")
+    pairs: Count = Field(description="Neighbouring pairs of cards judged so far in this shoe.")
+    forward: Count = Field(description="Pairs that followed each other in the earlier shoe, in that order.")
+    backward: Count = Field(description="Pairs that followed each other in the earlier shoe, the other way.")
     final: bool = Field(description="True once the shoe is over: the figures for the whole shoe.")
 
 
@@ -224,7 +235,7 @@ class AlertEvent(EventBase):
     """
 
     kind: Literal["alert"] = "alert"
-    alert_id: int
+    alert_id: Serial
     round_id: str | None = None
     code: AlertCode
     severity: Severity
@@ -239,14 +250,14 @@ class ShoeEvent(EventBase):
 
     kind: Literal["shoe"] = "shoe"
     status: ShoeStatus
-    decks: int
-    cards_dealt: int
-    cards_remaining: int | None
-    burn_required: int | None = Field(None, description="Cards to burn; null until known.")
-    burn_done: int = 0
+    decks: int = Field(ge=1, le=MAX_DECKS)
+    cards_dealt: Count
+    cards_remaining: Count | None
+    burn_required: Count | None = Field(None, description="Cards to burn; null until known.")
+    burn_done: Count = 0
     cut_card_seen: bool = False
-    hands_dealt: int = 0
-    last_hand_no: int | None = None
+    hands_dealt: Count = 0
+    last_hand_no: Count | None = None
 
 
 class DealerEvent(EventBase):
@@ -266,7 +277,7 @@ class AnchorEvent(EventBase):
 
     kind: Literal["anchor"] = "anchor"
     file: str = Field(description="The file's name in the table's recording directory, once finished.")
-    lines: int = Field(ge=1, description="Its lines, the header and the seal included.")
+    lines: Serial = Field(description="Its lines, the header and the seal included.")
     digest: str = Field(
         pattern=r"^[0-9a-f]{64}$", description="The chain's digest of its last line (hex SHA-256)."
     )

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from scannerd.events import AlertEvent, Hand, Phase, Position, ShoeStatus, Winner
+from scannerd.events import AlertEvent, Count, Hand, Phase, Position, ShoeStatus, Winner
+from scannerd.house import MAX_DECKS
 
 
 class ShoeView(BaseModel):
@@ -22,14 +23,14 @@ class ShoeView(BaseModel):
     table_id: str
     shoe_id: str | None
     status: ShoeStatus
-    decks: int
-    cards_dealt: int
-    cards_remaining: int
-    burn_required: int | None = Field(description="Cards to burn; null until known.")
-    burn_done: int
+    decks: int = Field(ge=1, le=MAX_DECKS)
+    cards_dealt: Count
+    cards_remaining: Count
+    burn_required: Count | None = Field(description="Cards to burn; null until known.")
+    burn_done: Count
     cut_card_seen: bool
-    hands_dealt: int
-    last_hand_no: int | None
+    hands_dealt: Count
+    last_hand_no: Count | None
 
 
 class RoundView(BaseModel):
@@ -39,7 +40,7 @@ class RoundView(BaseModel):
 
     round_id: str
     phase: Phase
-    hand_no: int
+    hand_no: Count
     last_hand: bool
     player: Hand
     banker: Hand
@@ -70,7 +71,7 @@ class TableState(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     table_id: str
-    seq: int = Field(description="The seq of the last event the table has published (0: none yet).")
+    seq: Count = Field(description="The seq of the last event the table has published (0: none yet).")
     link_up: bool = Field(description="Whether the table reads its shoe now.")
     shoe: ShoeView | None
     round: RoundView | None

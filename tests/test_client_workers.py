@@ -24,7 +24,7 @@ from scannerd.daemon import Daemon
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.publisher import Publisher
 from simulators.serial_pty import PtyPort
-from tests.support.broker import Broker, sample_events, store, wait_until
+from tests.support.broker import Broker, answer_get_state, sample_events, store, wait_until
 from tests.support.client import handled
 from tests.support.fault import EventLog, config
 from tests.support.frames import beetek
@@ -117,8 +117,11 @@ def test_two_workers_in_a_share_group_split_the_events_and_keep_each_table_in_or
     workers: list[Worker] = []
     settings = MqttSettings(host=broker.host, port=broker.port)
     floor = int(time.time() * 1000)
-    tables = {t: make_publisher(settings, table_id=t) for t in ("T1", "T2", "T3")}
-    streams = {t: sample_events(floor + 1000 * i, 120, t) for i, t in enumerate(tables)}
+    streams = {t: sample_events(floor + 1000 * i, 120, t) for i, t in enumerate(("T1", "T2", "T3"))}
+    tables = {
+        t: make_publisher(settings, table_id=t, on_request=answer_get_state(events[-1].seq, t))
+        for t, events in streams.items()
+    }
     try:
         workers += [Worker(broker, marks, f"worker-{n}", group="game-servers") for n in (1, 2)]
         for i in range(0, 120, 3):
@@ -136,3 +139,30 @@ def test_two_workers_in_a_share_group_split_the_events_and_keep_each_table_in_or
     assert by_worker == {"worker-1", "worker-2"}  # both did a share of the work
     assert not any("gap" in out for out in outputs)
     assert os.path.getsize(marks) > 0
+
+
+@pytest.mark.timeout(120)
+def test_a_consumer_killed_while_its_table_publishes_a_backlog_loses_nothing(
+    tmp_path, make_broker: Callable[..., Broker], make_publisher: Callable[..., Publisher]
+) -> None:
+    """1,500 events while the worker is dead: Mosquitto's default queue (1000) dropped the rest."""
+    broker = make_broker()  # the shipped settings
+    marks = tmp_path / "marks.sqlite3"
+    events = sample_events(int(time.time() * 1000), 1600)
+    pub = make_publisher(
+        MqttSettings(host=broker.host, port=broker.port), on_request=answer_get_state(events[-1].seq)
+    )
+    worker = Worker(broker, marks, "game-server")
+    try:
+        store(pub, events[:100])
+        wait_until(lambda: len(handled(marks)) == 100, 30, "the first events")
+        worker.kill()
+        for i in range(100, len(events), 50):  # the table deals on; the session queues it all
+            store(pub, events[i : i + 50])
+        assert pub.flush(30)
+        worker = Worker(broker, marks, "game-server")
+        wait_until(lambda: len(handled(marks)) >= len(events), 60, "every event")
+    finally:
+        output = worker.stop()
+    assert [seq for _, _, seq, _ in handled(marks)] == [e.seq for e in events]
+    assert "gap" not in output

@@ -18,7 +18,15 @@ from scannerd.pit.app import Pit
 from scannerd.publisher import Publisher
 from scannerd.requests import Request, Response
 from scannerd.topics import EVENT_KINDS, STATE_TOPICS
-from tests.support.broker import Broker, GameServer, event_seqs, sample_events, store, wait_until
+from tests.support.broker import (
+    SHIPPED_LIMITS,
+    Broker,
+    GameServer,
+    event_seqs,
+    sample_events,
+    store,
+    wait_until,
+)
 from tests.test_tls import passwords
 
 SYSTEMD = Path(__file__).resolve().parent.parent / "systemd"
@@ -31,11 +39,11 @@ def shipped_conf(pwfile: Path) -> str:
     """The example broker settings with this test's files, on the test broker's own listener."""
     text = CONF.read_text().replace("/etc/mosquitto/scannerd.passwd", str(pwfile))
     text = text.replace("/etc/mosquitto/scannerd.acl", str(ACL))
-    # The test broker has its listener (a free port) and per_listener_settings already.
+    # The test broker has its listener (a free port), per_listener_settings and the limits already.
     return "".join(
         line + "\n"
         for line in text.splitlines()
-        if not line.startswith(("listener ", "per_listener_settings "))
+        if not line.startswith(("listener ", "per_listener_settings ", *SHIPPED_LIMITS))
     )
 
 

@@ -8,6 +8,13 @@ whatever the caller's handler wrote, before the PUBACK; a gap resynchronised
 with ``get_state`` and reported; requests matched to their responses by
 transaction id; each table's availability (status, device) as state.
 
+Anyone the broker lets write a table's topics can publish an event under its
+name. So a ``seq`` the client cannot check against the one before it (a
+table's first event, one past a gap) is only taken once the table's own
+``get_state`` answer says it has published that far; one beyond is refused
+as forged. A table that fails (its handler, its mark) waits on its own: the
+other tables' events go on.
+
 Threads: paho's network thread only sorts messages and answers responses;
 the caller's callbacks all run, one at a time (each table's events in seq order), on the
 client's own delivery thread. A handler may therefore call :meth:`request`
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import queue
 import sqlite3
 import threading
@@ -78,11 +86,20 @@ GROUP_FIRST_S = 1.0
 """With a share group, how long a new table's events are collected before the lowest counts as its first."""
 RETRY_S = 1.0
 """After a handler raised, the same event is tried again this much later (it is never skipped)."""
+VOUCH_TIMEOUT_S = 5.0
+"""How long a table has to answer the ``get_state`` that vouches for an event; then it is asked again."""
+RECEIVE_MAXIMUM = 65535
+"""MQTT 5: unacknowledged messages the broker may send us (the most the protocol allows).
+
+Events wait unacknowledged while they are held (early, their table failing, a table's answer
+awaited). With the broker's own window (Mosquitto: 20) a few such events stopped everything else,
+other tables' events and the very answer they waited for."""
 
 _T = TypeVar("_T")
 
 EventHandler = Callable[[Event, sqlite3.Connection], None]
 GapHandler = Callable[["Gap"], None]
+ForgedHandler = Callable[["Forged"], None]
 AvailabilityHandler = Callable[[str, Availability], None]
 ConnectionHandler = Callable[[bool], None]
 RetainedHandler = Callable[[Event], None]
@@ -96,24 +113,56 @@ class RequestTimeout(TimeoutError):
 class Gap:
     """Events ``expected`` to ``received - 1`` of a table never arrived.
 
-    ``state`` is the table's ``get_state`` answer (its ``data``) taken when the
-    gap was seen, or None when the table did not answer (``error`` says why).
-    The event ``received`` is delivered right after the gap is reported.
+    ``state`` is the table's ``get_state`` answer (its ``data``), asked after the event
+    ``received`` came: its ``seq`` is at least ``received``, which is how the event is known to be
+    the table's own. The event ``received`` is delivered right after the gap is reported.
     """
 
     table_id: str
     expected: int
     received: int
-    state: dict[str, Any] | None
-    error: str | None = None
+    state: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Forged:
+    """An event under the table's name with a ``seq`` beyond the last the table says it published.
+
+    Not delivered, and the table's mark stays where it was: ``published`` is the ``seq`` of the
+    table's ``get_state`` answer, asked after ``event`` came.
+    """
+
+    table_id: str
+    event: Event
+    published: int
+
+
+@dataclass(slots=True)
+class _Vouch:
+    """A table's ``get_state``, asked to vouch for events it cannot be checked against: the last answer."""
+
+    transaction: str | None = None  # the request waiting for its answer
+    asked: float = 0.0  # monotonic time it was sent
+    answered: float = -1.0  # when the request last answered was sent: it speaks for events received before
+    state: dict[str, Any] = field(default_factory=dict)
+    published: int | None = None  # the answer's seq
+    unanswered: int = 0
+
+    def published_for(self, item: _Inbound) -> int | None:
+        """The table's last published ``seq``, from an answer asked after ``item`` came; None if none is."""
+        return self.published if item.received <= self.answered else None
 
 
 @dataclass(slots=True)
 class _Held:
-    """A table's events that came early, and since when the table has made no progress."""
+    """A table's events waiting their turn: since when the table has made no progress, and why."""
 
     since: float
     items: list[_Inbound] = field(default_factory=list)
+    retry_at: float = 0.0  # after a failure, nothing of this table is tried before then
+    failures: int = 0  # of the event in front, so far
+    gap_told: int | None = None  # the seq whose gap the caller has been told of
+    vouch: _Vouch = field(default_factory=_Vouch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +175,7 @@ class _Inbound:
     event: Event | None = None
     availability: Availability | None = None
     retained: bool = False  # the event is the broker's retained copy, sent because we subscribed
+    received: float = field(default_factory=time.monotonic)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +215,11 @@ class TableClient:
     table's retained event (its ``shoe``) as the broker sends it at subscribe
     time; without it that event is not sent at all (it is old news, not the
     stream's next event).
+
+    ``on_forged(forged)`` is told of an event refused because its table says it never
+    published that far (:class:`Forged`). ``brokers`` is a broker cluster in order of
+    preference (``host`` and ``port`` are then the first): the client connects to the first
+    that answers and moves on to the next when it fails, as a table does.
     """
 
     def __init__(
@@ -176,6 +231,7 @@ class TableClient:
         marks: Path | str,
         on_event: EventHandler,
         on_gap: GapHandler | None = None,
+        on_forged: ForgedHandler | None = None,
         on_availability: AvailabilityHandler | None = None,
         on_connection: ConnectionHandler | None = None,
         on_retained: RetainedHandler | None = None,
@@ -192,8 +248,11 @@ class TableClient:
         tls_key: str | None = None,
         keepalive: int = 30,
         attended: bool = False,
+        brokers: Sequence[tuple[str, int]] = (),
     ) -> None:
-        self.host, self.port, self.prefix = host, port, prefix
+        self.prefix = prefix
+        self._brokers = list(brokers) or [(host, port)]
+        self.host, self.port = self._brokers[0]
         self.username = username
         # A person's tool (pit, watch) stops at a refused login; a server retries it (see ``refused``).
         self.attended = attended
@@ -209,6 +268,7 @@ class TableClient:
         self.keepalive = keepalive
         self._on_event = on_event
         self._on_gap = on_gap
+        self._on_forged = on_forged
         self._on_availability = on_availability
         self._on_connection = on_connection
         self._on_retained = on_retained
@@ -216,7 +276,8 @@ class TableClient:
         self._availability: dict[str, Availability] = {}
         self._told: set[tuple[str, str]] = set()  # (table, status/device) told on this connection
         self._inbox: queue.Queue[_ClientMessage] = queue.Queue()
-        self._held: dict[str, _Held] = {}  # table -> events that came early (delivery thread only)
+        self._held: dict[str, _Held] = {}  # table -> events waiting their turn (delivery thread only)
+        self._trusted: set[str] = set()  # tables whose next event is taken as their first unasked (skip_to)
         self._waiting: set[str] = set()  # transactions of requests still waiting for their answer
         self._responses: dict[str, Response] = {}
         self._cond = threading.Condition()
@@ -244,6 +305,7 @@ class TableClient:
         self._client.on_subscribe = self._on_subscribe
         self._client.on_message = self._on_message
         self._client.on_disconnect = self._on_disconnect
+        self._client.on_connect_fail = self._on_connect_fail
 
     @classmethod
     def from_settings(cls, settings: MqttSettings, **kwargs: Any) -> TableClient:
@@ -253,9 +315,10 @@ class TableClient:
         password is read from ``password_file`` now; OSError if it cannot be.
         """
         password = settings.password()
+        brokers = settings.endpoints()
         return cls(
-            settings.host,
-            settings.port,
+            *brokers[0],
+            brokers=brokers,
             prefix=settings.prefix,
             protocol=settings.protocol,
             username=settings.username,
@@ -276,22 +339,29 @@ class TableClient:
         With ``timeout=None`` it returns at once and keeps trying in the background (a screen that
         says it is disconnected until the broker is there, rather than giving up).
         """
-        if self.mqtt5:
-            props = Properties(PacketTypes.CONNECT)
-            props.SessionExpiryInterval = self.session_expiry_s
-            self._client.connect_async(
-                self.host, self.port, self.keepalive, clean_start=self.session_expiry_s == 0, properties=props
-            )
-        else:  # the session lasts as long as the broker keeps it (clean_session=false)
-            self._client.connect_async(self.host, self.port, self.keepalive)
+        self._connect_to(*self._brokers[0])
         self._delivery.start()
         self._client.loop_start()
         if timeout is not None and not self._subscribed.wait(timeout):
             self.stop()
-            raise ConnectionError(f"no MQTT broker answered at {self.host}:{self.port} within {timeout} s")
+            where = ", ".join(f"{host}:{port}" for host, port in self._brokers)
+            raise ConnectionError(f"no MQTT broker answered at {where} within {timeout} s")
         if self.refusal is not None:
             self.stop()
             raise self.refusal
+
+    def _connect_to(self, host: str, port: int) -> None:
+        """Where paho connects next: now, or at its next retry when called from its own callbacks."""
+        self.host, self.port = host, port
+        if self.mqtt5:
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = self.session_expiry_s
+            props.ReceiveMaximum = RECEIVE_MAXIMUM
+            self._client.connect_async(
+                host, port, self.keepalive, clean_start=self.session_expiry_s == 0, properties=props
+            )
+        else:  # the session lasts as long as the broker keeps it (clean_session=false)
+            self._client.connect_async(host, port, self.keepalive)
 
     def stop(self) -> None:
         """Disconnect; events received and not yet delivered stay with the broker (never acknowledged)."""
@@ -315,22 +385,36 @@ class TableClient:
 
         Raises :class:`RequestTimeout` when none comes in ``timeout`` seconds. Do
         not simply repeat a command that timed out: ask ``get_state`` (docs/mqtt.md).
+        With MQTT 5 the request expires with its timeout: a table away now does not run
+        it when it comes back, whenever that is.
         """
-        topic = Topics(self.prefix, table_id).request(command)  # ValueError for an id that is no topic level
-        transaction = f"{self._tx_prefix}-{next(self._transactions)}"
-        body = {"transaction": transaction, **(args or {})}
-        with self._cond:
-            self._waiting.add(transaction)
+        transaction = self._send(table_id, command, args, timeout)
         try:
-            self._client.publish(topic, json.dumps(body), qos=1)
             with self._cond:
                 if not self._cond.wait_for(lambda: transaction in self._responses, timeout):
                     raise RequestTimeout(f"no response from table {table_id} to {command} within {timeout} s")
                 return self._responses.pop(transaction)
         finally:
-            with self._cond:
-                self._waiting.discard(transaction)
-                self._responses.pop(transaction, None)
+            self._forget(transaction)
+
+    def _send(self, table_id: str, command: str, args: dict[str, Any] | None, timeout: float) -> str:
+        """Publish a request that expires with ``timeout``; its transaction, whose answer is kept."""
+        topic = Topics(self.prefix, table_id).request(command)  # ValueError for an id that is no topic level
+        transaction = f"{self._tx_prefix}-{next(self._transactions)}"
+        body = {"transaction": transaction, **(args or {})}
+        props = None
+        if self.mqtt5:
+            props = Properties(PacketTypes.PUBLISH)
+            props.MessageExpiryInterval = max(1, math.ceil(timeout))  # whole seconds; 0 would mean never
+        with self._cond:
+            self._waiting.add(transaction)
+        self._client.publish(topic, json.dumps(body), qos=1, properties=props)
+        return transaction
+
+    def _forget(self, transaction: str) -> None:
+        with self._cond:
+            self._waiting.discard(transaction)
+            self._responses.pop(transaction, None)
 
     def availability(self, table_id: str) -> Availability:
         """The table's last status and device (None where nothing was heard yet)."""
@@ -349,13 +433,14 @@ class TableClient:
         missing events, as one without a lasting session does on reconnecting: the next event it
         needs is ``seq + 1``, delivered at once, rather than the missed ones, waited for as a gap.
         A mark already above ``seq`` stays. With ``seq=None`` (a caller that may not ask for the
-        state) the next event, whatever its seq, is taken as the first, as for a table never heard
-        from. Not from inside ``on_event``, whose transaction is open.
+        state) the next event, whatever its seq, is taken as the first, unasked: with no state to
+        ask for, nothing can vouch for it. Not from inside ``on_event``, whose transaction is open.
         """
         with self._marks.transaction() as db:
             high = self._marks.get(table_id)
             if seq is None:
                 self._marks.forget(db, table_id)
+                self._trusted.add(table_id)
             elif high is None or seq > high:
                 self._marks.set(db, table_id, seq)
 
@@ -380,6 +465,9 @@ class TableClient:
         # retained message to a shared subscription: each worker also subscribes to status and
         # device on its own, and to its answers.
         options: Any = SubscribeOptions(qos=1) if self.mqtt5 else 1
+        # Answers come at QoS 0: the broker sends them at once, outside its window of unacknowledged
+        # messages, which the events held for the very answer they wait for could fill.
+        answers: Any = SubscribeOptions(qos=0) if self.mqtt5 else 0
         out: list[tuple[str, Any]] = []
         for table in self.tables:
             base = f"{self.prefix}/{table}"
@@ -388,7 +476,7 @@ class TableClient:
                 out += [(f"{base}/status", options), (f"{base}/device", options)]
             else:
                 out += [(f"{base}/+", options)]
-            out += [(f"{base}/response/+", options)]
+            out += [(f"{base}/response/+", answers)]
         return out
 
     def _on_connect(self, client: mqtt.Client, _ud: Any, flags: Any, reason: Any, _props: Any) -> None:
@@ -416,6 +504,22 @@ class TableClient:
     def _on_disconnect(self, _client: mqtt.Client, _ud: Any, _flags: Any, _reason: Any, _props: Any) -> None:
         if self._on_connection is not None:
             self._inbox.put(_Connection(False))
+        self._next_broker()
+
+    def _on_connect_fail(self, _client: mqtt.Client, _ud: Any) -> None:
+        self._next_broker()
+
+    def _next_broker(self) -> None:
+        """After a failure, the cluster's next broker in order: paho's next attempt goes there.
+
+        The session lives in the cluster, not in one node, and whatever was not acknowledged
+        comes again, so a move loses nothing. The client stays on a broker that works.
+        """
+        if len(self._brokers) < 2 or self._stopping.is_set():
+            return
+        at = self._brokers.index((self.host, self.port))
+        self._connect_to(*self._brokers[(at + 1) % len(self._brokers)])
+        log.info("trying the next broker", broker=f"{self.host}:{self.port}")
 
     def _on_subscribe(self, _client: mqtt.Client, _ud: Any, _mid: int, codes: list[Any], _props: Any) -> None:
         refused = [str(c) for c in codes if c.is_failure]
@@ -471,11 +575,11 @@ class TableClient:
             self._told.add((table_id, name))
             return new, first or new != old
 
-    def _complain(self, what: str, topic: str) -> None:
+    def _complain(self, what: str, topic: str, **details: Any) -> None:
         """Log a kind of bad message once; the rest are counted and the count logged at stop."""
         count = self._complaints[what] = self._complaints.get(what, 0) + 1
         if count == 1:
-            log.warning("message ignored", reason=what, topic=topic)
+            log.warning("message ignored", reason=what, topic=topic, **details)
 
     # ------------------------------------------------------------------ the delivery thread
 
@@ -497,20 +601,15 @@ class TableClient:
                     pass
                 case _:
                     assert_never(item)
-            self._retry_held()
+            self._deliver_held()
 
     def _take(self, item: _Inbound) -> None:
-        """Deliver, drop (a repeat) or hold (it came early) one message off the queue."""
+        """Tell a message that is not part of the stream; queue an event behind its table's others."""
         if item.event is None or item.retained:
             if self._until_it_works(item.table_id, partial(self._tell, item)) is not None:
                 self._ack(item)
             return
-        outcome = self._until_it_works(item.table_id, partial(self._try, item))
-        if outcome == "early":
-            held = self._held.setdefault(item.table_id, _Held(time.monotonic()))
-            held.items.append(item)
-        elif outcome is not None:
-            self._ack(item)
+        self._held.setdefault(item.table_id, _Held(time.monotonic())).items.append(item)
 
     def _tell(self, item: _Inbound) -> bool:
         """Hand the caller a message that is not part of the stream: availability, a retained event."""
@@ -525,29 +624,8 @@ class TableClient:
             self._on_connection(connected)
         return True
 
-    def _retry_held(self) -> None:
-        """Events that came early: delivered once the ones before them are, or after HOLD_S as a gap."""
-        for table_id in list(self._held):
-            held = self._held[table_id]
-            held.items.sort(key=lambda i: i.event.seq if i.event else 0)
-            while held.items:
-                item, force = held.items[0], False
-                if time.monotonic() - held.since >= HOLD_S:
-                    high = self._marks.get(table_id)
-                    if high is not None and item.event is not None and item.event.seq > high + 1:
-                        self._report_gap(table_id, high + 1, item.event.seq)
-                    force = True
-                outcome = self._until_it_works(item.table_id, partial(self._try, item, force))
-                if outcome in (None, "early"):
-                    break
-                held.items.pop(0)
-                held.since = time.monotonic()  # the table moved on: the rest get their own time
-                self._ack(item)
-            if not held.items:
-                del self._held[table_id]
-
     def _until_it_works(self, table_id: str, attempt: Callable[[], _T]) -> _T | None:
-        """``attempt()``, again after each failure (an event is never skipped); None if stopped first."""
+        """``attempt()``, again after each failure (it is never skipped); None if stopped first."""
         failures = 0
         while not self._stopping.is_set():
             try:
@@ -563,37 +641,142 @@ class TableClient:
             return result
         return None
 
-    def _try(self, item: _Inbound, force: bool = False) -> str:
-        """``delivered``, ``repeat``, or ``early`` (an event before it has not been delivered yet)."""
+    def _deliver_held(self) -> None:
+        """Each table's waiting events, in seq order, as far as each can go; one table never stops another."""
+        for table_id in list(self._held):
+            held = self._held[table_id]
+            self._collect_answer(table_id, held.vouch)
+            held.items.sort(key=lambda i: i.event.seq if i.event else 0)
+            while held.items and not self._stopping.is_set() and self._step(table_id, held):
+                pass
+            if not held.items:
+                del self._held[table_id]
+                if held.vouch.transaction is not None:
+                    self._forget(held.vouch.transaction)
+
+    def _step(self, table_id: str, held: _Held) -> bool:
+        """Deal with the table's first waiting event; False when it must wait (it stays in front)."""
+        now = time.monotonic()
+        if now < held.retry_at:
+            return False
+        item = held.items[0]
+        assert item.event is not None
+        overdue = now - held.since >= HOLD_S  # the events before it are not coming: a gap
+        published = held.vouch.published_for(item)
+        try:
+            self._tell_gap(table_id, held, item.event.seq, overdue, published)
+            outcome = self._try(item, overdue, published)
+        except Exception:
+            held.failures += 1
+            if held.failures == 1:  # once with the traceback; the count when it goes through
+                log.exception("handler failed; trying again until it succeeds", table_id=table_id)
+            held.retry_at = now + RETRY_S  # the other tables go on meanwhile
+            return False
+        if held.failures:
+            log.warning("handler succeeded after failing", table_id=table_id, failures=held.failures)
+            held.failures = 0
+        if outcome == "early":
+            return False
+        if outcome == "unvouched":
+            self._ask_to_vouch(table_id, held.vouch, now)
+            return False
+        if outcome == "forged":
+            assert published is not None  # only the table's word makes an event forged
+            self._refuse(Forged(table_id, item.event, published))
+        else:
+            held.since = now  # the table moved on: the rest get their own time
+        held.items.pop(0)
+        self._ack(item)
+        return True
+
+    def _try(self, item: _Inbound, force: bool, published: int | None) -> str:
+        """``delivered``, ``repeat``, ``early`` (one before it has not been delivered yet),
+        ``unvouched`` (the table must say it published this far first) or ``forged`` (it says not)."""
         event, table_id = item.event, item.table_id
         assert event is not None
         with self._marks.transaction() as db:
             high = self._marks.get(table_id)
-            if high is None and self.share_group:
-                high = self._marks.settle_first(db, table_id, event.seq, GROUP_FIRST_S)
-                if high is None:
-                    return "early"  # the group has not agreed on the table's first event yet
             if high is not None and event.seq <= high:
                 return "repeat"
-            if high is None or force or event.seq == high + 1:
-                self._on_event(event, db)
-                self._marks.set(db, table_id, event.seq)
-                return "delivered"
-        return "early"
+            if high is not None and event.seq > high + 1 and not force:
+                return "early"
+            if high is None and table_id in self._trusted:
+                published = event.seq  # skip_to(None): the caller takes the next event as it comes
+            if high is None or event.seq > high + 1:  # nothing to check it against but the table's word
+                if published is None:
+                    return "unvouched"
+                if event.seq > published:
+                    return "forged"
+            if high is None and self.share_group:
+                high = self._marks.settle_first(db, table_id, event.seq, GROUP_FIRST_S)
+                if high is None or (event.seq > high + 1 and not force):
+                    return "early"  # the group has not agreed on the table's first event yet
+                if event.seq <= high:
+                    return "repeat"
+            self._on_event(event, db)
+            self._marks.set(db, table_id, event.seq)
+            self._trusted.discard(table_id)
+            return "delivered"
+
+    def _tell_gap(self, table_id: str, held: _Held, seq: int, overdue: bool, published: int | None) -> None:
+        """Tell the caller of missing events once the table vouched for the event after them."""
+        high = self._marks.get(table_id)
+        if not overdue or published is None or high is None or not high + 1 < seq <= published:
+            return
+        if held.gap_told == seq:
+            return  # told already; the event itself failed since and is being tried again
+        log.error("events missing: resynchronised", table_id=table_id, expected=high + 1, received=seq)
+        if self._on_gap is not None:
+            self._on_gap(Gap(table_id, high + 1, seq, held.vouch.state))
+        held.gap_told = seq
+
+    def _ask_to_vouch(self, table_id: str, vouch: _Vouch, now: float) -> None:
+        """Ask the table ``get_state`` for its events waiting on its word, unless an answer is on its way."""
+        if vouch.transaction is not None:
+            if now - vouch.asked < VOUCH_TIMEOUT_S:
+                return
+            self._forget(vouch.transaction)
+            vouch.unanswered += 1
+            if vouch.unanswered == 1:  # once; the count when it answers
+                log.warning(
+                    "table does not answer get_state; its events wait for its word", table_id=table_id
+                )
+        vouch.transaction = self._send(table_id, "get_state", None, VOUCH_TIMEOUT_S)
+        vouch.asked = now
+
+    def _collect_answer(self, table_id: str, vouch: _Vouch) -> None:
+        """Take the table's answer to the ``get_state`` asked to vouch, if it has come."""
+        if vouch.transaction is None:
+            return
+        with self._cond:
+            response = self._responses.pop(vouch.transaction, None)
+        if response is None:
+            return
+        published = response.data.get("seq") if response.status == "ok" and response.data else None
+        if not isinstance(published, int) or isinstance(published, bool):
+            return  # busy, or no state in it: asked again once the request has timed out
+        self._forget(vouch.transaction)
+        if vouch.unanswered:
+            log.warning("table answers get_state again", table_id=table_id, unanswered=vouch.unanswered)
+        vouch.transaction, vouch.answered, vouch.unanswered = None, vouch.asked, 0
+        vouch.state, vouch.published = response.data or {}, published
+
+    def _refuse(self, forged: Forged) -> None:
+        """An event beyond what its table published: logged once (then counted) and told, never delivered."""
+        self._complain(
+            f"events of table {forged.table_id} beyond the last it published",
+            f"{self.prefix}/{forged.table_id}/{forged.event.kind}",
+            seq=forged.event.seq,
+            published=forged.published,
+        )
+        if self._on_forged is None:
+            return
+        try:
+            self._on_forged(forged)
+        except Exception:
+            log.exception("on_forged failed", table_id=forged.table_id)
 
     def _ack(self, item: _Inbound) -> None:
         # A message from an earlier connection comes again on this one; its packet id means nothing here.
         if item.connection == self._connection:
             self._client.ack(item.mid, 1)
-
-    def _report_gap(self, table_id: str, expected: int, received: int) -> None:
-        log.error("events missing: resynchronising", table_id=table_id, expected=expected, received=received)
-        state, error = None, None
-        try:
-            response = self.request(table_id, "get_state")
-        except RequestTimeout as exc:
-            error = str(exc)
-        else:
-            state, error = (response.data, None) if response.status == "ok" else (None, response.error)
-        if self._on_gap is not None:
-            self._on_gap(Gap(table_id, expected, received, state, error))

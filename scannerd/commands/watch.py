@@ -172,7 +172,7 @@ class TableWatch:
 
     def _on_gap(self, gap: Gap) -> None:
         # Events were lost on the way; the client asked the table where it is now.
-        if gap.state is not None and self._ours(gap.table_id):
+        if self._ours(gap.table_id):
             self._load_state(gap.state)
 
     def _load_state(self, state: dict[str, Any]) -> bool:

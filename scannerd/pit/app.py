@@ -128,10 +128,9 @@ class Pit:
         self.server.changed()
 
     def _on_gap(self, gap: Gap) -> None:
-        if gap.state is not None:
-            with self._lock:
-                self.board.load_state(gap.table_id, gap.state)
-            self.server.changed()
+        with self._lock:
+            self.board.load_state(gap.table_id, gap.state)
+        self.server.changed()
 
     # ------------------------------------------------------------------ seeding from get_state
 

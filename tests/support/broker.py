@@ -31,12 +31,16 @@ from scannerd.events import (
     RoundEvent,
     ShoeEvent,
 )
+from scannerd.requests import Request, Response
 from scannerd.topics import EVENT_KINDS
 
 if TYPE_CHECKING:
     from scannerd.publisher import Publisher
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
+SHIPPED_CONF = Path(__file__).resolve().parents[2] / "systemd" / "mosquitto-scannerd.conf.example"
+SHIPPED_LIMITS = ("max_queued_messages ", "persistent_client_expiration ")
+"""The shipped broker's limits on what it keeps for a client away: every test broker runs them."""
 START_TIMEOUT_S = 10.0
 
 
@@ -118,6 +122,10 @@ def make_tls(d: Path, clients: tuple[str, ...] = ("T1",)) -> Tls:
 # --------------------------------------------------------------------------- the broker
 
 
+def shipped_limits() -> list[str]:
+    return [line for line in SHIPPED_CONF.read_text().splitlines() if line.startswith(SHIPPED_LIMITS)]
+
+
 @dataclass
 class Broker:
     """One Mosquitto process; ``extra`` is appended to the listener's config."""
@@ -143,6 +151,7 @@ class Broker:
             f"persistence_location {self.dir}/",
             "log_dest stderr",
             "log_type all",
+            *shipped_limits(),
             f"listener {self.port} {self.host}",
         ]
         if self.tls:
@@ -322,6 +331,19 @@ def sample_events(first: int, n: int, table_id: str = "T1") -> list[Event]:
         else:
             out.append(AlertEvent(**common, alert_id=seq, code="EXTRA_CARD", severity="misdeal", message="x"))
     return out
+
+
+def answer_get_state(seq: int, table_id: str = "T1") -> Callable[[Request], Response]:
+    """A table's request handler whose state says it has published up to ``seq``.
+
+    A consumer takes a table's first event, and one past a gap, only on the table's word.
+    """
+
+    def answer(request: Request) -> Response:
+        data = {"table_id": table_id, "seq": seq, "link_up": True, "shoe": None, "round": None, "alerts": []}
+        return Response(command=request.command, status="ok", transaction=request.transaction, data=data)
+
+    return answer
 
 
 _BUILT = {cls.model: cls for cls in EventData.__subclasses__()}
