@@ -18,13 +18,17 @@ from simulators.game_server import GameServer
 from simulators.registry import make_device
 from simulators.scenario import parse
 from tests.support.broker import GameServer as Observer
-from tests.support.broker import wait_until
+from tests.support.broker import answer_get_state, wait_until
 
 BASE = "casino/tables/T1"
 
 
-def test_betting_opens_only_after_the_daemon_reports_the_round_over(mosquitto):
-    observer = Observer(mosquitto, [f"{BASE}/request/#"])
+def test_betting_opens_only_after_the_daemon_reports_the_round_over(mosquitto, make_publisher):
+    seq = int(time.time() * 1000)
+    # The table's word: the game server takes a table's first event only on its get_state.
+    make_publisher(MqttSettings(host=mosquitto.host, port=mosquitto.port), on_request=answer_get_state(seq))
+    observer = Observer(mosquitto, [f"{BASE}/request/#", f"{BASE}/status"])
+    observer.wait_online(BASE)
     gs = GameServer(mosquitto.host, mosquitto.port, "T1", betting_time=0, response_timeout=0.2)
     gs.start()
     try:
@@ -36,7 +40,7 @@ def test_betting_opens_only_after_the_daemon_reports_the_round_over(mosquitto):
         second.join(0.5)
         assert second.is_alive()  # still waiting: R1 is not over
         over = RoundEvent(
-            seq=int(time.time() * 1000),
+            seq=seq,
             ts=time.time(),
             table_id="T1",
             round_id="R1",
