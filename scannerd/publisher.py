@@ -41,6 +41,7 @@ from paho.mqtt.reasoncodes import ReasonCode
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from scannerd import __version__
+from scannerd.broker_ring import BrokerRing
 from scannerd.mqtt_link import LinkReport, failure_reason
 from scannerd.mqtt_settings import MqttSettings
 from scannerd.outbox import Outbox, Stored, Written
@@ -172,9 +173,8 @@ class Publisher:
             0,
         )
         self._stopping = False
-        self._brokers = settings.endpoints()
-        self._broker = 0  # which of them paho connects to now (paho's network thread moves it on)
-        self._link = LinkReport(*self._brokers[0], settings.tls)
+        self._brokers = BrokerRing(settings.endpoints())  # paho's network thread moves it on
+        self._link = LinkReport(*self._brokers.current, settings.tls)
         self._client = self._make_client(environ)
         self._requests = RequestPath(
             on_request,
@@ -240,7 +240,7 @@ class Publisher:
     def start(self) -> None:
         """Connect in the background; an absent broker is retried with capped backoff."""
         s = self.settings
-        host, port = self._brokers[0]
+        host, port = self._brokers.current
         self._connect_to(host, port)
         self._pump_thread = threading.Thread(target=self._pump, name="mqtt-pump", daemon=True)
         self._pump_thread.start()
@@ -462,10 +462,10 @@ class Publisher:
         a move loses nothing and keeps the order. The table stays on the broker
         that works rather than returning to the first.
         """
-        if len(self._brokers) < 2 or self._stopping:
+        following = None if self._stopping else self._brokers.advance()
+        if following is None:
             return
-        self._broker = (self._broker + 1) % len(self._brokers)
-        host, port = self._brokers[self._broker]
+        host, port = following
         self._connect_to(host, port)
         self._link.host, self._link.port = host, port
         log.info("mqtt trying the next broker", host=host, port=port)

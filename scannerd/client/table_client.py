@@ -45,6 +45,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
+from scannerd.broker_ring import BrokerRing
 from scannerd.client.contract import Availability, parse_device, parse_event, parse_response, parse_status
 from scannerd.client.marks import Marks
 from scannerd.events import Event
@@ -251,8 +252,8 @@ class TableClient:
         brokers: Sequence[tuple[str, int]] = (),
     ) -> None:
         self.prefix = prefix
-        self._brokers = list(brokers) or [(host, port)]
-        self.host, self.port = self._brokers[0]
+        self._brokers = BrokerRing(list(brokers) or [(host, port)])
+        self.host, self.port = self._brokers.current
         self.username = username
         # A person's tool (pit, watch) stops at a refused login; a server retries it (see ``refused``).
         self.attended = attended
@@ -339,13 +340,12 @@ class TableClient:
         With ``timeout=None`` it returns at once and keeps trying in the background (a screen that
         says it is disconnected until the broker is there, rather than giving up).
         """
-        self._connect_to(*self._brokers[0])
+        self._connect_to(*self._brokers.current)
         self._delivery.start()
         self._client.loop_start()
         if timeout is not None and not self._subscribed.wait(timeout):
             self.stop()
-            where = ", ".join(f"{host}:{port}" for host, port in self._brokers)
-            raise ConnectionError(f"no MQTT broker answered at {where} within {timeout} s")
+            raise ConnectionError(f"no MQTT broker answered at {self._brokers} within {timeout} s")
         if self.refusal is not None:
             self.stop()
             raise self.refusal
@@ -515,10 +515,10 @@ class TableClient:
         The session lives in the cluster, not in one node, and whatever was not acknowledged
         comes again, so a move loses nothing. The client stays on a broker that works.
         """
-        if len(self._brokers) < 2 or self._stopping.is_set():
+        following = None if self._stopping.is_set() else self._brokers.advance()
+        if following is None:
             return
-        at = self._brokers.index((self.host, self.port))
-        self._connect_to(*self._brokers[(at + 1) % len(self._brokers)])
+        self._connect_to(*following)
         log.info("trying the next broker", broker=f"{self.host}:{self.port}")
 
     def _on_subscribe(self, _client: mqtt.Client, _ud: Any, _mid: int, codes: list[Any], _props: Any) -> None:
