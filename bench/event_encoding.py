@@ -27,8 +27,8 @@ from typing import Any
 
 import pydantic_core
 
-from scannerd.events import CardData, Data, EventData, RoundData
-from scannerd.topics import encode
+from scannerd.contract.events import CardData, Data, EventData, RoundData
+from scannerd.contract.topics import encode
 
 CARD = CardData(
     seq=1_764_633_600_123,

@@ -54,9 +54,9 @@ from bench.support import (
     wait_device_up,
     work_dir,
 )
-from scannerd.outbox import Outbox
-from scannerd.table import SavedState
-from scannerd.topics import Message
+from scannerd.contract.topics import Message
+from scannerd.core.table import SavedState
+from scannerd.store.outbox import Outbox
 from simulators.serial_pty import PtyPort
 
 TARGET_RATIO = 1.3

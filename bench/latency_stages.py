@@ -114,17 +114,17 @@ def _dump_on_signal(out: Path) -> None:
 def _run_daemon(config: str, out: Path, no_store: bool) -> None:
     import drivers.reader
     import drivers.serial_transport
-    import scannerd.outbox
-    import scannerd.validator
+    import scannerd.core.validator
+    import scannerd.store.outbox
     from scannerd.cli import main as scannerd_main
 
     _stamp_around(drivers.serial_transport.SerialDriver, "read", after="read")
     _stamp_around(drivers.reader.DeviceReader, "_deliver", before="decoded")
-    _stamp_around(scannerd.validator.Validator, "handle", before="judging", after="judged")
-    _stamp_around(scannerd.outbox.Outbox, "write", before="storing", after="stored")
+    _stamp_around(scannerd.core.validator.Validator, "handle", before="judging", after="judged")
+    _stamp_around(scannerd.store.outbox.Outbox, "write", before="storing", after="stored")
     _stamp_card_publish()
     if no_store:
-        _keep_nothing(scannerd.outbox.Outbox)
+        _keep_nothing(scannerd.store.outbox.Outbox)
     _dump_on_signal(out)
     sys.argv = ["scannerd", "run", "--config", config]
     scannerd_main()

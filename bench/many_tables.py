@@ -44,8 +44,8 @@ from bench.support import (
     wait_device_up,
     work_dir,
 )
-from scannerd.cards import ALL_CARDS
-from scannerd.topics import EVENT_KINDS
+from scannerd.contract.topics import EVENT_KINDS
+from scannerd.core.cards import ALL_CARDS
 from simulators.serial_pty import PtyPort
 from tests.support.nats_cluster import NatsCluster
 

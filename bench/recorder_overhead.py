@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from scannerd.events import CardDrawn, LinkChanged
-from scannerd.house import HouseRules
+from scannerd.core.house import HouseRules
+from scannerd.core.inputs import CardDrawn, LinkChanged
 from scannerd.recording.recorder import Recorder
 from scannerd.recording.settings import RecordSettings
 

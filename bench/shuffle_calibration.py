@@ -3,7 +3,7 @@
 Not a timed benchmark: it measures rates, not the machine. Shoes are dealt by
 the rules (simulators/shuffles.py: burn, hands, cut card) and each next shoe
 made from the discards as the dealer picks them up, then judged by the same
-``scannerd.shuffle_check`` the validator calls.
+``scannerd.core.shuffle_check`` the validator calls.
 
 - Null: a table's stream of properly shuffled shoes (``random``: a uniform
   order; ``full``: washing, three riffles and a cut), each compared with the
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.support import pyplot, report
-from scannerd.cards import ALL_CARDS
-from scannerd.shuffle_check import FALSE_ALARM, SHOES_KEPT, THRESHOLD, ShuffleCheck
+from scannerd.core.cards import ALL_CARDS
+from scannerd.core.shuffle_check import FALSE_ALARM, SHOES_KEPT, THRESHOLD, ShuffleCheck
 from simulators.shuffles import deal, discard_pile, next_shoe
 
 LAZY = ("preset", "pile", "cut", "riffle", "riffle-cut", "strip")

@@ -7,7 +7,7 @@ then acknowledged as the broker would), in two ways in the same run:
 - ``snapshot_per_store``: the whole saved state with every store, as the
   daemon stored before the journal: the baseline;
 - ``journal``: the daemon's way now: a journal row a store, the whole state
-  at a new shoe and every ``SNAPSHOT_EVERY`` inputs (``scannerd.journal``).
+  at a new shoe and every ``SNAPSHOT_EVERY`` inputs (``scannerd.store.journal``).
 
 It also times a start on the longest journal the schedule leaves
 (``SNAPSHOT_EVERY - 1`` inputs after the snapshot): what ``restore`` costs.
@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from bench.support import machine, one_shoe, report, summary_ms, work_dir
-from scannerd.events import CardDrawn, Command, ValidatorInput
-from scannerd.house import HouseRules
-from scannerd.journal import SNAPSHOT_EVERY, Schedule, encode, restore
-from scannerd.outbox import Outbox
-from scannerd.table import SavedState, Table
-from scannerd.topics import Topics
+from scannerd.contract.topics import Topics
+from scannerd.core.house import HouseRules
+from scannerd.core.inputs import CardDrawn, Command, ValidatorInput
+from scannerd.core.table import SavedState, Table
+from scannerd.store.journal import SNAPSHOT_EVERY, Schedule, encode, restore
+from scannerd.store.outbox import Outbox
 
 RULES = HouseRules(round_control="auto", burn="none", cut_card_remaining=14)
 TOPICS = Topics("casino", "BENCH")

@@ -27,10 +27,10 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from scannerd.cards import ALL_CARDS
-from scannerd.events import CardDrawn, Command
-from scannerd.house import HouseRules
-from scannerd.validator import Validator
+from scannerd.core.cards import ALL_CARDS
+from scannerd.core.house import HouseRules
+from scannerd.core.inputs import CardDrawn, Command
+from scannerd.core.validator import Validator
 from simulators.serial_pty import PtyPort
 from tests.support.broker import MOSQUITTO, Broker, wait_until
 from tests.support.nats_cluster import NatsCluster, Node

@@ -38,12 +38,13 @@ from typing import Any
 
 from bench.support import machine, report, work_dir
 from drivers.registry import create_driver
-from scannerd.events import CardDrawn, EventData, ValidatorInput
-from scannerd.house import HouseRules
+from scannerd.contract.events import EventData
+from scannerd.contract.topics import encode_data
+from scannerd.core.house import HouseRules
+from scannerd.core.inputs import CardDrawn, ValidatorInput
+from scannerd.core.validator import CommandRejected, Validator
 from scannerd.recording.format import Header, RecordingReader, RxLine
 from scannerd.recording.replay import Replayer, replay
-from scannerd.topics import encode_data
-from scannerd.validator import CommandRejected, Validator
 
 TARGET_CARDS_PER_S = 100_000
 TARGET_CLI_SPEED_VS_DECODE_ONLY = 0.5

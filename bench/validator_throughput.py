@@ -24,11 +24,12 @@ import json
 import random
 import time
 
-from scannerd.cards import ALL_CARDS
-from scannerd.events import CardDrawn, Command, Data, EventData
-from scannerd.house import HouseRules
-from scannerd.topics import encode, encode_data
-from scannerd.validator import Validator
+from scannerd.contract.events import Data, EventData
+from scannerd.contract.topics import encode, encode_data
+from scannerd.core.cards import ALL_CARDS
+from scannerd.core.house import HouseRules
+from scannerd.core.inputs import CardDrawn, Command
+from scannerd.core.validator import Validator
 
 RULES = HouseRules(burn="none", cut_card_remaining=14)
 

@@ -5,7 +5,7 @@ A card is a two-character code: rank from ``A23456789TJQK`` then suit from
 orders, numeric tables) into this one form, so everything past the driver
 compares plain strings. It lives with the drivers so that they need nothing
 from the daemon; what the game makes of a card (points, burn counts) is
-``scannerd.cards``.
+``scannerd.core.cards``.
 """
 
 from __future__ import annotations

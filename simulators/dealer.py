@@ -14,8 +14,8 @@ import random
 from collections.abc import Generator, Iterator, Sequence
 from typing import Final
 
-from scannerd.cards import ALL_CARDS
-from scannerd.house import HouseRules
+from scannerd.core.cards import ALL_CARDS
+from scannerd.core.house import HouseRules
 from simulators.actions import Action, CutCard, Draw, Pause, ServerCommand, Step, Unplug, Unreadable
 from simulators.expected import ExpectedTable
 from simulators.rules import position_of

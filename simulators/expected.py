@@ -3,7 +3,7 @@
 This is a second, deliberately plain reading of the validator's contract
 (``docs/validator.md``) for the actions a dealer can take, so end-to-end
 tests can say "this misdeal must raise exactly these alerts" without asking
-the code under test. It shares nothing with ``scannerd.validator`` but the house settings.
+the code under test. It shares nothing with ``scannerd.core.validator`` but the house settings.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from scannerd.house import HouseRules
+from scannerd.core.house import HouseRules
 from simulators.actions import (
     Action,
     CutCard,

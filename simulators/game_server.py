@@ -24,8 +24,8 @@ import structlog
 
 from scannerd.client import RequestTimeout, TableClient, keep_anchor
 from scannerd.client.table_client import DEFAULT_PREFIX
-from scannerd.events import AnchorEvent, Event, RoundEvent
-from scannerd.house import MAX_BETTING_TIME_S
+from scannerd.contract.events import AnchorEvent, Event, RoundEvent
+from scannerd.core.house import MAX_BETTING_TIME_S
 from simulators.actions import ServerCommand
 
 log = structlog.get_logger(__name__)

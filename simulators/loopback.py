@@ -2,7 +2,8 @@
 
 A simulated device feeds the real driver through its real transport (a pty
 opened by pyserial, or pyusb on the virtual bus); the driver's
-``DeviceReader`` hands device events to the daemon's own ``scannerd.table.Table``. After each dealer step the
+``DeviceReader`` hands device events to the daemon's own
+``scannerd.core.table.Table``. After each dealer step the
 loopback waits for that step's device events, so game-server commands reach
 the validator in the order the table saw them, and compares the validator's
 output with what the dealer expected. Tests, and ``scannerd simulate
@@ -18,11 +19,12 @@ from collections.abc import Callable
 from drivers.events import DeviceCard, DeviceCutCard, DeviceEvent, LinkDown, LinkUp
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
-from scannerd.alert_catalogue import PIT_ONLY_CODES
-from scannerd.events import AlertData, CardData, EventData, RoundData, Tick
-from scannerd.house import HouseRules
-from scannerd.requests import Request
-from scannerd.table import Table
+from scannerd.contract.alert_catalogue import PIT_ONLY_CODES
+from scannerd.contract.events import AlertData, CardData, EventData, RoundData
+from scannerd.contract.requests import Request
+from scannerd.core.house import HouseRules
+from scannerd.core.inputs import Tick
+from scannerd.core.table import Table
 from simulators.actions import CutCard, Draw, Pause, ServerCommand, Step, Unplug, Unreadable
 from simulators.feeder import SimDevice
 
@@ -34,7 +36,7 @@ def mismatches(step: Step, events: list[EventData], rejected: bool = False) -> l
     exp = step.expect
     problems: list[str] = []
     # The dealer does not judge its own shuffle: the pit's alerts on it are tested on their own
-    # (tests/test_shuffle_check.py), whatever the simulator was told to shuffle like.
+    # (tests/core/test_shuffle_check.py), whatever the simulator was told to shuffle like.
     alerts = tuple(e.code for e in events if isinstance(e, AlertData) and e.code not in PIT_ONLY_CODES)
     if alerts != exp.alerts:
         problems.append(f"alerts {alerts} != expected {exp.alerts}")

@@ -7,7 +7,7 @@ over, for the wire faults), and its ``live`` device (on a real pty, or on the
 virtual USB bus, for a daemon's driver to open). What the device *is* (its
 transport, whether it reports the cut card) is its driver class's, never
 repeated here. A driver without an entry cannot be simulated, recorded from
-the simulator or pass tests/test_driver_contract.py.
+the simulator or pass tests/drivers/test_driver_contract.py.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The simulator's own knowledge of punto banco, written from docs, not from the daemon.
 
-This deliberately does not import ``scannerd.baccarat``: end-to-end tests
+This deliberately does not import ``scannerd.core.baccarat``: end-to-end tests
 compare the daemon's validator against this dealer, and a shared bug would
 let both agree on a wrong deal. The tables below are transcribed from
 ``docs/rules.md``; the banker's is written as "stands on", the opposite of
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from scannerd.house import BurnPolicy
+from scannerd.core.house import BurnPolicy
 
 # A=1, 2-9 at face value, tens and pictures nothing.
 _VALUE: Final[dict[str, int]] = {"A": 1, "T": 0, "J": 0, "Q": 0, "K": 0} | {str(n): n for n in range(2, 10)}

@@ -24,7 +24,7 @@ from typing import Any, Final, assert_never
 
 from pydantic import ValidationError
 
-from scannerd.house import HouseRules
+from scannerd.core.house import HouseRules
 from simulators.actions import Pause, Step
 from simulators.dealer import MISTAKES, RANDOM_MISTAKES, ROUND_MISTAKES, Dealer
 from simulators.faults import FaultRates

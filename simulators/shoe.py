@@ -12,8 +12,8 @@ import random
 from collections.abc import Sequence
 from typing import Final
 
-from scannerd.cards import ALL_CARDS
-from scannerd.house import BurnPolicy
+from scannerd.core.cards import ALL_CARDS
+from scannerd.core.house import BurnPolicy
 from simulators.rules import FIRST_CARD_BURNS, fixed_burn
 
 # What ``draw`` returns when the plastic cut card comes out instead of a card.

@@ -8,7 +8,7 @@ left behind the cut card go on top. Every kind below starts from that pile
 first. ``full`` is the procedure the rules prescribe: the decks washed (spread
 face down and mixed on the table, which leaves no order: a uniform shuffle),
 then riffled and cut. The others are the lazy or false shuffles the shuffle
-check (scannerd/shuffle_check.py, docs/shuffle.md) is there to catch.
+check (scannerd/core/shuffle_check.py, docs/shuffle.md) is there to catch.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from scannerd.baccarat import next_position
+from scannerd.core.baccarat import next_position
 from simulators.rules import FIRST_CARD_BURNS
 
 

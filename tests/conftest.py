@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-from scannerd.mqtt_settings import MqttSettings
-from scannerd.outbox import Outbox
-from scannerd.publisher import Publisher, RequestHandler
+from scannerd.link.mqtt_settings import MqttSettings
+from scannerd.link.publisher import Publisher, RequestHandler
+from scannerd.store.outbox import Outbox
 from simulators.serial_pty import FramedPtyDevice, PtyPort
 from simulators.usb_backend import VirtualUsbBus
 from tests.support.broker import Broker

@@ -79,7 +79,7 @@ def test_the_display_does_not_import_the_config() -> None:
     """The display's settings stand alone, so the display is built and tested without a table's config."""
     graph = import_graph(type_checking=False, packages_above=True)
     display = [name for name in graph if name.split(".")[:2] == ["scannerd", "display"]]
-    assert [name for name in display if "scannerd.config" in reachable(graph, name)] == []
+    assert [name for name in display if "scannerd.runtime.config" in reachable(graph, name)] == []
 
 
 # Import every module of the package, then say which modules of the daemon came along.

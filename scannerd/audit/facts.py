@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from drivers.base import DriverInitError
-from scannerd.events import AlertData, DealerData, EventData, RoundData
+from scannerd.contract.events import AlertData, DealerData, EventData, RoundData
+from scannerd.core.table import SavedState
 from scannerd.recording.format import PastTheEnd, RecordingError, RecordingReader
 from scannerd.recording.replay import replayer_for
 from scannerd.recording.replay_many import reader_notes
 from scannerd.recording.verify import ChainedFile, read_chained
-from scannerd.table import SavedState
 
 
 @dataclass(frozen=True, slots=True)

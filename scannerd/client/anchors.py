@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from scannerd.events import AnchorEvent
-from scannerd.topics import encode
+from scannerd.contract.events import AnchorEvent
+from scannerd.contract.topics import encode
 
 
 def keep_anchor(event: AnchorEvent, path: str | Path) -> None:

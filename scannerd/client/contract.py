@@ -14,9 +14,9 @@ from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from scannerd.events import Event
-from scannerd.payloads import DevicePayload, StatusPayload
-from scannerd.requests import Response
+from scannerd.contract.events import Event
+from scannerd.contract.payloads import DevicePayload, StatusPayload
+from scannerd.contract.requests import Response
 
 EVENT_MODELS: dict[str, type[Event]] = {
     model.model_fields["kind"].default: model for model in get_args(Event)

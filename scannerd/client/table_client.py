@@ -45,13 +45,13 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from scannerd.broker_ring import BrokerRing
 from scannerd.client.contract import Availability, parse_device, parse_event, parse_response, parse_status
 from scannerd.client.marks import Marks
-from scannerd.events import Event
-from scannerd.mqtt_settings import MqttSettings
-from scannerd.requests import Response
-from scannerd.topics import EVENT_KINDS, Topics
+from scannerd.contract.events import Event
+from scannerd.contract.requests import Response
+from scannerd.contract.topics import EVENT_KINDS, Topics
+from scannerd.link.broker_ring import BrokerRing
+from scannerd.link.mqtt_settings import MqttSettings
 
 log = structlog.get_logger(__name__)
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from scannerd.contract.idents import TABLE_ID_RULE, check_table_id
 from scannerd.display.settings import DisplaySettings
-from scannerd.idents import TABLE_ID_RULE, check_table_id
-from scannerd.mqtt_settings import MqttSettings
+from scannerd.link.mqtt_settings import MqttSettings
 
 
 def table_id(value: str) -> str:

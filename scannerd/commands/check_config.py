@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from scannerd.config import EXIT_CONFIG, add_config_argument, load_config_or_report, redact
+from scannerd.runtime.config import EXIT_CONFIG, add_config_argument, load_config_or_report, redact
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -23,18 +23,18 @@ from pathlib import Path
 from rich.console import Console
 from rich.live import Live
 
-from scannerd import logs
 from scannerd.commands import arguments
 from scannerd.commands.watch import TableWatch
-from scannerd.config import Config
-from scannerd.daemon import Daemon
-from scannerd.device_settings import DeviceSettings
 from scannerd.display.settings import DisplaySettings
-from scannerd.embedded_broker import EmbeddedBroker
-from scannerd.log_settings import LogSettings
-from scannerd.mqtt_settings import MqttSettings
-from scannerd.outbox_settings import OutboxSettings
+from scannerd.link.embedded_broker import EmbeddedBroker
+from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.recording.settings import RecordSettings
+from scannerd.runtime import logs
+from scannerd.runtime.config import Config
+from scannerd.runtime.daemon import Daemon
+from scannerd.runtime.device_settings import DeviceSettings
+from scannerd.runtime.log_settings import LogSettings
+from scannerd.store.outbox_settings import OutboxSettings
 from simulators.feeder import Feeder
 from simulators.game_server import GameServer
 from simulators.registry import make_device, simulated_drivers

@@ -9,9 +9,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from scannerd.commands import arguments
-from scannerd.descriptors import raise_fd_limit
 from scannerd.display.settings import DisplaySettings
 from scannerd.pit import Pit
+from scannerd.runtime.descriptors import raise_fd_limit
 
 DEFAULT_LISTEN = "127.0.0.1:8090"
 MAX_CONNECTIONS = 64

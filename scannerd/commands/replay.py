@@ -25,12 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from drivers.base import DriverInitError
-from scannerd import logs
 from scannerd.commands import arguments
-from scannerd.config import ConfigError, load_config
-from scannerd.events import EventData
-from scannerd.log_settings import LogSettings
-from scannerd.mqtt_settings import MqttSettings
+from scannerd.contract.events import EventData
+from scannerd.contract.requests import Response
+from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.recording.format import RecordingError, RecordingReader, recordings_under
 from scannerd.recording.replay import Published, messages
 from scannerd.recording.replay_many import (
@@ -40,7 +38,9 @@ from scannerd.recording.replay_many import (
     replay_many,
 )
 from scannerd.recording.replay_summary import summary_text
-from scannerd.requests import Response
+from scannerd.runtime import logs
+from scannerd.runtime.config import ConfigError, load_config
+from scannerd.runtime.log_settings import LogSettings
 
 EXIT_BAD_INPUT = 2
 EXIT_MQTT = 1
@@ -214,8 +214,8 @@ def write_out(texts: Iterable[str], flush_each: bool = False) -> None:
 
 def emit_mqtt(batches: Iterable[list[Published]], settings: MqttSettings, table_id: str) -> int:
     """Publish through the daemon's own publisher and a throwaway outbox, so order and QoS are as live."""
-    from scannerd.outbox import Outbox
-    from scannerd.publisher import Publisher
+    from scannerd.link.publisher import Publisher
+    from scannerd.store.outbox import Outbox
 
     # Its own client id and no lingering session: the live table's session must stay untouched.
     settings = settings.model_copy(

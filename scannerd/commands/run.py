@@ -12,12 +12,13 @@ import sys
 
 import structlog
 
-from scannerd import __version__, logs
-from scannerd.config import EXIT_CONFIG, add_config_argument, load_config_or_report
-from scannerd.descriptors import raise_fd_limit
-from scannerd.log_settings import LOG_LEVELS
-from scannerd.sdnotify import Notifier
-from scannerd.service import EXIT_FAILURE, Service
+from scannerd import __version__
+from scannerd.runtime import logs
+from scannerd.runtime.config import EXIT_CONFIG, add_config_argument, load_config_or_report
+from scannerd.runtime.descriptors import raise_fd_limit
+from scannerd.runtime.log_settings import LOG_LEVELS
+from scannerd.runtime.sdnotify import Notifier
+from scannerd.runtime.service import EXIT_FAILURE, Service
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,8 +53,10 @@ def run(args: argparse.Namespace) -> int:
     for key, problem in config.warnings():
         log.warning("config warning", key=key, problem=problem)
 
-    from scannerd.daemon import Daemon  # the heavy imports (drivers, MQTT, web) only once config is good
-    from scannerd.instance_lock import AlreadyRunning
+    from scannerd.runtime.daemon import (
+        Daemon,  # the heavy imports (drivers, MQTT, web) only once config is good
+    )
+    from scannerd.runtime.instance_lock import AlreadyRunning
 
     raise_fd_limit()
     notifier = Notifier()

@@ -17,13 +17,13 @@ from pydantic import BaseModel, Field, create_model
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from scannerd import __version__
-from scannerd.command_catalogue import COMMANDS
-from scannerd.events import AlertEvent, AnchorEvent, CardEvent, DealerEvent, RoundEvent, ShoeEvent
-from scannerd.mqtt_settings import MqttSettings
-from scannerd.payloads import DevicePayload, HealthPayload, StatusPayload
-from scannerd.requests import Response as SentResponse
-from scannerd.table_state import TableState
-from scannerd.topics import RETAINED_KINDS
+from scannerd.contract.command_catalogue import COMMANDS
+from scannerd.contract.events import AlertEvent, AnchorEvent, CardEvent, DealerEvent, RoundEvent, ShoeEvent
+from scannerd.contract.payloads import DevicePayload, HealthPayload, StatusPayload
+from scannerd.contract.requests import Response as SentResponse
+from scannerd.contract.table_state import TableState
+from scannerd.contract.topics import RETAINED_KINDS
+from scannerd.link.mqtt_settings import MqttSettings
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 PREFIX = MqttSettings.model_fields["prefix"].default

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from drivers.registry import get_driver_class
 from scannerd.commands import arguments
-from scannerd.events import AlertData, EventData
+from scannerd.contract.events import AlertData, EventData
 from simulators.actions import Draw, ServerCommand, Step, Unplug, Unreadable
 from simulators.feeder import Feeder, default_link
 from simulators.game_server import DEFAULT_PREFIX

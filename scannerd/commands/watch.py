@@ -27,14 +27,14 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from scannerd import logs
-from scannerd.cards import card_name
 from scannerd.client import Availability, Gap, LoginRefused, RequestTimeout, TableClient
 from scannerd.commands import arguments
+from scannerd.contract.events import Event
+from scannerd.core.cards import card_name
 from scannerd.display.view import TableView, dealer_text
-from scannerd.events import Event
-from scannerd.log_settings import LogSettings
-from scannerd.mqtt_settings import MqttSettings
+from scannerd.link.mqtt_settings import MqttSettings
+from scannerd.runtime import logs
+from scannerd.runtime.log_settings import LogSettings
 
 STATE_TIMEOUT_S = 5.0
 """How long a ``get_state`` may take; events wait behind it, so the state comes before them."""

@@ -9,7 +9,7 @@ cannot reconnect to its broker. A page needs a handful: past the cap a
 connection is answered ``503`` straight from the accept and closed, before
 any HTTP is parsed, so a flood costs almost nothing and never reaches the
 page's code. Both servers listen through :func:`serve_capped`, and both
-processes lift their descriptor limit (``scannerd/descriptors.py``).
+processes lift their descriptor limit (``scannerd/runtime/descriptors.py``).
 """
 
 from __future__ import annotations

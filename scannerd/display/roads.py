@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from scannerd.events import Winner
+from scannerd.contract.events import Winner
 
 ROWS = 6
 

@@ -21,16 +21,16 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from scannerd.credentials import read_secret
+from scannerd.contract.events import EventData
+from scannerd.contract.payloads import DevicePayload, DisplayHealth
+from scannerd.contract.requests import RequestError, Response, parse_request
+from scannerd.core.listeners import TableListener
 from scannerd.display.access import DISPLAY, access_middleware
 from scannerd.display.guard import capped_runner, serve_capped
 from scannerd.display.settings import DisplaySettings
 from scannerd.display.stream import LiveView, ack_answer, ack_body, add_live_page
 from scannerd.display.view import TableView
-from scannerd.events import EventData
-from scannerd.listeners import TableListener
-from scannerd.payloads import DevicePayload, DisplayHealth
-from scannerd.requests import RequestError, Response, parse_request
+from scannerd.settings.credentials import read_secret
 
 log = structlog.get_logger(__name__)
 
@@ -50,7 +50,7 @@ class Display(TableListener):
 
     ``get_state`` returns the validator's ``get_state`` view (it seeds the page
     on start); ``request`` runs a game-server command as the daemon would and
-    answers with its :class:`~scannerd.requests.Response` (the acknowledge
+    answers with its :class:`~scannerd.contract.requests.Response` (the acknowledge
     button). ``round_control`` is the house setting, which decides what the
     dealer is told to do between rounds. ``on_health`` is called (from the
     display's thread) whenever :attr:`health` changes. ``idle_s`` is how long

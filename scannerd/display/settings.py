@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from scannerd.config_section import FilePath, Section
+from scannerd.settings.config_section import FilePath, Section
 
 
 class DisplaySettings(Section):

@@ -18,7 +18,7 @@ from typing import Any
 from aiohttp import web
 
 from scannerd import __version__
-from scannerd.requests import Response
+from scannerd.contract.requests import Response
 
 PING_S = 5.0
 """A quiet stream still sends a ping this often, so the page notices a dead link by its silence."""

@@ -18,11 +18,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from scannerd.alert_catalogue import PIT_ONLY_CODES
-from scannerd.baccarat import next_position
-from scannerd.cards import BURN_COUNT, CARD_POINTS, card_name
+from scannerd.contract.alert_catalogue import PIT_ONLY_CODES
+from scannerd.core.baccarat import next_position
+from scannerd.core.cards import BURN_COUNT, CARD_POINTS, card_name
+from scannerd.core.validator import RESULTS_KEPT_WITHOUT_SHOE
 from scannerd.display.roads import ROWS, Result, bead_road, big_road, columns
-from scannerd.validator import RESULTS_KEPT_WITHOUT_SHOE
 
 _SIDES = ("player", "banker")
 _ORDINALS = {"1": "FIRST", "2": "SECOND", "3": "THIRD"}

@@ -20,13 +20,13 @@ from typing import Any
 import structlog
 
 from scannerd.client import Availability, Gap, RequestTimeout, TableClient
-from scannerd.credentials import read_secret
+from scannerd.contract.events import Event
+from scannerd.contract.requests import Response
 from scannerd.display.settings import DisplaySettings
-from scannerd.events import Event
-from scannerd.mqtt_settings import MqttSettings
+from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.pit.board import RETURN_S, PitBoard
 from scannerd.pit.server import PitServer
-from scannerd.requests import Response
+from scannerd.settings.credentials import read_secret
 
 log = structlog.get_logger(__name__)
 

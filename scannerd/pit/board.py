@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from scannerd.client import Availability
+from scannerd.contract.events import Event
 from scannerd.display.view import TableView
-from scannerd.events import Event
 
 ROAD_COLUMNS = 12
 """The big road's last columns that a tile shows: enough for the current streaks, small enough for 50."""

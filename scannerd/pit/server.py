@@ -27,12 +27,12 @@ import structlog
 from aiohttp import web
 
 from scannerd.client import RequestTimeout
+from scannerd.contract.idents import check_table_id
+from scannerd.contract.requests import Response
 from scannerd.display.access import PIT, access_middleware
 from scannerd.display.guard import capped_runner, serve_capped
 from scannerd.display.settings import DisplaySettings
 from scannerd.display.stream import LiveView, ack_answer, ack_body, ack_error, add_live_page
-from scannerd.idents import check_table_id
-from scannerd.requests import Response
 
 log = structlog.get_logger(__name__)
 

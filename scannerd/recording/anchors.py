@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
-from scannerd.events import AnchorEvent
+from scannerd.contract.events import AnchorEvent
 from scannerd.recording.format import RecordingError
 
 if TYPE_CHECKING:

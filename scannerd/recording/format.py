@@ -25,8 +25,8 @@ from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from scannerd.house import HouseRules
-from scannerd.idents import TABLE_ID_PATTERN
+from scannerd.contract.idents import TABLE_ID_PATTERN
+from scannerd.core.house import HouseRules
 from scannerd.recording.chain import Chain, b64, seal_message
 from scannerd.recording.source import ContentError, RawLines
 
@@ -206,7 +206,8 @@ class RestartLine(_Line):
 
 
 class AnchorLine(_Line):
-    """An earlier file's anchor went out (``scannerd.events.Anchored``): kept so a replay numbers it too."""
+    """An earlier file's anchor went out (``scannerd.core.inputs.Anchored``): kept so a replay numbers it
+    too."""
 
     event: Literal["anchor"] = "anchor"
     file: str = Field(min_length=1)

@@ -49,16 +49,16 @@ from typing import TYPE_CHECKING, Any, assert_never
 import structlog
 
 from scannerd import __version__
-from scannerd.events import Anchored, ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
-from scannerd.house import HouseRules
-from scannerd.listeners import TableListener
-from scannerd.payloads import RecorderHealth
+from scannerd.contract.payloads import RecorderHealth
+from scannerd.core.house import HouseRules
+from scannerd.core.inputs import Anchored, ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
+from scannerd.core.listeners import TableListener
+from scannerd.core.table import SavedState
 from scannerd.recording import signing
 from scannerd.recording.chain import Chain
 from scannerd.recording.format import SUFFIX, ChainLink, Header, RecordingError, RecordingWriter, whole_second
 from scannerd.recording.settings import RecordSettings
 from scannerd.recording.verify import ChainedFile, read_chained
-from scannerd.table import SavedState
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey

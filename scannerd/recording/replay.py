@@ -3,8 +3,8 @@
 Bytes go through the recorded driver's decoder (``Driver.detached_decoder``:
 its codec, and the framed shoe's duplicate suppression too, with no
 transport behind it), device events, commands and ticks through the
-daemon's own ``scannerd.table.Table``, and events out through
-``scannerd.topics``: nothing here decides anything the daemon decides.
+daemon's own ``scannerd.core.table.Table``, and events out through
+``scannerd.contract.topics``: nothing here decides anything the daemon decides.
 Time is the recording's: each line happens at ``started_at + t``, and the
 daemon's once-a-second tick is replayed on a grid of that time
 (``Table.ticks``), so the same file always gives the same messages, byte
@@ -28,9 +28,13 @@ from typing import Any
 
 from drivers.events import DeviceEvent, LinkDown, LinkUp
 from drivers.registry import get_driver_class
-from scannerd.events import Anchored, EventData, Restarted
-from scannerd.house import HouseRules
-from scannerd.mqtt_settings import MqttSettings
+from scannerd.contract.events import EventData
+from scannerd.contract.requests import Response
+from scannerd.contract.topics import Topics, encode
+from scannerd.core.house import HouseRules
+from scannerd.core.inputs import Anchored, Restarted
+from scannerd.core.table import Outcome, SavedState, Table
+from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.recording.format import (
     AnchorLine,
     AnyLine,
@@ -42,9 +46,6 @@ from scannerd.recording.format import (
     RestartLine,
     RxLine,
 )
-from scannerd.requests import Response
-from scannerd.table import Outcome, SavedState, Table
-from scannerd.topics import Topics, encode
 
 DEFAULT_PREFIX = MqttSettings.model_fields["prefix"].default
 

@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from scannerd.events import AlertData, CardData, RoundData
+from scannerd.contract.events import AlertData, CardData, RoundData
+from scannerd.contract.requests import Response
 from scannerd.recording.format import Header
 from scannerd.recording.replay import Published
-from scannerd.requests import Response
 
 
 @dataclass

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from scannerd.config_section import FilePath, Section
+from scannerd.settings.config_section import FilePath, Section
 
 
 class RecordSettings(Section):

@@ -20,7 +20,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from scannerd.credentials import secret_path
+from scannerd.settings.credentials import secret_path
 
 CREDENTIAL_NAME = "recording-key"
 """File name looked up in ``$CREDENTIALS_DIRECTORY`` when no ``key_file`` is set."""

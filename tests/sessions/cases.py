@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from scannerd.cards import ALL_CARDS
+from scannerd.core.cards import ALL_CARDS
 from simulators.faults import FaultRates
 from simulators.recording import record_simulation
 from simulators.scenario import Scenario, load, parse

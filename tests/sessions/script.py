@@ -16,7 +16,7 @@ from typing import Any
 
 from drivers.codecs.framed import encode_event
 from drivers.events import DeviceCard, DeviceCutCard, DeviceFault, DeviceHello
-from scannerd.house import HouseRules
+from scannerd.core.house import HouseRules
 from scannerd.recording.format import Header, RecordingWriter
 
 STARTED_AT = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)

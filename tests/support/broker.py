@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from scannerd.events import (
+from scannerd.contract.events import (
     AlertEvent,
     CardEvent,
     Event,
@@ -31,11 +31,11 @@ from scannerd.events import (
     RoundEvent,
     ShoeEvent,
 )
-from scannerd.requests import Request, Response
-from scannerd.topics import EVENT_KINDS
+from scannerd.contract.requests import Request, Response
+from scannerd.contract.topics import EVENT_KINDS
 
 if TYPE_CHECKING:
-    from scannerd.publisher import Publisher
+    from scannerd.link.publisher import Publisher
 
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
 SHIPPED_CONF = Path(__file__).resolve().parents[2] / "systemd" / "mosquitto-scannerd.conf.example"

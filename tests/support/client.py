@@ -20,7 +20,7 @@ from pathlib import Path
 import structlog
 
 from scannerd.client import Gap, TableClient
-from scannerd.events import Event
+from scannerd.contract.events import Event
 
 HANDLED = (
     "CREATE TABLE IF NOT EXISTS handled "

@@ -1,6 +1,6 @@
 """Running a ``scannerd`` command inside the test process without leaving its logging set up.
 
-Commands configure logging for their process (``scannerd.logs.configure``);
+Commands configure logging for their process (``scannerd.runtime.logs.configure``);
 run in-process, that would send later tests' logs to a stream a fixture has
 already closed. ``scannerd()`` puts the process's logging back afterwards.
 """

@@ -13,13 +13,14 @@ import threading
 import time
 from typing import Any
 
-from scannerd.cards import ALL_CARDS
+from scannerd.contract.requests import Response, parse_request
+from scannerd.core.cards import ALL_CARDS
+from scannerd.core.house import HouseRules
+from scannerd.core.inputs import CardDrawn, CutCardSeen, ValidatorInput
+from scannerd.core.table import execute
+from scannerd.core.validator import Validator
 from scannerd.display.server import Display
 from scannerd.display.settings import DisplaySettings
-from scannerd.events import CardDrawn, CutCardSeen, ValidatorInput
-from scannerd.house import HouseRules
-from scannerd.requests import Response, execute, parse_request
-from scannerd.validator import Validator
 
 # Player 2+3=5 draws; Banker K+4=4 draws on a player third of 2.
 SIX_CARD_ROUND = ("2H", "KS", "3C", "4D", "2C", "5S")

@@ -2,7 +2,7 @@
 
     python -m tests.support.driver_table    # rewrite the table after changing a driver's facts
 
-tests/test_driver_contract.py fails while the page and the classes disagree.
+tests/drivers/test_driver_contract.py fails while the page and the classes disagree.
 """
 
 from __future__ import annotations

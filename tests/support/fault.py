@@ -14,12 +14,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from scannerd.config import Config
-from scannerd.device_settings import DeviceSettings
-from scannerd.events import AlertData, CardData, EventData, RoundData
-from scannerd.listeners import TableListener
-from scannerd.mqtt_settings import MqttSettings
-from scannerd.outbox_settings import OutboxSettings
+from scannerd.contract.events import AlertData, CardData, EventData, RoundData
+from scannerd.core.listeners import TableListener
+from scannerd.link.mqtt_settings import MqttSettings
+from scannerd.runtime.config import Config
+from scannerd.runtime.device_settings import DeviceSettings
+from scannerd.store.outbox_settings import OutboxSettings
 from tests.support.broker import Broker
 
 AUTO_ROUNDS = {"round_control": "auto", "burn": "none"}

@@ -19,13 +19,14 @@ from typing import Any
 import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
-from scannerd.cards import ALL_CARDS
-from scannerd.events import CardDrawn, Command, EventData, LinkChanged, ValidatorInput
-from scannerd.house import HouseRules
-from scannerd.payloads import DevicePayload, StatusPayload
-from scannerd.requests import RequestError, parse_request
-from scannerd.requests import execute as run_request
-from scannerd.topics import Topics, encode
+from scannerd.contract.events import EventData
+from scannerd.contract.payloads import DevicePayload, StatusPayload
+from scannerd.contract.requests import RequestError, parse_request
+from scannerd.contract.topics import Topics, encode
+from scannerd.core.cards import ALL_CARDS
+from scannerd.core.house import HouseRules
+from scannerd.core.inputs import CardDrawn, Command, LinkChanged, ValidatorInput
+from scannerd.core.table import execute as run_request
 from tests.support.broker import START_TIMEOUT_S, Broker
 
 PREFIX = "casino/tables"
@@ -37,7 +38,7 @@ class SimTable:
     """One table: a validator, its clock and its topics."""
 
     def __init__(self, table_id: str, rng: random.Random, first_seq: int) -> None:
-        from scannerd.validator import Validator
+        from scannerd.core.validator import Validator
 
         self.table_id = table_id
         self.topics = Topics(PREFIX, table_id)

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from scannerd.events import (
-    CardDrawn,
-    ClockStepped,
-    Command,
-    CutCardSeen,
-    EventData,
-    LinkChanged,
-    Restarted,
-    Tick,
-)
-from scannerd.house import HouseRules
-from scannerd.validator import Validator
+from scannerd.contract.events import EventData
+from scannerd.core.house import HouseRules
+from scannerd.core.inputs import CardDrawn, ClockStepped, Command, CutCardSeen, LinkChanged, Restarted, Tick
+from scannerd.core.validator import Validator
 
 
 class Table:

@@ -1,0 +1,257 @@
+"""The validator's outputs: the events published to the game server.
+
+The validator judges its inputs (``scannerd/core/inputs.py``); what it
+publishes is defined here; their JSON form is the MQTT contract (``docs/mqtt.md``), defined by
+the pydantic models below. The validator builds each event as plain data
+(``EventData``) that encodes to exactly that JSON: on the card's path a model
+per event, validated and encoded, cost several times as much
+(docs/performance.md). The models stay the contract's one definition: its
+schemas, the client side and the tests that hold the plain data to them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scannerd.contract.alert_catalogue import ALERT_CODES, Severity
+from scannerd.core.house import MAX_DECKS
+
+# --------------------------------------------------------------------------
+# Outputs (pydantic: they are the published contract)
+# --------------------------------------------------------------------------
+
+Position = Literal["player1", "banker1", "player2", "banker2", "player3", "banker3", "burn", "discard"]
+Phase = Literal["betting", "dealing", "complete", "void"]
+Winner = Literal["player", "banker", "tie"]
+ShoeStatus = Literal["unknown", "burning", "dealing", "last_hand", "closed"]
+
+AlertCode = Literal[ALERT_CODES]  # type: ignore[valid-type]  # the catalogue is the one list
+
+MAX_STORED_INT = 2**63 - 1
+"""The largest integer SQLite (and most databases) store: every number of an event fits it.
+
+A consumer stores what it is handed; a number past this (``seq`` 2**64 on a forged message) made its
+store fail for ever, so such a message is not an event of the contract at all."""
+Serial = Annotated[int, Field(ge=1, le=MAX_STORED_INT)]
+"""A number that counts up from 1 for the life of the table: ``seq``, ``alert_id``."""
+Count = Annotated[int, Field(ge=0, le=MAX_STORED_INT)]
+"""A number of things (cards, hands, pairs): never negative, and storable."""
+
+
+class EventBase(BaseModel):
+    """Fields every published event carries; ``seq`` is strictly increasing per table."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seq: Serial
+    ts: float = Field(description="Unix seconds (UTC) of the input that caused the event.")
+    table_id: str
+    shoe_id: str | None = None
+
+
+class CardEvent(EventBase):
+    """One physical card drawn, and where it went."""
+
+    kind: Literal["card"] = "card"
+    round_id: str | None = None
+    position: Position
+    card: str | None = Field(description="Card code such as 'AS', or null when unreadable.")
+    shoe_card_no: Count | None = Field(
+        None, description="1-based count of cards drawn in this shoe; null while the shoe is unknown."
+    )
+
+
+class Hand(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    cards: list[str] = Field(default_factory=list)
+    total: Annotated[int, Field(ge=0, le=9)] = 0
+
+
+def _absent(value: Any) -> bool:
+    return value is None
+
+
+# Fields added to the contract after its first tables went live: left out of the payload while
+# unset, so a table that uses neither publishes exactly what it did before.
+_OPTIONAL: dict[str, Any] = {"default": None, "exclude_if": _absent}
+
+
+class RoundEvent(EventBase):
+    """A round changed phase. Results are set once ``phase`` is ``complete``."""
+
+    kind: Literal["round"] = "round"
+    round_id: str
+    phase: Phase
+    hand_no: Count = Field(description="1-based hand number within the shoe (or since start).")
+    last_hand: bool = False
+    player: Hand = Field(default_factory=Hand)
+    banker: Hand = Field(default_factory=Hand)
+    winner: Winner | None = None
+    natural: bool | None = None
+    player_pair: bool | None = None
+    banker_pair: bool | None = None
+    reason: str | None = Field(None, description="For void rounds: the alert code or OPERATOR_VOID.")
+    detail: str | None = Field(None, description="Free text given with an operator void.")
+    betting_time_s: float | None = Field(
+        **_OPTIONAL, description="Seconds betting stays open, from betting_open or the house setting."
+    )
+    betting_ends_ts: float | None = Field(
+        **_OPTIONAL,
+        description="Unix seconds (UTC) when betting time runs out (betting opened + betting_time_s): "
+        "what the dealer's countdown counts to.",
+    )
+    dealer_id: str | None = Field(**_OPTIONAL, description="The dealer signed in when the round opened.")
+
+
+class ShuffleEvidence(BaseModel):
+    """What a ``SHUFFLE_SUSPECT`` alert found: the earlier shoe and how strongly this one follows it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    earlier_shoe_id: str = Field(description="The recent shoe whose order this shoe keeps.")
+    log10_evidence: float = Field(
+        description="log10 of the likelihood ratio against a proper shuffle (docs/shuffle.md)."
+    )
+    pairs: Count = Field(description="Neighbouring pairs of cards judged so far in this shoe.")
+    forward: Count = Field(description="Pairs that followed each other in the earlier shoe, in that order.")
+    backward: Count = Field(description="Pairs that followed each other in the earlier shoe, the other way.")
+    final: bool = Field(description="True once the shoe is over: the figures for the whole shoe.")
+
+
+class AlertEvent(EventBase):
+    """A misdeal or fault the dealer must see, or a suspect shuffle for the pit.
+
+    Misdeals and warnings stay open until acknowledged.
+    """
+
+    kind: Literal["alert"] = "alert"
+    alert_id: Serial
+    round_id: str | None = None
+    code: AlertCode
+    severity: Severity
+    message: str
+    card: str | None = None
+    acknowledged: bool = False
+    shuffle: ShuffleEvidence | None = Field(**_OPTIONAL, description="With SHUFFLE_SUSPECT only.")
+
+
+class ShoeEvent(EventBase):
+    """The shoe's state: published when it changes phase and after every round."""
+
+    kind: Literal["shoe"] = "shoe"
+    status: ShoeStatus
+    decks: int = Field(ge=1, le=MAX_DECKS)
+    cards_dealt: Count
+    cards_remaining: Count | None
+    burn_required: Count | None = Field(None, description="Cards to burn; null until known.")
+    burn_done: Count = 0
+    cut_card_seen: bool = False
+    hands_dealt: Count = 0
+    last_hand_no: Count | None = None
+
+
+class DealerEvent(EventBase):
+    """A dealer signed in at the table, or out (``dealer_id`` null): who deals the rounds from now on."""
+
+    kind: Literal["dealer"] = "dealer"
+    dealer_id: str | None = Field(description="The dealer now at the table; null once signed out.")
+
+
+class AnchorEvent(EventBase):
+    """A recording the table sealed: kept by the game server, it proves the file must be in the archive.
+
+    A file can be deleted, renamed or swapped for another table's signed file
+    without any file left showing it; ``scannerd verify --anchors`` finds that
+    against the anchors the game server kept (docs/recording.md).
+    """
+
+    kind: Literal["anchor"] = "anchor"
+    file: str = Field(description="The file's name in the table's recording directory, once finished.")
+    lines: Serial = Field(description="Its lines, the header and the seal included.")
+    digest: str = Field(
+        pattern=r"^[0-9a-f]{64}$", description="The chain's digest of its last line (hex SHA-256)."
+    )
+
+
+Event = CardEvent | RoundEvent | AlertEvent | ShoeEvent | DealerEvent | AnchorEvent
+
+
+# --------------------------------------------------------------------------
+# Outputs as the validator builds them: plain data with the models' JSON
+# --------------------------------------------------------------------------
+
+
+class Data(dict[str, Any]):
+    """A JSON object exactly as published, read by key or by attribute.
+
+    ``scannerd.contract.topics`` encodes it as it is, so its keys are in the model's
+    field order and its values of the model's types (a float field holds a
+    float); ``tests/contract/test_event_data.py`` checks, over every golden session and
+    generated input streams, that the bytes are those of the model.
+    """
+
+    __slots__ = ()
+    _unset: ClassVar[frozenset[str]] = frozenset()
+    """Fields left out of the payload while unset: they read as None, as on the model."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            if name in self._unset:
+                return None
+            raise AttributeError(name) from None
+
+
+class EventData(Data):
+    """One event as plain data; ``model`` is the contract's class for its kind."""
+
+    __slots__ = ()
+    model: ClassVar[type[EventBase]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._unset = frozenset(n for n, f in cls.model.model_fields.items() if f.exclude_if is not None)
+
+    @classmethod
+    def of(cls, event: EventBase) -> Self:
+        """A model's event as the validator would have built it: a saved alert restored, a test's event."""
+        return cls(_nested(event.model_dump(mode="json")))
+
+
+def _nested(raw: dict[str, Any]) -> dict[str, Any]:
+    """Nested objects (a round's hands, a shuffle alert's evidence) read by attribute too, as built."""
+    return {k: Data(_nested(v)) if isinstance(v, dict) else v for k, v in raw.items()}
+
+
+class CardData(EventData):
+    __slots__ = ()
+    model = CardEvent
+
+
+class RoundData(EventData):
+    __slots__ = ()
+    model = RoundEvent
+
+
+class AlertData(EventData):
+    __slots__ = ()
+    model = AlertEvent
+
+
+class ShoeData(EventData):
+    __slots__ = ()
+    model = ShoeEvent
+
+
+class DealerData(EventData):
+    __slots__ = ()
+    model = DealerEvent
+
+
+class AnchorData(EventData):
+    __slots__ = ()
+    model = AnchorEvent

@@ -1,0 +1,137 @@
+"""Payloads of the retained topics that describe the table rather than the deal.
+
+Events (``scannerd.contract.events``) say what happened; these say how things are now:
+the daemon's availability, the shoe device's link, and the publisher's own
+health. They are published retained, so a consumer that subscribes later
+still sees the current value at once.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class StatusPayload(BaseModel):
+    """Availability: ``online`` on connect; ``offline`` on a clean stop and as the last will."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    state: Literal["online", "offline"]
+    version: str = Field(description="scannerd version.")
+    table_id: str
+
+
+class DevicePayload(BaseModel):
+    """The dealing shoe device as the daemon last saw it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    driver: str = Field(description="Driver name, e.g. 'framed'.")
+    channel: str | None = Field(None, description="Where the device is: serial port, usb:VID:PID, ...")
+    link: Literal["up", "down", "unknown"] = "unknown"
+    detail: str = Field("", description="Why the link is as it is (error text after a loss).")
+    model: str | None = None
+    serial: str | None = None
+    firmware: str | None = None
+    last_heartbeat: float | None = Field(None, description="Unix seconds of the last sign of life.")
+    lid_open: bool | None = None
+    jam: bool | None = None
+    sensor_dirty: bool | None = None
+
+
+class DisplayHealth(BaseModel):
+    """The dealer display's web server: the table deals on without it, so its state is reported here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    state: Literal["listening", "retrying"] = Field(
+        description="'retrying': it could not listen (port taken, host unknown) and tries again."
+    )
+    listen: str = Field(description="The [display] listen address.")
+    error: str | None = Field(None, description="Why the last attempt to listen failed (while retrying).")
+
+
+class ReaderHealth(BaseModel):
+    """What reading the shoe cost since the daemon started: its driver's counters and the reader's.
+
+    Bytes and frames the shoe sent that could not be used are counted, not
+    logged one by one: a noisy cable or a wrong baud rate shows here as a
+    rising count long before a card goes missing. Framed shoes add the
+    session's counts; other drivers leave those null. A driver of its own
+    (a plugin) may add counters of its own, or have none (the codec's null).
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    junk_bytes: int | None = Field(
+        None,
+        description="Bytes that were part of no frame: line noise, a wrong baud rate. Null: the "
+        "driver counts none.",
+    )
+    bad_frames: int | None = Field(
+        None,
+        description="Frames recognised as frames that could not be used: a bad checksum, an unknown "
+        "message, a card code garbled in transit (that card is passed on as unreadable). Null: the "
+        "driver counts none.",
+    )
+    unknown_cards: int | None = Field(
+        None, description="Framed: card codes outside the deck, passed on as unreadable. Null for others."
+    )
+    duplicates: int | None = Field(
+        None, description="Framed: repeats of messages already delivered, dropped. Null for others."
+    )
+    unsynced_drops: int | None = Field(
+        None,
+        description="Framed: messages held back (the shoe repeats them) until it said which boot it is. "
+        "Null for others.",
+    )
+    errors: int = Field(description="Errors of the reader thread (logged; it reopens the device).")
+    reconnects: int = Field(description="Times the device was opened again after the first.")
+
+
+class RecorderHealth(BaseModel):
+    """The recorder's figures (``[record] dir``): the table deals on without it, so they are reported here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    file: str | None = Field(description="The file being written; null between files.")
+    files: int = Field(description="Files written since start, the current one included.")
+    lines: int = Field(description="Lines written since start.")
+    dropped: int = Field(
+        description="Lines not written: the disk fell behind, or the file broke. A file ends at a lost "
+        "line, never with a hole in it."
+    )
+    errors: int = Field(description="Write errors (logged); recording resumes with the next shoe or day.")
+    last_error: str | None = Field(description="The latest write error, if any.")
+    alive: bool = Field(description="False once its thread has ended: the service restarts the daemon.")
+
+
+class HealthPayload(BaseModel):
+    """Counters of the link to the game server, published retained at an interval and on connect."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ts: float = Field(description="Unix seconds when the figures were taken.")
+    table_id: str
+    connected: bool
+    published: int = Field(description="Events acknowledged by the broker since start.")
+    pending: int = Field(description="Events waiting in the outbox (on disk and in memory).")
+    in_flight: int = Field(description="Events sent and not yet acknowledged.")
+    outbox_bytes: int
+    outbox_max_bytes: int
+    outbox_level: Literal["ok", "warn", "full"] = Field(
+        description="'warn' past the warning fraction; 'full' when new events are held in memory."
+    )
+    reconnects: int
+    refused: int = Field(description="Publications the broker refused (MQTT 5 reason code >= 0x80).")
+    requests: int
+    rejected_requests: int = Field(description="Requests answered with status 'error'.")
+    busy_requests: int = Field(0, description="Requests not run, answered 'busy': too many were waiting.")
+    errors: int = Field(description="Internal errors of the sending thread (logged; sending resumes).")
+    display: DisplayHealth | None = Field(None, description="The dealer display; null when it is disabled.")
+    reader: ReaderHealth | None = Field(
+        None, description="The shoe's reader; null where no shoe is read (scannerd replay --publish)."
+    )
+    recorder: RecorderHealth | None = Field(None, description="The recorder; null when recording is off.")

@@ -1,0 +1,82 @@
+"""The table's state as ``get_state`` (and every command's answer) gives it: the contract's description.
+
+The validator builds the state as plain JSON-ready data (``Validator.state``),
+as it builds its events; these models are that data's one definition. They
+give the ``data`` of a ``Response`` its schema, so a client generated from
+the AsyncAPI document can validate what it is handed, and the tests hold the
+validator's plain data to them over every golden session.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from scannerd.contract.events import AlertEvent, Count, Hand, Phase, Position, ShoeStatus, Winner
+from scannerd.core.house import MAX_DECKS
+
+
+class ShoeView(BaseModel):
+    """The shoe in play, as its ``shoe`` event describes it, with the ids the event carries beside."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    table_id: str
+    shoe_id: str | None
+    status: ShoeStatus
+    decks: int = Field(ge=1, le=MAX_DECKS)
+    cards_dealt: Count
+    cards_remaining: Count
+    burn_required: Count | None = Field(description="Cards to burn; null until known.")
+    burn_done: Count
+    cut_card_seen: bool
+    hands_dealt: Count
+    last_hand_no: Count | None
+
+
+class RoundView(BaseModel):
+    """The round in play, as its latest ``round`` event, and the position the next card goes to."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    round_id: str
+    phase: Phase
+    hand_no: Count
+    last_hand: bool
+    player: Hand
+    banker: Hand
+    next_position: Position | None = Field(
+        description="Where the next card goes while dealing; null in any other phase."
+    )
+    betting_time_s: float | None = Field(None, description="Present only when a betting time was given.")
+    betting_ends_ts: float | None = Field(None, description="Present only when a betting time was given.")
+    dealer_id: str | None = Field(
+        None, description="Present only when a dealer was signed in at its opening."
+    )
+
+
+class HandResult(BaseModel):
+    """One completed hand of the shoe, for the scoreboard (the roads)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    winner: Winner
+    natural: bool
+    player_pair: bool
+    banker_pair: bool
+
+
+class TableState(BaseModel):
+    """What a table is doing now: its shoe, its round, its open alerts, and (``get_state`` only) results."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    table_id: str
+    seq: Count = Field(description="The seq of the last event the table has published (0: none yet).")
+    link_up: bool = Field(description="Whether the table reads its shoe now.")
+    shoe: ShoeView | None
+    round: RoundView | None
+    alerts: list[AlertEvent] = Field(description="Every open alert, as it was published.")
+    dealer_id: str | None = Field(None, description="Present only while a dealer is signed in.")
+    results: list[HandResult] | None = Field(
+        None, description="The shoe's completed hands, oldest first: in get_state's answer only."
+    )

@@ -1,0 +1,73 @@
+"""House settings: the policies a casino chooses for its baccarat tables.
+
+One model is shared by the config file, the recording header and the
+validator, so a replay runs under exactly the rules the table ran under.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from scannerd.settings.config_section import Section
+from scannerd.settings.durations import seconds
+
+MAX_BETTING_TIME_S = 600.0
+"""The longest betting time a table takes: ten minutes is already no table's procedure."""
+
+MAX_DECKS = 12
+"""The most decks a shoe holds here: eight is the rule, and no shoe made holds more than twelve."""
+
+BurnPolicy = Literal["first-card-value", "none"] | Annotated[int, Field(ge=0, le=60)]
+
+
+class HouseRules(Section):
+    """The house settings that change how a deal is judged."""
+
+    decks: int = Field(8, ge=1, le=MAX_DECKS, description="Decks in a full shoe.")
+    round_control: Literal["server", "auto"] = Field(
+        "server",
+        description="'server': the game server opens and closes betting; "
+        "'auto': the first card drawn opens a round (no game server).",
+    )
+    burn: BurnPolicy = Field(
+        "first-card-value",
+        description="Cards burned at the start of a shoe: 'first-card-value' "
+        "(turn the first card, burn that many more; A=1, 10/J/Q/K=10), a fixed "
+        "number of cards, or 'none'.",
+    )
+    cut_card_remaining: int | None = Field(
+        None,
+        ge=0,
+        le=MAX_DECKS * 52,
+        description="Virtual cut card this many cards from the back, for shoes "
+        "that cannot see the cut card; None to rely on the device.",
+    )
+    last_hand: Literal["finish", "one-more"] = Field(
+        "finish",
+        description="'finish': the hand in which the cut card appears is the last "
+        "(if it appears between hands, the next hand is); 'one-more': deal one more.",
+    )
+    stall_timeout_s: float = seconds(
+        30.0, 1, 3600, "Seconds without a card, while cards are due, before ROUND_STALLED."
+    )
+    # Left out of a recording's header while unset, so files of tables without it stay as they were.
+    betting_time_s: float | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        gt=0,
+        le=MAX_BETTING_TIME_S,
+        allow_inf_nan=False,
+        description="Seconds betting stays open, counted down on the dealer's screen. With 'auto' "
+        "round control the daemon opens betting after each hand and closes it when the time runs "
+        "out; with a game server, the time for a betting_open that gives none. None: no timer.",
+    )
+
+    def burn_fixed(self) -> int | None:
+        """The fixed burn count, or None when the count comes from the first card."""
+        if self.burn == "first-card-value":
+            return None
+        if self.burn == "none":
+            return 0
+        return int(self.burn)

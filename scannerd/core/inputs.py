@@ -1,0 +1,113 @@
+"""What the validator judges: every input carries its own time.
+
+Inputs carry their own timestamp (``ts``, Unix seconds, UTC) so that the
+validator never reads a clock: a live table and a replay of its recording
+produce identical events. They are plain frozen dataclasses, built once per
+card on the hot path; what the validator makes of them is the contract's
+(``scannerd/contract/events.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class CardDrawn:
+    """A physical card left the shoe. ``card`` is None when it could not be read."""
+
+    ts: float
+    card: str | None
+    device_burn: bool = False  # the device itself marked the card as a burn
+
+
+@dataclass(frozen=True, slots=True)
+class CutCardSeen:
+    """The shoe reported the cut card."""
+
+    ts: float
+
+
+@dataclass(frozen=True, slots=True)
+class LinkChanged:
+    """The device link went down or came back."""
+
+    ts: float
+    up: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Time passed with nothing else happening; lets stalls be judged on event time."""
+
+    ts: float
+
+
+TICK_S = 1.0
+"""How often the daemon feeds a Tick; a replay feeds them on the same grid to give the same events."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """Something outside the deal that the dealer or the pit must see: a device alarm, a full disk."""
+
+    ts: float
+    code: str  # a code the alert catalogue marks as a fault
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Restarted:
+    """The daemon starts again on a table whose state it saved: it was not reading for a while.
+
+    Cards the shoe dealt meanwhile are gone for shoes that cannot repeat them,
+    so a round left open cannot be judged any more.
+    """
+
+    ts: float
+    detail: str = ""
+    cards_repeat: bool = False  # the shoe repeats every card not acknowledged (and the machine kept power)
+
+
+@dataclass(frozen=True, slots=True)
+class ClockStepped:
+    """The wall clock jumped by ``step`` seconds (NTP correcting it, an operator setting it).
+
+    Event times follow the wall clock, so they jump too; durations must not,
+    or a step forward would stall a round and a step back hide a stall.
+    """
+
+    ts: float
+    step: float
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    """A game-server (or dealer-display) command."""
+
+    ts: float
+    name: str  # one of the commands the validator judges (``command_catalogue.JUDGED``)
+    args: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Anchored:
+    """The recorder sealed a file: its name, line count and last digest go out on the table's stream.
+
+    No file can prove its own absence, so the game server keeps these and
+    ``scannerd verify --anchors`` checks the archive against them. It is an
+    input, judged under the daemon's lock like any other, so that it takes its
+    ``seq`` in order, is journalled and recorded, and a replay makes it again.
+    """
+
+    ts: float
+    file: str  # the file's final name in the recording directory (after gzip)
+    lines: int  # its lines, the header and the seal included
+    digest: str  # hex SHA-256: the chain's digest of its last line
+
+
+ValidatorInput = (
+    CardDrawn | CutCardSeen | LinkChanged | Tick | Command | Fault | Restarted | ClockStepped | Anchored
+)

@@ -1,0 +1,194 @@
+"""One table's judgement as a pure object: every input in, what to do about it out.
+
+The daemon, the replay of a recording and the simulator's loopback all judge
+the same inputs the same way, and they do it through this object: a device
+event becomes a validator input (``scannerd.core.ingest``), a request runs
+against the validator (``execute`` below: parsing it is the contract's,
+running it the table's), a replay's ticks fall on a fixed grid, and what a
+restart brings back has one shape (``SavedState``).
+``Table`` reads no clock, does no I/O and starts no thread: each call returns
+an ``Outcome``, the events to store, the framed acknowledgements that wait for
+them, the device payload to show, the answer to send, and the caller does it,
+in the style of ``drivers.framed_host.FramedSession``. Where and when that
+happens (the outbox, the lock, the threads) is the caller's business, so a
+recording replays to exactly what the table published.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from drivers.events import DeviceEvent
+from scannerd.contract.command_catalogue import READS_ONLY
+from scannerd.contract.events import EventData
+from scannerd.contract.payloads import DevicePayload
+from scannerd.contract.requests import Request, RequestError, Response, parse_request
+from scannerd.core.house import HouseRules
+from scannerd.core.ingest import DeviceView, to_input
+from scannerd.core.inputs import TICK_S, Command, Tick, ValidatorInput
+from scannerd.core.validator import CommandRejected, Validator
+
+
+@dataclass(frozen=True, slots=True)
+class SavedState:
+    """What a restart restores and a recording's file begins from, as the outbox and headers keep it.
+
+    ``validator`` is the validator's snapshot; ``device`` is what the driver
+    keeps across restarts (``Driver.saved_state``: a framed shoe's boot and
+    last acknowledged sequence), None for a device that keeps nothing.
+    """
+
+    validator: dict[str, Any]
+    device: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form: ``{"validator": ..., "device": ...}``, ``device`` only when there is one."""
+        if self.device is None:
+            return {"validator": self.validator}
+        return {"validator": self.validator, "device": self.device}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> SavedState | None:
+        """None when ``data`` holds no validator state (a new table, a file begun on a fresh one)."""
+        if not data or not data.get("validator"):
+            return None
+        return cls(data["validator"], data.get("device"))
+
+    @property
+    def next_seq(self) -> int:
+        return int(self.validator["next_seq"])
+
+    @property
+    def shoe(self) -> dict[str, Any]:
+        """The shoe under way when the state was taken ({} before any)."""
+        return self.validator.get("shoe") or {}
+
+    def skip_seq(self, count: int) -> SavedState:
+        """The same state with ``seq`` moved on by ``count``: numbers that may have been used already."""
+        return replace(self, validator={**self.validator, "next_seq": self.next_seq + count})
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one input makes the table do; the caller does it.
+
+    ``events`` go to the outbox with the state that follows them, and only
+    then is ``ack`` acknowledged to the shoe (the framed sequence of the card
+    that made them). ``ack_now`` is a message that gives nothing to store (a
+    button), acknowledged at once. ``judged`` is the input as the validator
+    took it, for whoever records inputs; None when the device event concerned
+    only the device. ``device`` is the new retained device payload, when it changed.
+    """
+
+    events: list[EventData] = field(default_factory=list)
+    judged: ValidatorInput | None = None
+    ack: int | None = None
+    ack_now: int | None = None
+    device: DevicePayload | None = None
+    response: Response | None = None
+
+    @property
+    def acks(self) -> list[int]:
+        """Both acknowledgements, for a caller with nothing to store first (a replay, the loopback)."""
+        return [ack for ack in (self.ack, self.ack_now) if ack is not None]
+
+
+class Table:
+    """The validator and everything between an input and its judgement; pure, not thread-safe.
+
+    ``saved`` restores a table from its state; ``ticks_from`` starts the tick
+    grid a replay steps (``ticks``) at that time.
+    """
+
+    def __init__(
+        self,
+        table_id: str,
+        rules: HouseRules,
+        *,
+        driver: str,
+        channel: str | None = None,
+        saved: SavedState | None = None,
+        ticks_from: float = 0.0,
+    ) -> None:
+        if saved is None:
+            self.validator = Validator(table_id, rules)
+        else:
+            self.validator = Validator.restore(table_id, rules, saved.validator)
+        self.device_view = DeviceView(driver, channel)
+        self._next_tick = ticks_from + TICK_S
+
+    def judge(self, inp: ValidatorInput) -> Outcome:
+        """An input that needs no translating (a tick, a fault, a restart, a step of the clock)."""
+        return Outcome(self.validator.handle(inp), inp)
+
+    def device_event(self, ts: float, event: DeviceEvent) -> Outcome:
+        """What the device said at ``ts``: the input it makes, if any, and what the device view shows."""
+        device = self.device_view.apply(ts, event)
+        ack = getattr(event, "ack", None)
+        inp = to_input(ts, event)
+        if inp is None:
+            return Outcome(ack_now=ack, device=device)
+        return Outcome(self.validator.handle(inp), inp, ack=ack, device=device)
+
+    def request(self, request: Request, ts: float) -> Outcome:
+        """A game server's (or the dealer display's) request, run at ``ts``, with its answer.
+
+        Every command but ``get_state`` is an input, refused or not: a replay
+        must answer it the same way, so it is recorded either way.
+        """
+        response, events = execute(request, self.validator, ts)
+        judged = None
+        if request.command != "get_state":
+            judged = Command(ts, request.command, request.args)
+        return Outcome(events, judged, response=response)
+
+    def command(self, name: str, args: dict[str, Any], ts: float) -> Outcome:
+        """A command given as a dict (the dealer display's button, a recording's ``cmd`` line), run at ``ts``.
+
+        Parsed as if its JSON had come over MQTT, so a button and a replay are held to exactly the
+        checks a game server's request is; a refused one is answered and judges nothing.
+        """
+        try:
+            request = parse_request(name, json.dumps(args).encode())
+        except RequestError as exc:
+            return Outcome(response=exc.response())
+        return self.request(request, ts)
+
+    def ticks(self, until: float) -> list[Outcome]:
+        """The ticks on the grid up to ``until`` that do something, judged as the daemon's ticker would.
+
+        A day's recording spans tens of thousands of ticks; only one that
+        stalls a round or ends a betting time does anything, so the others are
+        stepped over (the grid is still stepped exactly as live), and before
+        the validator's ``acts_from`` none is even asked.
+        """
+        outcomes: list[Outcome] = []
+        due = self.validator.acts_from()
+        while self._next_tick <= until:
+            if due is not None and self._next_tick >= due and self.validator.acts_at(self._next_tick):
+                outcomes.append(self.judge(Tick(self._next_tick)))
+                due = self.validator.acts_from()
+            self._next_tick += TICK_S
+        return outcomes
+
+    def saved_state(self, device: dict[str, Any] | None = None) -> SavedState:
+        """The state to store with the events judged so far; ``device`` is the driver's part."""
+        return SavedState(self.validator.snapshot(), device)
+
+
+def execute(request: Request, validator: Validator, ts: float) -> tuple[Response, list[EventData]]:
+    """Run a request; the events it caused must go to the outbox like any others."""
+    events: list[EventData] = []
+    if request.command not in READS_ONLY:
+        try:
+            events = validator.handle(Command(ts=ts, name=request.command, args=request.args))
+        except CommandRejected as exc:
+            return Response(
+                command=request.command, status="error", transaction=request.transaction, error=str(exc)
+            ), []
+    # Only get_state carries the shoe's results: they grow with every hand, and a command's
+    # answer needs the round and shoe it changed, not the scoreboard (docs/mqtt.md).
+    state = validator.state(results=request.command == "get_state")
+    return Response(command=request.command, status="ok", transaction=request.transaction, data=state), events

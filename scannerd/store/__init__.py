@@ -1,0 +1,1 @@
+"""What keeps the table's events and state through a crash: the outbox, the journal, the seq ceiling."""

@@ -1,0 +1,1 @@
+"""The audit of recordings against the exact odds."""

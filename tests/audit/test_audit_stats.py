@@ -1,0 +1,61 @@
+"""The audit's statistics: the chi-square tail in closed form, the band, the running frequencies."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from scannerd.audit import stats
+from scannerd.audit.published import differences
+from scannerd.core.baccarat import outcome_odds
+
+ODDS = {k: float(v) for k, v in outcome_odds(8).items()}
+
+
+def expected(hands: int) -> dict[str, float]:
+    return {k: hands * p for k, p in ODDS.items()}
+
+
+def test_results_exactly_at_the_odds_fit_perfectly():
+    x2, p = stats.chi_square({"banker": 458597, "player": 446247, "tie": 95156}, expected(1_000_000))
+    assert x2 == pytest.approx(0, abs=1e-3)
+    assert p == pytest.approx(1, abs=1e-3)
+
+
+def test_the_p_value_is_the_chi_square_tail_with_two_degrees_of_freedom():
+    """Its upper tail is exp(-x/2): 5.991, the 95th percentile, leaves 0.05."""
+    assert math.exp(-5.991 / 2) == pytest.approx(0.05, abs=1e-4)
+    e = expected(1000)
+    # banker 30 above, player 30 below the odds: X^2 = 900/e_b + 900/e_p
+    x2, p = stats.chi_square({"banker": e["banker"] + 30, "player": e["player"] - 30, "tie": e["tie"]}, e)
+    assert x2 == pytest.approx(900 / e["banker"] + 900 / e["player"])
+    assert p == pytest.approx(math.exp(-x2 / 2))
+
+
+def test_too_few_hands_give_no_p_value():
+    assert stats.chi_square({"banker": 20, "player": 20, "tie": 2}, expected(42))[1] is None
+    assert stats.chi_square({"banker": 26, "player": 24, "tie": 6}, expected(56))[1] is not None
+
+
+def test_the_band_narrows_with_the_square_root_of_the_hands():
+    lo, hi = stats.band(ODDS["tie"], 100)
+    assert hi - lo == pytest.approx(2 * 1.96 * math.sqrt(ODDS["tie"] * (1 - ODDS["tie"]) / 100))
+    lo4, hi4 = stats.band(ODDS["tie"], 400)
+    assert hi4 - lo4 == pytest.approx((hi - lo) / 2)
+
+
+def test_running_frequencies_keep_at_most_their_points_and_end_at_the_last_hand():
+    results = ["banker", "player", "tie", "banker"] * 250
+    points = stats.running(results)
+    assert len(points) <= stats.POINTS
+    assert points[-1] == (1000, 0.5, 0.25, 0.25)
+
+
+def test_a_replay_that_ends_where_the_table_said_has_no_differences_but_for_clock_times():
+    state = {"next_seq": 10, "dealer_id": "D1", "round": {"round_id": "R1", "last_activity": 5.0}}
+    moved = {"next_seq": 10, "dealer_id": "D1", "round": {"round_id": "R1", "last_activity": 9.0}}
+    assert differences(state, moved) == []
+    assert differences(state, {**moved, "next_seq": 12}) == [
+        "the replay published up to seq 9, the table up to seq 11"
+    ]

@@ -1,0 +1,1 @@
+"""The casino's client library against a real broker."""

@@ -1,0 +1,1 @@
+"""The command line, one subcommand at a time."""

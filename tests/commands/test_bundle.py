@@ -1,0 +1,133 @@
+"""The offline bundle: made by one command, installed on a PC that cannot reach any package index.
+
+Making the bundle needs the index (this machine's pip configuration); the
+install from it runs with no pip configuration at all, ``--no-index`` and a
+proxy that does not exist, so any attempt to fetch would fail. Then the
+installed ``scannerd`` runs the demo, and the units it installs pass
+``systemd-analyze verify``. The bundle and its venv are made once per test
+session: the tests share them. The bundle is made by a Python with no pip,
+as Debian's python3 is without python3-pip.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from scannerd import __version__
+from tests.commands.test_units import analyze, verify
+
+ROOT = Path(__file__).resolve().parents[2]
+UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing answers there
+
+pytestmark = pytest.mark.timeout(600)
+
+
+@dataclass(frozen=True)
+class Installed:
+    bundle: Path
+    venv: Path
+
+    @property
+    def scannerd(self) -> Path:
+        return self.venv / "bin" / "scannerd"
+
+
+def offline_env(home: Path) -> dict[str, str]:
+    """An environment with no pip configuration and no way out to a package index."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "PIP_CONFIG_FILE": os.devnull,
+        "http_proxy": UNREACHABLE,
+        "https_proxy": UNREACHABLE,
+        "LANG": "C.UTF-8",
+    }
+
+
+@pytest.fixture(scope="session")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    work = tmp_path_factory.mktemp("bundle")
+    # The bundle machine's Python as Debian 12 has it with python3-venv and no python3-pip:
+    # venv and ensurepip are there, a pip module is not.
+    no_pip = work / "no-pip"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", no_pip], check=True, timeout=120)
+    python = no_pip / "bin" / "python"
+    assert subprocess.run([python, "-m", "pip", "--version"], capture_output=True).returncode != 0
+    made = subprocess.run(
+        [ROOT / "release" / "bundle", work / "dist"],
+        env={**os.environ, "PYTHON": str(python)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert made.returncode == 0, f"release/bundle needs the package index:\n{made.stderr[-3000:]}"
+    tarball = Path(made.stdout.split()[-1])
+    assert tarball == work / "dist" / f"scannerd-{__version__}.tar.gz"
+
+    # On the table: the tarball alone, unpacked somewhere else, and a venv made there.
+    table = work / "table"
+    table.mkdir()
+    shutil.unpack_archive(tarball, table)
+    bundle = table / f"scannerd-{__version__}"
+    venv = table / "opt-scannerd"
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True, timeout=120)
+    install = subprocess.run(
+        [venv / "bin" / "pip", "install", "-q", "--no-index", "--find-links", bundle / "wheels",
+         "-c", bundle / "constraints.txt", "scannerd"],
+        env=offline_env(table), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert install.returncode == 0, install.stderr[-3000:]
+    return Installed(bundle, venv)
+
+
+def test_every_wheel_in_the_bundle_is_pinned_in_the_constraints(installed: Installed) -> None:
+    pins = dict(
+        line.lower().replace("_", "-").split("==")
+        for line in (installed.bundle / "constraints.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    for wheel in (installed.bundle / "wheels").glob("*.whl"):
+        name, version = wheel.name.split("-")[:2]
+        name = name.lower().replace("_", "-")
+        if name != "scannerd":
+            assert pins.get(name) == version, f"{wheel.name} is not the pinned {pins.get(name)}"
+
+
+def test_ci_installs_with_the_constraints() -> None:
+    assert re.search(r"pip install .*-c constraints\.txt", (ROOT / ".ci" / "run").read_text())
+
+
+def test_the_installed_command_runs_the_demo(installed: Installed, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [installed.scannerd, "demo", "--seconds", "6", "--pace", "0.05", "--betting-time", "0.2",
+         "--no-view", "--listen", "127.0.0.1:0", "--seed", "1", "--error-rate", "0", "--dir", tmp_path],
+        env=offline_env(tmp_path), cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert any(line.startswith("round ") for line in proc.stdout.splitlines()), proc.stdout
+
+
+@analyze
+def test_the_units_it_installs_pass_systemd_analyze_verify(installed: Installed, tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    done = subprocess.run(
+        [installed.scannerd, "install", "--root", root], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    units = sorted((root / "etc" / "systemd" / "system").glob("*.service"))
+    assert {u.name for u in units} >= {"scannerd.service", "scannerd@.service"}
+    for unit in units:
+        assert "/opt/scannerd/bin/scannerd" not in unit.read_text(), "it starts this installation's scannerd"
+        verify(unit)
+    assert f"ExecStart={installed.scannerd} run" in (units[0].parent / "scannerd.service").read_text()
+    assert (root / "etc" / "udev" / "rules.d" / "99-scannerd-shoe.rules").is_file()
+    assert (root / "etc" / "sysusers.d" / "scannerd.conf").is_file()
+    assert (root / "etc" / "scannerd" / "scannerd.toml.example").is_file()

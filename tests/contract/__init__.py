@@ -1,0 +1,1 @@
+"""The contract the game server sees: events, schemas, catalogues, requests."""

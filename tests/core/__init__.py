@@ -1,0 +1,1 @@
+"""The pure judgement: cards, rules, the validator, the shuffle check, the table."""

@@ -1,0 +1,1 @@
+"""The dealer display, in process and in a real browser."""

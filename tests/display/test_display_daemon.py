@@ -1,0 +1,111 @@
+"""A simulated framed shoe dealt through the daemon, seen on the dealer display and on the shoe itself."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from drivers.events import DeviceCard
+from scannerd.display.settings import DisplaySettings
+from scannerd.link.mqtt_settings import MqttSettings
+from scannerd.runtime.config import Config
+from scannerd.runtime.daemon import Daemon
+from scannerd.runtime.device_settings import DeviceSettings
+from scannerd.store.outbox_settings import OutboxSettings
+from simulators.serial_pty import FramedPtyDevice
+from tests.support.broker import Broker, wait_until
+from tests.support.browser import action, banners, live, open_page, slot, text, wait_for
+
+NATURAL_ROUND = ("9H", "2S", "9C", "3D")
+
+
+def make_config(tmp_path: Path, broker: Broker, shoe: FramedPtyDevice, listen: str) -> Config:
+    return Config(
+        table_id="BAC-07",
+        device=DeviceSettings(driver="framed", port=shoe.port.path),
+        rules={"burn": "none"},
+        mqtt=MqttSettings(host=broker.host, port=broker.port),
+        outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
+        display=DisplaySettings(listen=listen),
+    )
+
+
+def test_the_dealt_round_the_misdeal_and_its_acknowledgement_reach_page_and_shoe(
+    browser, tmp_path, mosquitto, shoe
+):
+    table = Daemon(make_config(tmp_path, mosquitto, shoe, "127.0.0.1:0"))
+    table.start()
+    try:
+        wait_until(lambda: table.reader.link_up, 10, "the shoe to open")
+        open_page(browser, table.display.url)
+        for command, args in (("new_shoe", {"shoe_id": "S1"}), ("betting_open", {}), ("betting_close", {})):
+            assert table.request(command, args).status == "ok"
+        for card in NATURAL_ROUND:
+            shoe.send(DeviceCard(card))
+        wait_for(browser, lambda b: action(b) == "ROUND COMPLETE - DO NOT DRAW", 10, "the result")
+        assert (text(browser, "player-total"), text(browser, "banker-total")) == ("8", "5")
+        assert [slot(browser, p) for p in ("player1", "banker1", "player2", "banker2")] == list(NATURAL_ROUND)
+
+        shoe.send(DeviceCard("7H"))  # no card is due
+        wait_for(browser, banners, 1.0, "the misdeal within a second")
+        assert "Extra card 7\u2665" in banners(browser)[0].text
+        wait_until(lambda: shoe.device.led and shoe.device.buzzer, 10, "the shoe's LED and buzzer")
+
+        banners(browser)[0].find_element("css selector", "button.ack").click()
+        wait_for(browser, lambda b: not banners(b), 10, "the banner to clear")
+        wait_until(lambda: not (shoe.device.led or shoe.device.buzzer), 10, "the shoe's alarm off")
+    finally:
+        table.stop()
+
+
+def test_the_page_recovers_after_the_daemon_restarts(browser, tmp_path, mosquitto, shoe):
+    table = Daemon(make_config(tmp_path, mosquitto, shoe, "127.0.0.1:0"))
+    table.start()
+    url = table.display.url
+    try:
+        open_page(browser, url)
+        table.request("betting_open", {"round_id": "R1"})
+        table.request("betting_close", {})
+        shoe.send(DeviceCard("9H"))
+        wait_for(browser, lambda b: text(b, "player-total") == "9", 10, "the first card")
+    finally:
+        table.stop()
+    wait_for(browser, lambda b: not live(b), 10, "the page to notice")
+    assert "DISCONNECTED" in text(browser, "disconnected")
+
+    port = url.rstrip("/").rsplit(":", 1)[1]
+    again = Daemon(make_config(tmp_path, mosquitto, shoe, f"127.0.0.1:{port}"))
+    again.start()
+    try:
+        wait_for(browser, live, 10, "the page to reconnect by itself")
+        shoe.send(DeviceCard("2S"))
+        wait_for(browser, lambda b: action(b) == "NEXT: PLAYER SECOND CARD", 10, "the restored round")
+        assert (text(browser, "player-total"), text(browser, "banker-total")) == ("9", "2")
+    finally:
+        again.stop()
+
+
+def test_a_shoe_plugged_in_after_the_daemon_started_clears_the_offline_warning(
+    browser, tmp_path, mosquitto, shoe
+):
+    """The daemon starts before the shoe is there, as on a table PC booting with the shoe unplugged."""
+    shoe.port.unplug()
+    table = Daemon(make_config(tmp_path, mosquitto, shoe, "127.0.0.1:0"))
+    table.start()
+    try:
+        open_page(browser, table.display.url)
+        wait_for(browser, lambda b: action(b) == "SHOE OFFLINE - DO NOT DEAL", 10, "the shoe offline")
+        wait_for(browser, banners, 10, "the disconnection warning")
+        assert "Shoe disconnected - do not deal" in banners(browser)[0].text
+
+        shoe.port.plug()
+        wait_until(lambda: table.reader.link_up, 10, "the shoe to open")
+        wait_for(browser, lambda b: not banners(b), 10, "the warning to leave once the shoe is back")
+        wait_for(browser, lambda b: text(b, "link").endswith(" CONNECTED"), 10, "the shoe connected")
+        assert text(browser, "notice") == "Shoe reconnected"
+        assert action(browser) == "WAITING FOR BETS - DO NOT DRAW"
+
+        table.request("betting_open", {"round_id": "R1"})
+        wait_for(browser, lambda b: action(b) == "BETS OPEN - DO NOT DRAW", 10, "the next hand")
+        assert text(browser, "notice") == ""  # a passing notice: gone when the next hand begins
+    finally:
+        table.stop()

@@ -1,0 +1,221 @@
+"""The dealer's view, folded from events, against the validator's own state after every step."""
+
+import random
+
+import pytest
+
+from scannerd.core.house import HouseRules
+from scannerd.core.inputs import CardDrawn, Command, CutCardSeen, LinkChanged, Tick, ValidatorInput
+from scannerd.core.validator import RESULTS_KEPT_WITHOUT_SHOE, CommandRejected, Validator
+from scannerd.display.view import TableView
+from simulators.actions import CutCard, Draw, ServerCommand, Unplug, Unreadable
+from simulators.dealer import Dealer
+
+CASES = {
+    "default": HouseRules(),
+    "one-more": HouseRules(last_hand="one-more"),
+    "fixed-burn": HouseRules(burn=5),
+    "virtual-cut": HouseRules(cut_card_remaining=14),
+    "auto": HouseRules(round_control="auto"),
+    "auto-betting": HouseRules(round_control="auto", betting_time_s=2),
+}
+
+# Parts of the screen that the validator's state does not carry (the latest card, the latest notice).
+_EVENT_ONLY = ("last_card", "notice")
+
+
+def current(view: TableView) -> dict:
+    """The snapshot without what only the events can tell: an alert's hand is judged when it arrives."""
+    snap = {k: v for k, v in view.snapshot().items() if k not in _EVENT_ONLY}
+    snap["alerts"] = [{k: v for k, v in a.items() if k != "hand"} for a in snap["alerts"]]
+    return snap
+
+
+def from_state(v: Validator, rules: HouseRules) -> TableView:
+    view = TableView(v.table_id, rules.round_control)
+    view.load_state(v.state())
+    return view
+
+
+def play(rules: HouseRules, seed: int, error_rate: float):
+    """(validator, events of the step) for every step of two simulated shoes."""
+    dealer = Dealer(rules, random.Random(seed), pace=0, error_rate=error_rate)
+    v = Validator("T1", rules)
+    ts = 1_700_000_000.0
+    for step in dealer.play(shoes=2):
+        ts += 0.5
+        events = []
+        try:
+            match step.action:
+                case Draw(card=card):
+                    events = v.handle(CardDrawn(ts, card))
+                case Unreadable():
+                    events = v.handle(CardDrawn(ts, None))
+                case CutCard():
+                    events = v.handle(CutCardSeen(ts))
+                case ServerCommand(name=name, args=args):
+                    events = v.handle(Command(ts, name, args))
+                case Unplug(seconds=s):
+                    events = v.handle(LinkChanged(ts, up=False)) + v.handle(LinkChanged(ts + s, up=True))
+        except CommandRejected:
+            pass
+        yield v, events
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_folded_view_agrees_with_the_validator_after_every_step(case):
+    rules = CASES[case]
+    for seed, error_rate in ((1, 0.0), (2, 0.4)):
+        view = TableView("T1", rules.round_control)
+        view.load_state(Validator("T1", rules).state())
+        winners: list[str] = []
+        for v, events in play(rules, seed, error_rate):
+            for e in events:
+                view.apply(e)
+                if e.kind == "round" and e.phase == "complete":
+                    winners.append(e.winner)
+                if e.kind == "shoe" and e.cards_dealt == 0:
+                    winners = []
+            assert current(view) == current(from_state(v, rules)), events
+            if v.shoe is None:  # with no shoe to end them, only the latest hands are kept
+                winners = winners[-RESULTS_KEPT_WITHOUT_SHOE:]
+            assert [r.winner for _, r in view.results] == winners
+
+
+def _round_event(seq: int, phase: str, player: list[str], banker: list[str], **extra) -> dict:
+    return {
+        "kind": "round",
+        "seq": seq,
+        "ts": 1.0,
+        "table_id": "T1",
+        "shoe_id": "S1",
+        "round_id": "R1",
+        "phase": phase,
+        "hand_no": 1,
+        "player": {"cards": player, "total": 0},
+        "banker": {"cards": banker, "total": 0},
+        **extra,
+    }
+
+
+def test_old_and_repeated_events_are_ignored():
+    view = TableView("T1")
+    assert view.apply(_round_event(5, "dealing", [], []))
+    assert not view.apply(_round_event(5, "complete", ["9H", "9C"], ["2S", "3D"], winner="player"))
+    assert not view.apply(_round_event(4, "void", [], []))
+    assert view.round_view()["phase"] == "dealing"
+
+
+def test_next_action_texts():
+    view = TableView("T1")
+    assert view.next_action() == ("WAITING FOR THE TABLE", "wait")
+    assert view.link == "unknown"
+    view.load_state(Validator("T1").state())
+    assert view.next_action() == ("WAITING FOR BETS - DO NOT DRAW", "wait")
+    assert view.link == "up"
+    view.apply(_round_event(1, "betting", [], []))
+    assert view.next_action() == ("BETS OPEN - DO NOT DRAW", "wait")
+    view.apply(_round_event(2, "dealing", ["2H", "3C"], ["KS", "4D"]))
+    assert view.next_action() == ("NEXT: PLAYER THIRD CARD", "go")
+    view.apply(_round_event(3, "complete", ["9H", "9C"], ["2S", "3D"], winner="player"))
+    assert view.next_action() == ("ROUND COMPLETE - DO NOT DRAW", "wait")
+    assert view.round_view()["winner"] == "player"
+    view.set_device({"link": "down"})
+    assert view.next_action() == ("SHOE OFFLINE - DO NOT DEAL", "stop")
+
+
+def test_burn_progress_is_counted_from_the_turned_card():
+    rules = HouseRules()
+    v = Validator("T1", rules)
+    view = TableView("T1")
+    for inp in (Command(1.0, "new_shoe", {"shoe_id": "S1"}), CardDrawn(2.0, "3S"), CardDrawn(3.0, "KD")):
+        for e in v.handle(inp):
+            view.apply(e)
+    assert view.next_action() == ("BURN: 2 of 4", "burn")
+
+
+def test_acknowledged_alerts_leave_and_info_alerts_become_the_notice():
+    view = TableView("T1")
+    base = {"kind": "alert", "ts": 1.0, "table_id": "T1", "round_id": None, "card": None}
+    misdeal = {**base, "alert_id": 1, "code": "EXTRA_CARD", "severity": "misdeal", "message": "Extra card"}
+    view.apply({**misdeal, "seq": 1})
+    view.apply(
+        {**base, "seq": 2, "alert_id": 2, "code": "DEVICE_FAULT", "severity": "warning", "message": "x"}
+    )
+    view.apply(
+        {**base, "seq": 3, "alert_id": 3, "code": "CUT_CARD", "severity": "info", "message": "Cut card"}
+    )
+    assert [a["alert_id"] for a in view.open_alerts()] == [2, 1]
+    assert view.notice == "Cut card"
+    view.apply({**misdeal, "seq": 4, "acknowledged": True})
+    assert [a["alert_id"] for a in view.open_alerts()] == [2]
+
+
+class Fed:
+    """A validator and a view fed its events, as the display is."""
+
+    def __init__(self, rules: HouseRules | None = None) -> None:
+        self.validator = Validator("T1", rules or HouseRules(burn="none"))
+        self.view = TableView("T1")
+        self.view.load_state(self.validator.state())
+        self.ts = 1_700_000_000.0
+
+    def __call__(self, *inputs: ValidatorInput | str) -> None:
+        for inp in inputs:
+            self.ts += 1
+            if isinstance(inp, str):
+                inp = CardDrawn(self.ts, inp)
+            for e in self.validator.handle(inp):
+                self.view.apply(e)
+
+    def command(self, name: str, **args) -> None:
+        self(Command(self.ts + 1, name, args))
+
+    def round(self, round_id: str, *cards: str) -> None:
+        self.command("betting_open", round_id=round_id)
+        self.command("betting_close")
+        self(*cards)
+
+
+def test_the_newest_alert_comes_first_names_its_hand_and_its_card_as_the_dealer_reads_it():
+    table = Fed()
+    table.command("new_shoe", shoe_id="S1")
+    table.round("R1", "9H", "2S", "9C", "3D")
+    table("TS")  # an extra card after hand 1
+    table.command("betting_open", round_id="R2")
+    table("AC")  # drawn before bets closed, in hand 2
+    first, second = table.view.open_alerts()
+    assert (first["code"], first["hand"]) == ("CARD_BEFORE_BETS_CLOSED", "HAND 2")
+    assert first["text"].startswith("Card A\u2663 drawn before bets closed")
+    assert (second["code"], second["hand"]) == ("EXTRA_CARD", "AFTER HAND 1")
+    assert second["text"] == "Extra card 10\u2660: no card is due - set it aside"
+    assert second["message"] == "Extra card TS: no card is due - set it aside"  # the contract keeps codes
+
+
+def test_a_tie_is_nobodys_win_and_naturals_and_pairs_are_marked():
+    table = Fed()
+    table.round("R1", "2H", "KS", "3C", "4D", "2C", "3S")
+    rnd = table.view.round_view()
+    assert rnd["winner"] == "tie" and rnd["player"]["total"] == rnd["banker"]["total"] == 7
+    table.round("R2", "9H", "4S", "9C", "4D")
+    rnd = table.view.round_view()
+    assert rnd["player"] == {"cards": ["9H", "9C"], "total": 8, "natural": True, "pair": True}
+    assert rnd["banker"] == {"cards": ["4S", "4D"], "total": 8, "natural": True, "pair": True}
+
+
+def test_a_warning_leaves_the_screen_when_its_cause_ends_and_a_notice_at_the_next_hand():
+    table = Fed()
+    table(LinkChanged(table.ts + 1, up=False))  # between hands: a warning, not a void
+    assert [a["code"] for a in table.view.open_alerts()] == ["DEVICE_DISCONNECTED"]
+    assert table.view.next_action() == ("SHOE OFFLINE - DO NOT DEAL", "stop")
+    table(LinkChanged(table.ts + 1, up=True))
+    assert table.view.open_alerts() == []
+    assert len(table.validator.open_alerts) == 1  # still open for the pit to acknowledge
+    assert table.view.notice == "Shoe reconnected"
+
+    table.round("R1", "2H", "KS")
+    assert table.view.notice is None  # a passing notice goes when the next hand begins
+    table(Tick(table.ts + 60))
+    assert [a["code"] for a in table.view.open_alerts()] == ["ROUND_STALLED"]
+    table("3C", "4D", "2C", "5S")  # the dealer goes on, and the hand ends
+    assert [a["code"] for a in table.view.open_alerts()] == []

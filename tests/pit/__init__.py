@@ -1,0 +1,1 @@
+"""The pit view, in process and in a real browser."""

@@ -1,0 +1,1 @@
+"""Recordings: the format, the recorder, replay, the chain and signatures."""

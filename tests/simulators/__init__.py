@@ -1,0 +1,1 @@
+"""The simulators: the dealer, the shoe, the devices, the game server."""

@@ -1,0 +1,1 @@
+"""The outbox and the journal, in process."""

@@ -1,0 +1,1 @@
+"""Whole processes under the faults a real table meets: kills, full disks, clock steps, floods."""

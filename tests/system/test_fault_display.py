@@ -1,0 +1,153 @@
+"""Faults at the dealer display, met by a real ``scannerd run`` process: the table must deal on.
+
+The display shares the process with the shoe and the broker link. Whatever
+happens to it (its port taken by another program, a listen host that does not
+resolve, a flood of idle browser connections), the shoe is still read and its
+cards still reach the game server, and the log says what is wrong in a few
+lines, not thousands.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import socket
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from scannerd.runtime.descriptors import FD_SOFT_LIMIT
+from simulators.serial_pty import PtyPort
+from tests.support.broker import Broker, GameServer, free_port, wait_until
+from tests.support.frames import beetek
+from tests.support.process import (
+    IDLE_CONNECTIONS,
+    log_lines,
+    open_idle_streams,
+    state_answers,
+    table,
+    table_pc_limits,
+    wait_shoe_open,
+)
+
+
+def deal(shoe: PtyPort, server: GameServer, cards: list[str]) -> None:
+    """Deal ``cards`` and wait until the game server has them all."""
+    wait_shoe_open(server)
+    before = len(server.payloads("/card"))
+    shoe.write(beetek(*cards))
+    server.wait_for(lambda ms: len(server.payloads("/card")) >= before + len(cards), 30)
+    assert [p["card"] for p in server.payloads("/card")][before:] == cards
+
+
+def display_health(server: GameServer) -> dict[str, Any] | None:
+    health = server.payloads("/health")
+    return health[-1]["display"] if health else None
+
+
+def test_a_taken_display_port_leaves_the_table_dealing_and_the_display_comes_up_once_free(
+    tmp_path: Path, mosquitto: Broker
+) -> None:
+    port = free_port()
+    squatter = socket.create_server(("127.0.0.1", port))  # another program has the port
+    server = GameServer(mosquitto, ["casino/tables/T1/#"])
+    listen = f"127.0.0.1:{port}"
+    try:
+        with (
+            PtyPort(link=tmp_path / "shoe") as shoe,
+            table(tmp_path, mosquitto, shoe, display={"enabled": True, "listen": listen}) as log,
+        ):
+            server.wait_for(lambda ms: (display_health(server) or {}).get("state") == "retrying", 30)
+            health = display_health(server)
+            assert health is not None and (health["state"], health["listen"]) == ("retrying", listen)
+            assert health["error"].startswith("Address already in use")
+            deal(shoe, server, ["9H", "2C", "KD", "5S"])
+            wait_until(lambda: len(log_lines(log)) > 0, 10, "log lines")
+
+            squatter.close()
+            server.wait_for(lambda ms: (display_health(server) or {}).get("state") == "listening", 30)
+            with urllib.request.urlopen(f"http://{listen}/api/state", timeout=10) as resp:
+                assert json.loads(resp.read())["table_id"] == "T1"
+            deal(shoe, server, ["AH", "3C"])
+        failures = [line for line in log_lines(log) if line["event"].startswith("display cannot listen")]
+        assert len(failures) == 1, failures  # once, however many attempts it took
+        assert failures[0]["listen"] == listen and "Address already in use" in failures[0]["reason"]
+        assert "Traceback" not in log.read_text()
+    finally:
+        squatter.close()
+        server.close()
+
+
+def test_a_display_host_that_does_not_resolve_leaves_the_table_dealing(
+    tmp_path: Path, mosquitto: Broker
+) -> None:
+    server = GameServer(mosquitto, ["casino/tables/T1/#"])
+    listen = "display.invalid:8080"  # .invalid never resolves (RFC 6761)
+    try:
+        with (
+            PtyPort(link=tmp_path / "shoe") as shoe,
+            table(tmp_path, mosquitto, shoe, display={"enabled": True, "listen": listen}) as log,
+        ):
+            server.wait_for(lambda ms: (display_health(server) or {}).get("state") == "retrying", 30)
+            deal(shoe, server, ["9H", "2C", "KD", "5S"])
+        (failure,) = [line for line in log_lines(log) if line["event"].startswith("display cannot listen")]
+        assert failure["listen"] == listen and failure["reason"]
+        assert "Traceback" not in log.read_text()
+    finally:
+        server.close()
+
+
+def test_a_flood_of_idle_display_connections_leaves_the_table_its_broker(
+    tmp_path: Path, make_broker: Callable[..., Broker]
+) -> None:
+    broker = make_broker(persistence=True)
+    server = GameServer(broker, ["casino/tables/T1/#"], client_id="game-server")
+    port = free_port()
+    held: list[socket.socket] = []
+    try:
+        display = {"enabled": True, "listen": f"127.0.0.1:{port}"}
+        with PtyPort(link=tmp_path / "shoe") as shoe, table(tmp_path, broker, shoe, display=display) as log:
+            server.wait_for(lambda ms: (display_health(server) or {}).get("state") == "listening", 30)
+            deal(shoe, server, ["9H", "2C"])
+
+            held = open_idle_streams(port, IDLE_CONNECTIONS)
+            assert len(held) == IDLE_CONNECTIONS, f"only {len(held)} connections opened"
+            # The kiosk's own connections were among the first; one more now is refused at once.
+            extra = open_idle_streams(port, 1)[0]
+            assert extra.recv(100).startswith(b"HTTP/1.1 503")
+            extra.close()
+
+            broker.restart()  # the table must open a new socket to its broker
+            deal(shoe, server, ["KD", "5S", "AH", "3C"])
+
+            for sock in held:
+                sock.close()
+            held = []
+            wait_until(lambda: state_answers(port), 30, "the display to serve again")
+        lines = log.read_text().splitlines()
+        assert "Traceback" not in log.read_text()
+        assert len(lines) < 100, f"{len(lines)} log lines:\n" + "\n".join(lines[-20:])
+        refusals = [json.loads(line) for line in lines if "refusing more" in line]
+        assert len(refusals) == 1, refusals  # logged once, not once per refused connection
+    finally:
+        for sock in held:
+            sock.close()
+        server.close()
+
+
+def test_the_daemon_lifts_the_descriptor_limit_a_service_starts_with() -> None:
+    """From the 1024 a service gets by default to the units' LimitNOFILE, where the hard limit allows."""
+    script = (
+        "import resource; from scannerd.runtime.descriptors import raise_fd_limit; raise_fd_limit(); "
+        "print(*resource.getrlimit(resource.RLIMIT_NOFILE))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, preexec_fn=table_pc_limits
+    )
+    soft, hard = map(int, out.stdout.split())
+    assert hard == resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    assert soft == (FD_SOFT_LIMIT if hard == resource.RLIM_INFINITY else min(FD_SOFT_LIMIT, hard))
+    assert soft > 1024 or hard <= 1024
