@@ -23,14 +23,14 @@ from typing import Any
 import structlog
 
 from scannerd.client import RequestTimeout, TableClient, keep_anchor
-from scannerd.client.table_client import DEFAULT_PREFIX
 from scannerd.contract.events import AnchorEvent, Event, RoundEvent
+from scannerd.contract.topics import DEFAULT_PREFIX
 from scannerd.core.house import MAX_BETTING_TIME_S
 from simulators.actions import ServerCommand
 
 log = structlog.get_logger(__name__)
 
-__all__ = ["DEFAULT_PREFIX", "GameServer"]
+__all__ = ["GameServer"]
 
 
 class GameServer:

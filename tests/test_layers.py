@@ -121,3 +121,99 @@ def test_nothing_outside_drivers_asks_which_class_a_driver_is() -> None:
             if names & classes:
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == []
+
+
+# The floor plan (docs/architecture.md): a folder per concern, and which may lean on which.
+PURE = ("core", "contract")
+"""Judgement and the contract: functions of their input, so a replay is exact and the core fast."""
+IO_MODULES = frozenset(
+    {"socket", "serial", "usb", "sqlite3", "paho", "aiohttp", "asyncio", "threading", "subprocess", "select"}
+)
+CLOCK = frozenset({"time.sleep", "time.time", "time.monotonic", "datetime.datetime.now"})
+COMMAND_LINE = ("runtime", "commands")
+"""What only the command line may import: the running daemon and the subcommands."""
+
+
+def folder_of(module: str) -> str | None:
+    """``scannerd.<folder>`` for a module of a folder; None for the package's top-level files."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "scannerd" and len(parts) > 2 else None
+
+
+def test_every_module_of_scannerd_lives_in_a_folder_of_its_concern() -> None:
+    """The top level holds the package's face, the command line's entry and nothing else."""
+    top = sorted(p.name for p in (ROOT / "scannerd").glob("*.py"))
+    assert top == ["__init__.py", "__main__.py", "cli.py"]
+
+
+def test_the_pure_folders_do_no_io_and_read_no_clock() -> None:
+    offenders = []
+    for name, path in modules().items():
+        if folder_of(name) not in PURE:
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        for module in imported(tree, type_checking=False):
+            if module.split(".")[0] in IO_MODULES:
+                offenders.append(f"{name} imports {module}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and ast.unparse(node) in CLOCK:
+                offenders.append(f"{name}:{node.lineno} calls {ast.unparse(node)}")
+    assert offenders == []
+
+
+def test_the_pure_folders_lean_on_nothing_but_each_other_the_settings_base_and_the_drivers_data() -> None:
+    graph = import_graph(type_checking=True, packages_above=False)
+    offenders = [
+        f"{name} -> {target}"
+        for name, targets in graph.items()
+        if folder_of(name) in PURE
+        for target in targets
+        if not (folder_of(target) in (*PURE, "settings") or target in ("drivers.cards", "drivers.events"))
+    ]
+    assert offenders == []
+
+
+def test_only_the_command_line_imports_the_runtime_or_the_commands() -> None:
+    graph = import_graph(type_checking=True, packages_above=False)
+    offenders = [
+        f"{name} -> {target}"
+        for name, targets in graph.items()
+        if folder_of(name) not in COMMAND_LINE and name not in ("scannerd.cli", "scannerd.__main__")
+        for target in targets
+        if folder_of(target) in COMMAND_LINE
+    ]
+    assert offenders == []
+
+
+FLOORS = (
+    ("commands",),
+    ("runtime",),
+    ("pit",),
+    ("client",),
+    ("display",),
+    ("audit",),
+    ("recording",),
+    ("link",),
+    ("store",),
+    ("core", "contract"),
+    ("settings",),
+)
+"""The folders of scannerd/ from the top floor down, as docs/architecture.md draws them."""
+
+
+def test_each_folder_imports_only_the_floors_below_it() -> None:
+    floor = {folder: n for n, folders in enumerate(FLOORS) for folder in folders}
+    on_disk = {p.name for p in (ROOT / "scannerd").iterdir() if (p / "__init__.py").exists()}
+    assert on_disk == set(floor), "a folder of scannerd/ is missing from FLOORS, or FLOORS names one gone"
+    graph = import_graph(type_checking=True, packages_above=False)
+    offenders = [
+        f"{name} -> {target}"
+        for name, targets in graph.items()
+        if (here := folder_of(name)) is not None
+        for target in targets
+        if (there := folder_of(target)) is not None
+        and there != here
+        and floor[there] <= floor[here]
+        and {here, there} != {"core", "contract"}
+    ]
+    assert offenders == []

@@ -49,7 +49,7 @@ from scannerd.client.contract import Availability, parse_device, parse_event, pa
 from scannerd.client.marks import Marks
 from scannerd.contract.events import Event
 from scannerd.contract.requests import Response
-from scannerd.contract.topics import EVENT_KINDS, Topics
+from scannerd.contract.topics import DEFAULT_PREFIX, EVENT_KINDS, Topics
 from scannerd.link.broker_ring import BrokerRing
 from scannerd.link.mqtt_settings import MqttSettings
 
@@ -71,8 +71,6 @@ class LoginRefused(ConnectionError):
     """
 
 
-DEFAULT_PREFIX = MqttSettings.model_fields["prefix"].default
-"""The tables' own default (``[mqtt] prefix``): one fact for both ends of the contract."""
 SESSION_EXPIRY_S = 7 * 24 * 3600
 """How long the broker keeps queuing for a consumer that is away, as the tables' own default."""
 HOLD_S = 5.0
@@ -325,9 +323,9 @@ class TableClient:
             username=settings.username,
             password=password.get_secret_value() if password else None,
             tls=settings.tls,
-            tls_ca=settings.tls_ca and str(settings.tls_ca),
-            tls_cert=settings.tls_cert and str(settings.tls_cert),
-            tls_key=settings.tls_key and str(settings.tls_key),
+            tls_ca=str(settings.tls_ca) if settings.tls_ca else None,
+            tls_cert=str(settings.tls_cert) if settings.tls_cert else None,
+            tls_key=str(settings.tls_key) if settings.tls_key else None,
             keepalive=settings.keepalive,
             **{"session_expiry_s": settings.session_expiry_s, **kwargs},
         )
@@ -553,7 +551,7 @@ class TableClient:
         client.ack(msg.mid, msg.qos)
 
     def _note_availability(
-        self, table_id: str, name: str, payload: bytes
+        self, table_id: str, name: str, payload: bytes | bytearray
     ) -> tuple[Availability | None, bool]:
         """The table's availability after ``payload``, and whether to tell the caller.
 

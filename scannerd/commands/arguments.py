@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from scannerd.contract.idents import TABLE_ID_RULE, check_table_id
+from scannerd.contract.topics import DEFAULT_PREFIX
 from scannerd.display.settings import DisplaySettings
 from scannerd.link.mqtt_settings import MqttSettings
 
@@ -129,7 +130,7 @@ def add_broker_arguments(parser: argparse.ArgumentParser) -> None:
     The login and TLS options are those of the tables' ``[mqtt]`` section: a casino's broker
     lets no one in anonymously (systemd/mosquitto-scannerd.conf.example).
     """
-    default = MqttSettings.model_fields["prefix"].default
+    default = DEFAULT_PREFIX
     parser.add_argument("--host", type=host_name, default="localhost", help="broker host (default localhost)")
     parser.add_argument("--port", type=port_number, default=1883, help="broker port (default 1883)")
     parser.add_argument(

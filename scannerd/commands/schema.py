@@ -22,11 +22,9 @@ from scannerd.contract.events import AlertEvent, AnchorEvent, CardEvent, DealerE
 from scannerd.contract.payloads import DevicePayload, HealthPayload, StatusPayload
 from scannerd.contract.requests import Response as SentResponse
 from scannerd.contract.table_state import TableState
-from scannerd.contract.topics import RETAINED_KINDS
-from scannerd.link.mqtt_settings import MqttSettings
+from scannerd.contract.topics import DEFAULT_PREFIX, RETAINED_KINDS
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
-PREFIX = MqttSettings.model_fields["prefix"].default
 TABLE_PARAM = {"table_id": {"description": "The table's id (config [table] id); one topic tree per table."}}
 OTHER_COMMAND = {
     "command": {
@@ -113,7 +111,7 @@ def asyncapi() -> dict[str, Any]:
             "payload": {"$ref": f"#/components/schemas/{name}"},
         }
         channels[key] = {
-            "address": f"{PREFIX}/{{table_id}}/{address}",
+            "address": f"{DEFAULT_PREFIX}/{{table_id}}/{address}",
             "description": description,
             "parameters": TABLE_PARAM,
             "messages": {name: {"$ref": f"#/components/messages/{name}"}},
@@ -160,8 +158,8 @@ def asyncapi() -> dict[str, Any]:
         "info": {
             "title": "scannerd: a baccarat table's events and requests",
             "version": __version__,
-            "description": f"Every table publishes under {PREFIX}/{{table_id}} (the prefix is the [mqtt] "
-            "prefix setting). Events carry a seq that strictly increases per table for the life of "
+            "description": f"Every table publishes under {DEFAULT_PREFIX}/{{table_id}} (the prefix is the "
+            "[mqtt] prefix setting). Events carry a seq that strictly increases per table for the life of "
             "the installation: drop any event whose seq is not above the highest seen. See docs/mqtt.md.",
         },
         "defaultContentType": "application/json",

@@ -20,9 +20,9 @@ from pathlib import Path
 from drivers.registry import get_driver_class
 from scannerd.commands import arguments
 from scannerd.contract.events import AlertData, EventData
+from scannerd.contract.topics import DEFAULT_PREFIX
 from simulators.actions import Draw, ServerCommand, Step, Unplug, Unreadable
 from simulators.feeder import Feeder, default_link
-from simulators.game_server import DEFAULT_PREFIX
 from simulators.registry import make_device, simulated_drivers
 from simulators.scenario import Scenario, ScenarioError, load
 

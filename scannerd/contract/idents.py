@@ -15,7 +15,6 @@ not with the interpreter's advice on raising its limit.
 from __future__ import annotations
 
 import re
-import sys
 import unicodedata
 from typing import Annotated
 
@@ -36,9 +35,6 @@ _TABLE_ID = re.compile(TABLE_ID_PATTERN.removesuffix("$") + r"\Z")  # "$" would 
 # Unicode categories no id or text shown to people may hold: controls, invisible formatting (bidi
 # overrides, zero-width joiners), surrogates, private use, unassigned code points, line separators.
 _HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
-
-
-TOO_MANY_DIGITS = f"a number has more than {sys.get_int_max_str_digits()} digits"
 
 
 def check_table_id(value: str) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scannerd.contract.command_catalogue import COMMANDS, usable_transaction
-from scannerd.contract.idents import TOO_MANY_DIGITS
+from scannerd.settings.config_errors import TOO_MANY_DIGITS
 
 MAX_REQUEST_BYTES = 16 * 1024
 

@@ -14,6 +14,8 @@ from pydantic import BaseModel
 
 from scannerd.contract.events import Event, EventData
 
+DEFAULT_PREFIX = "casino/tables"
+"""Where the tables' topics live unless ``[mqtt] prefix`` says otherwise, for both ends of the contract."""
 EVENT_KINDS = tuple(model.model_fields["kind"].default for model in get_args(Event))
 """Every kind of event a table publishes, each on its own topic: the contract's one list is ``Event``."""
 RETAINED_KINDS = frozenset({"shoe", "dealer"})

@@ -14,6 +14,7 @@ from typing import Literal, Self
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from scannerd.contract.idents import PlainText
+from scannerd.contract.topics import DEFAULT_PREFIX
 from scannerd.settings.config_section import FilePath, Section
 from scannerd.settings.credentials import read_secret, secret_path
 from scannerd.settings.durations import seconds
@@ -38,7 +39,7 @@ class MqttSettings(Section):
         "When set, host is not used.",
     )
     prefix: PlainText = Field(
-        "casino/tables", description="Topic prefix; a table's topics live under {prefix}/{table_id}/."
+        DEFAULT_PREFIX, description="Topic prefix; a table's topics live under {prefix}/{table_id}/."
     )
     protocol: Literal["3.1.1", "5"] = Field("5", description="MQTT protocol version.")
     client_id: PlainText | None = Field(

@@ -30,11 +30,10 @@ from drivers.events import DeviceEvent, LinkDown, LinkUp
 from drivers.registry import get_driver_class
 from scannerd.contract.events import EventData
 from scannerd.contract.requests import Response
-from scannerd.contract.topics import Topics, encode
+from scannerd.contract.topics import DEFAULT_PREFIX, Topics, encode
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import Anchored, Restarted
 from scannerd.core.table import Outcome, SavedState, Table
-from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.recording.format import (
     AnchorLine,
     AnyLine,
@@ -46,8 +45,6 @@ from scannerd.recording.format import (
     RestartLine,
     RxLine,
 )
-
-DEFAULT_PREFIX = MqttSettings.model_fields["prefix"].default
 
 
 @dataclass(frozen=True, slots=True)

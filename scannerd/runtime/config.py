@@ -39,14 +39,14 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from scannerd.contract.idents import TOO_MANY_DIGITS, TableId
+from scannerd.contract.idents import TableId
 from scannerd.core.house import HouseRules
 from scannerd.display.settings import DisplaySettings
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.recording.settings import RecordSettings
 from scannerd.runtime.device_settings import DeviceSettings
 from scannerd.runtime.log_settings import LogSettings
-from scannerd.settings.config_errors import describe, section_type
+from scannerd.settings.config_errors import TOO_MANY_DIGITS, describe, section_type
 from scannerd.store.outbox_settings import OutboxSettings
 
 DEFAULT_PATH = Path("/etc/scannerd/scannerd.toml")

@@ -9,6 +9,7 @@ what kind of value it takes, and its range.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from types import UnionType
 from typing import Any, Union, get_args, get_origin
@@ -18,7 +19,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
-from scannerd.contract.idents import TOO_MANY_DIGITS
+TOO_MANY_DIGITS = f"a number has more than {sys.get_int_max_str_digits()} digits"
+"""Python's refusal of a long number, in words: for the config file and for a request alike."""
 
 
 def describe(exc: ValidationError, root: type[BaseModel], overrides: Mapping[str, str] | None = None) -> str:
