@@ -113,8 +113,8 @@ class _Collector:
                     event.ts,
                 )
             elif event.severity == "misdeal" and event.alert_id not in self.misdeals:
-                rnd = self.rounds.get((event.shoe_id, event.round_id or ""))
-                dealer = rnd["dealer_id"] if rnd else self.dealer
+                voided = self.rounds.get((event.shoe_id, event.round_id or ""))
+                dealer = voided["dealer_id"] if voided else self.dealer
                 self.misdeals[event.alert_id] = MisdealFact(
                     event.shoe_id, event.round_id, dealer, event.code, event.ts
                 )

@@ -46,7 +46,7 @@ class Availability:
         return replace(self, device=device)
 
 
-def model_of(model: type[_Model], payload: bytes | dict[str, Any]) -> _Model | None:
+def model_of(model: type[_Model], payload: bytes | bytearray | dict[str, Any]) -> _Model | None:
     """``payload`` (JSON bytes or a parsed object) as ``model``, or None when it is not one."""
     if isinstance(payload, bytes | bytearray):
         try:
@@ -61,19 +61,19 @@ def model_of(model: type[_Model], payload: bytes | dict[str, Any]) -> _Model | N
         return None
 
 
-def parse_event(kind: str, payload: bytes) -> Event | None:
+def parse_event(kind: str, payload: bytes | bytearray) -> Event | None:
     """The event on the table's ``kind`` topic, or None when the payload is not one of that kind."""
     model = EVENT_MODELS.get(kind)
     return None if model is None else model_of(model, payload)
 
 
-def parse_status(payload: bytes) -> StatusPayload | None:
+def parse_status(payload: bytes | bytearray) -> StatusPayload | None:
     return model_of(StatusPayload, payload)
 
 
-def parse_device(payload: bytes) -> DevicePayload | None:
+def parse_device(payload: bytes | bytearray) -> DevicePayload | None:
     return model_of(DevicePayload, payload)
 
 
-def parse_response(payload: bytes) -> Response | None:
+def parse_response(payload: bytes | bytearray) -> Response | None:
     return model_of(Response, payload)

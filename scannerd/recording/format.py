@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Annotated, Any, Literal, Self
+from typing import IO, TYPE_CHECKING, Annotated, Any, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
@@ -33,7 +33,7 @@ from scannerd.recording.source import ContentError, RawLines
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-FORMAT = "scannerd-recording"
+FORMAT: Final = "scannerd-recording"
 VERSION = 1
 SUFFIX = ".jsonl"
 
