@@ -177,7 +177,7 @@ def test_a_full_disk_ends_the_file_at_the_last_good_line_and_the_daemon_carries_
         from pathlib import Path
         sys.path.insert(0, {str(Path(__file__).parents[2])!r})
         from tests.recording.test_recording_recorder import make, shoe_state, T0
-        from scannerd.contract.events import Command
+        from scannerd.core.inputs import Command
 
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         state = {{"now": shoe_state("S1", 1)}}
