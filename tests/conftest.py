@@ -12,7 +12,8 @@ import pytest
 from hypothesis import settings
 
 from scannerd.link.mqtt_settings import MqttSettings
-from scannerd.link.publisher import Publisher, RequestHandler
+from scannerd.link.publisher import Publisher
+from scannerd.link.request_path import Handler, RequestPath
 from scannerd.store.outbox import Outbox
 from simulators.serial_pty import FramedPtyDevice, PtyPort
 from simulators.usb_backend import VirtualUsbBus
@@ -48,24 +49,30 @@ def mosquitto(make_broker: Callable[..., Broker]) -> Broker:
 
 @pytest.fixture
 def make_publisher(tmp_path: Path) -> Iterator[Callable[..., Publisher]]:
-    """Start publishers (settings, table_id, outbox path, on_request, Publisher keywords); stopped after."""
-    made: list[Publisher] = []
+    """Start publishers (settings, table_id, outbox path, on_request, Publisher keywords); stopped after.
+
+    ``on_request`` runs the requests on a request path of the table's, as the daemon builds it.
+    """
+    made: list[tuple[Publisher, RequestPath]] = []
 
     def make(
         settings: MqttSettings,
         table_id: str = "T1",
         outbox: Path | None = None,
-        on_request: RequestHandler | None = None,
+        on_request: Handler | None = None,
         **kwargs: Any,
     ) -> Publisher:
         box = Outbox(outbox or tmp_path / f"outbox{len(made)}.sqlite3")
-        pub = Publisher(settings, table_id, box, on_request, **kwargs)
+        pub = Publisher(settings, table_id, box, **kwargs)
+        requests = RequestPath.over(pub, on_request)
+        requests.start()
         pub.start()
-        made.append(pub)
+        made.append((pub, requests))
         return pub
 
     yield make
-    for pub in made:
+    for pub, requests in made:
+        requests.stop(5.0)
         pub.stop()
         pub.outbox.close()
 

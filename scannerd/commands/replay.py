@@ -241,7 +241,7 @@ def emit_mqtt(batches: Iterable[list[Published]], settings: MqttSettings, table_
                         if events:
                             send(events)
                         events = []
-                        publisher.respond(message.source)
+                        publisher.send_answer(message.source)
                     else:
                         events.append(message.source)
                 if events:

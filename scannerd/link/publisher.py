@@ -49,20 +49,15 @@ from scannerd.contract.payloads import (
     RecorderHealth,
     StatusPayload,
 )
-from scannerd.contract.requests import Request, Response
+from scannerd.contract.requests import Response
 from scannerd.contract.topics import Topics, encode
 from scannerd.link.broker_ring import BrokerRing
 from scannerd.link.mqtt_link import LinkReport, failure_reason
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.link.request_path import WINDOW as ANSWER_WINDOW
-from scannerd.link.request_path import RequestPath
 from scannerd.store.outbox import Outbox, Stored, Written
 
 log = structlog.get_logger(__name__)
-
-RequestHandler = Callable[[Request], Response | None]
-"""Called on the request thread, one request at a time (``scannerd.link.request_path``). Return a
-Response to answer, or None and call ``Publisher.respond`` later."""
 
 _STOP_TIMEOUT_S = 5.0
 _RESERVED_SLOTS = 8
@@ -119,7 +114,6 @@ class Publisher:
         settings: MqttSettings,
         table_id: str,
         outbox: Outbox,
-        on_request: RequestHandler | None = None,
         *,
         version: str = __version__,
         clock: Callable[[], float] = time.time,
@@ -134,7 +128,7 @@ class Publisher:
         self._recorder = recorder
         self.topics = Topics(settings.prefix, table_id)
         self.outbox = outbox
-        self._on_request = on_request
+        self._take_request: Callable[[str, bytes, bool], None] | None = None
         self._clock = clock
         self._status = {"version": version, "table_id": table_id}
         self._device: DevicePayload | None = None
@@ -176,15 +170,6 @@ class Publisher:
         self._brokers = BrokerRing(settings.endpoints())  # paho's network thread moves it on
         self._link = LinkReport(*self._brokers.current, settings.tls)
         self._client = self._make_client(environ)
-        self._requests = RequestPath(
-            on_request,
-            lambda response: self._publish_model(
-                self.topics.response(response.command), response, retain=False
-            ),
-            lambda response: self._client.publish(self.topics.response(response.command), encode(response)),
-            lambda: self._live_gen,
-            self._count,
-        )
 
     def _make_client(self, environ: dict[str, str] | None) -> mqtt.Client:
         s = self.settings
@@ -244,7 +229,6 @@ class Publisher:
         self._connect_to(host, port)
         self._pump_thread = threading.Thread(target=self._pump, name="mqtt-pump", daemon=True)
         self._pump_thread.start()
-        self._requests.start()
         self._client.loop_start()
         log.info("mqtt starting", host=host, port=port, protocol=s.protocol, base=self.topics.base)
 
@@ -274,13 +258,8 @@ class Publisher:
         self._inbox.put(_Stop())
         if self._pump_thread is not None:
             self._pump_thread.join(timeout)
-        self._requests.stop(timeout)
         self._client.disconnect()
         self._client.loop_stop()
-
-    def stop_requests(self, timeout: float) -> None:
-        """Run no more requests (``stop`` does it too): the daemon's stop ends the recording first."""
-        self._requests.stop(timeout)
 
     # ------------------------------------------------------------------ what the daemon calls
 
@@ -326,10 +305,32 @@ class Publisher:
         """Wake the sender after something was put into the outbox directly."""
         self._inbox.put(_New())
 
-    def respond(self, response: Response) -> None:
-        """Answer a request, in turn with the others. Responses are not durable: a caller that misses
-        one asks get_state."""
-        self._requests.answer(response)
+    # ------------------------------------------------------------------ what the request path calls
+
+    def take_requests(self, offer: Callable[[str, bytes, bool], None]) -> None:
+        """Hand every request message to ``offer`` (on paho's network thread: it must not block).
+
+        Who runs requests, in what order and how many at once is the runtime's choice
+        (``RequestPath``); the publisher only receives and sends.
+        """
+        self._take_request = offer
+
+    def send_answer(self, response: Response) -> mqtt.MQTTMessageInfo:
+        """An answer at QoS 1. Answers are not durable: a caller that misses one asks get_state."""
+        return self._publish_model(self.topics.response(response.command), response, retain=False)
+
+    def send_answer_now(self, response: Response) -> mqtt.MQTTMessageInfo:
+        """An answer at QoS 0: nothing waits for its acknowledgement (a busy table's refusal)."""
+        return self._client.publish(self.topics.response(response.command), encode(response))
+
+    @property
+    def connection(self) -> int:
+        """The broker connection paho has up (0: none): an answer sent on an earlier one is lost."""
+        return self._live_gen
+
+    def count(self, name: str, n: int = 1) -> None:
+        """Add to one of the health counters."""
+        self._count(name, n)
 
     def set_device(self, device: DevicePayload) -> None:
         """Republish the retained device topic when it changed."""
@@ -478,7 +479,8 @@ class Publisher:
         if command is None:
             return
         self._count("requests")
-        self._requests.offer(command, bytes(msg.payload), msg.retain)  # run on its own thread, never here
+        if self._take_request is not None:  # run on a thread of the runtime's, never here
+            self._take_request(command, bytes(msg.payload), msg.retain)
 
     # ------------------------------------------------------------------ the pump
 

@@ -20,6 +20,7 @@ import contextlib
 import threading
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 import paho.mqtt.client as mqtt
 import structlog
@@ -36,6 +37,24 @@ WINDOW = 16
 _ROOM_POLL_S = 0.5
 
 RETAINED = "retained requests are ignored: publish without the retain flag"
+
+Handler = Callable[[Request], Response | None]
+"""Runs one request at a time on the path's thread (the daemon's judgement under its lock): the
+Response to answer, or None and ``RequestPath.answer`` later."""
+
+
+class AnswerLink(Protocol):
+    """What the path needs of the link to the broker (``Publisher``): it hands requests in, sends answers."""
+
+    @property
+    def connection(self) -> int:
+        """The current broker connection's number: answers sent on an older one are never acknowledged."""
+        ...
+
+    def take_requests(self, offer: Callable[[str, bytes, bool], None]) -> None: ...
+    def send_answer(self, response: Response) -> mqtt.MQTTMessageInfo: ...
+    def send_answer_now(self, response: Response) -> object: ...
+    def count(self, name: str, n: int = 1) -> None: ...
 
 
 class RequestPath:
@@ -67,6 +86,13 @@ class RequestPath:
         self._sent: deque[tuple[int, mqtt.MQTTMessageInfo]] = deque()  # worker thread only
         self._stopping = False
         self._thread: threading.Thread | None = None
+
+    @classmethod
+    def over(cls, link: AnswerLink, run: Handler | None) -> RequestPath:
+        """The path of the requests ``link`` receives, run by ``run``, their answers sent back by it."""
+        path = cls(run, link.send_answer, link.send_answer_now, lambda: link.connection, link.count)
+        link.take_requests(path.offer)
+        return path
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._work, name="mqtt-requests", daemon=True)

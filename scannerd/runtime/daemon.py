@@ -39,6 +39,7 @@ from scannerd.core.listeners import TableListener
 from scannerd.core.table import Outcome, SavedState, Table
 from scannerd.core.validator import Validator
 from scannerd.link.publisher import Publisher
+from scannerd.link.request_path import RequestPath
 from scannerd.recording import signing
 from scannerd.recording.recorder import OnSealed, Recorder, SealedFile, StateSource
 from scannerd.runtime.config import Config
@@ -133,11 +134,12 @@ class Daemon:
             config.mqtt,
             self.table_id,
             self.outbox,
-            on_request=self._on_request,
             display=lambda: self.display.health if self.display is not None else None,
             reader=lambda: ReaderHealth.model_validate(self.reader.counters()),
             recorder=lambda: self.recorder.health() if self.recorder is not None else None,
         )
+        # The game server's requests, run one at a time on a thread of their own (docs/mqtt.md: Busy).
+        self.requests = RequestPath.over(self.publisher, self._on_request)
         self.reader = DeviceReader(
             self.driver,
             on_event=self._on_device_event,
@@ -203,6 +205,7 @@ class Daemon:
         if self.display is not None:
             self.display.start()  # before any event, so it sees the state they apply to
         self._resume()  # before the broker can hand over requests queued for us meanwhile
+        self.requests.start()
         self.publisher.start()
         self.reader.start()
         self._ticker = threading.Thread(target=self._tick_loop, name="ticker", daemon=True)
@@ -295,12 +298,12 @@ class Daemon:
         self._stopping.set()
         self.reader.stop()
         deadline = time.monotonic() + timeout
+        # No request runs from here on: the last file is sealed next, while the broker can still
+        # take its anchor, and a request judged after it would be published but not recorded.
+        self.requests.stop(1.0)
+        with self._lock:
+            self._closed = True  # the dealer display's buttons too, which take no MQTT path
         if self.recorder is not None:
-            # The last file is sealed while the broker can still take its anchor; no request runs
-            # after it, or the recording would miss what the table answered.
-            self.publisher.stop_requests(1.0)
-            with self._lock:
-                self._closed = True  # the dealer display's buttons too, which take no MQTT path
             self.recorder.stop()
             with self._lock:
                 self._anchor_sealed(self._now())
