@@ -26,11 +26,9 @@ from scannerd.recording.recorder import SealedFile
 from scannerd.recording.signing import write_key_pair
 from scannerd.recording.verify import read_chained
 from simulators.game_server import GameServer
-from simulators.serial_pty import PtyPort
 from tests.recording.test_recording_chain import record
 from tests.support.broker import Broker, wait_until
-from tests.support.config import write_config
-from tests.support.process import AUTO, start_daemon
+from tests.support.process import live_table
 
 
 @dataclass(frozen=True)
@@ -78,9 +76,7 @@ def run_table(tmp_path: Path, broker: Broker) -> Archive:
         "rotate": "shoe",
         "key_file": str(tmp_path / "recording-key"),
     }
-    with PtyPort(link=tmp_path / "shoe") as shoe:
-        config = write_config(tmp_path, broker, "beetek", shoe.path, rules=AUTO, record=recording)
-        proc = start_daemon(config, tmp_path / "scannerd.log")
+    with live_table(tmp_path, broker, "beetek", record=recording) as table:
         game = GameServer(broker.host, broker.port, "T1", anchors=archive.anchors)
         try:
             game.start(30)
@@ -89,14 +85,10 @@ def run_table(tmp_path: Path, broker: Broker) -> Archive:
                 answer = game.request("new_shoe", shoe_id=shoe_id)
                 assert answer is not None and answer["status"] == "ok", answer
             wait_until(lambda: len(kept(archive.anchors)) >= 2, 30, "the anchors of the first two files")
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=60) == 0, (tmp_path / "scannerd.log").read_text()[-3000:]
+            assert table.kill(signal.SIGTERM) == 0, table.log.read_text()[-3000:]
             wait_until(lambda: len(kept(archive.anchors)) >= 3, 30, "the anchor of the file sealed at stop")
         finally:
             game.stop()
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=30)
     return archive
 
 

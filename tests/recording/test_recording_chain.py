@@ -22,13 +22,12 @@ from scannerd.recording.format import PastTheEnd, RecordingReader
 from scannerd.recording.recorder import Recorder
 from scannerd.recording.settings import RecordSettings
 from scannerd.recording.signing import load_private_key, write_key_pair
-from simulators.serial_pty import PtyPort
 from tests.runtime.test_service_start_errors import the_error
-from tests.support.broker import Broker, GameServer, wait_until
+from tests.support.broker import Broker, wait_until
 from tests.support.command import scannerd
 from tests.support.config import write_config
 from tests.support.frames import beetek
-from tests.support.process import AUTO, log_lines, start_daemon, wait_shoe_open
+from tests.support.process import live_table, log_lines, start_daemon, wait_shoe_open
 
 T0 = 1_714_564_800.0 + 0.25  # 2024-05-01 12:00:00.25 UTC
 
@@ -360,29 +359,17 @@ def test_a_file_a_kill_left_unsealed_cannot_be_edited_or_cut_unseen(
     No seal signs the killed file, so only the next file's header can prove
     it: the digest and the number of lines the table took the chain on from.
     """
-    port = PtyPort(tmp_path / "shoe")
     rec = tmp_path / "rec"
     record = {"dir": str(rec), "key_file": str(keys[0])}
-    table = "REC-KILLED"  # its own id: the machine-wide table lock is not shared with other tests' T1
-    config = write_config(tmp_path, mosquitto, "beetek", port.path, table_id=table, rules=AUTO, record=record)
-    server = GameServer(mosquitto, [f"casino/tables/{table}/#"])
-    log = tmp_path / "scannerd.log"
-    proc = start_daemon(config, log)
-    try:
-        wait_shoe_open(server, f"casino/tables/{table}")
-        port.write(beetek("9H", "2S", "3D", "KC", crlf=False))
+    with live_table(tmp_path, mosquitto, "beetek", table_id="REC-KILLED", record=record) as table:
+        wait_shoe_open(table.server, "casino/tables/REC-KILLED")
+        table.port.write(beetek("9H", "2S", "3D", "KC", crlf=False))
         wait_until(lambda: _written(rec, '"event":"rx"') >= 1, 30, "the cards recorded")
-        proc.send_signal(signal.SIGKILL)
-        assert proc.wait(15) == -signal.SIGKILL
-        proc = start_daemon(config, log)
+        assert table.kill() == -signal.SIGKILL
+        table.start()
         wait_until(
             lambda: len(list(rec.glob("*.jsonl.gz"))) == 1 and _written(rec, '"link"') >= 1, 30, "the restart"
         )
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(20)
-        port.close()
-        server.close()
     killed, after = sorted(rec.glob("*.jsonl.gz"))
     text = lines(killed)
     status, out = verify(capsys, rec, "--key", keys[1])

@@ -19,9 +19,8 @@ from drivers.registry import ENTRY_POINT_GROUP
 from scannerd.contract.payloads import HealthPayload
 from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer
-from tests.support.config import write_config
 from tests.support.frames import beetek
-from tests.support.process import AUTO, live_table, log_lines, start_daemon, table, wait_shoe_open
+from tests.support.process import live_table, log_lines, table, wait_shoe_open
 
 FAST_HEALTH = {"health_interval_s": 0.2}
 NOISE = b"\x07\x1b~~ line noise ~~\xff\xfe"  # a cable picking up a motor: no frame anywhere in it
@@ -112,24 +111,16 @@ def test_a_driver_that_counts_nothing_leaves_health_and_cards_going(
         "    def make_codec(self):\n"
         "        return Uncounted(super().make_codec())\n"
     )
-    server = GameServer(mosquitto, ["casino/tables/T1/#"])
-    with PtyPort(link=tmp_path / "shoe") as shoe:
-        config = write_config(tmp_path, mosquitto, "quiet", shoe.path, rules=AUTO, mqtt=FAST_HEALTH)
-        log = tmp_path / "scannerd.log"
-        daemon = start_daemon(config, log, {"PYTHONPATH": str(plugin)})
-        try:
-            wait_shoe_open(server)
-            shoe.write(b"A01\r\nD12\r\n")
-            server.wait_for(lambda ms: len(server.payloads("/card")) >= 2, 30)
-            before = len(server.payloads("/health"))
-            server.wait_for(lambda ms: len(server.payloads("/health")) >= before + 3, 30)
-            reader = latest_health(server)["reader"]
-            assert (reader["junk_bytes"], reader["bad_frames"], reader["errors"]) == (None, None, 0)
-            assert [p["card"] for p in server.payloads("/card")] == ["AS", "QD"]
-            assert daemon.poll() is None
-        finally:
-            daemon.terminate()
-            daemon.wait(30)
-            server.close()
+    with live_table(tmp_path, mosquitto, "quiet", env={"PYTHONPATH": str(plugin)}, mqtt=FAST_HEALTH) as table:
+        server, log = table.server, table.log
+        wait_shoe_open(server)
+        table.port.write(b"A01\r\nD12\r\n")
+        server.wait_for(lambda ms: len(server.payloads("/card")) >= 2, 30)
+        before = len(server.payloads("/health"))
+        server.wait_for(lambda ms: len(server.payloads("/health")) >= before + 3, 30)
+        reader = latest_health(server)["reader"]
+        assert (reader["junk_bytes"], reader["bad_frames"], reader["errors"]) == (None, None, 0)
+        assert [p["card"] for p in server.payloads("/card")] == ["AS", "QD"]
+        assert table.proc is not None and table.proc.poll() is None
     said = [line for line in log_lines(log) if line["event"].startswith("the driver gives no counters")]
     assert len(said) == 1 and said[0]["driver"] == "quiet", said

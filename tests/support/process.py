@@ -102,7 +102,7 @@ class LiveTable:
         """Send ``sig`` and wait for the process to end; its exit status."""
         assert self.proc is not None
         self.proc.send_signal(sig)
-        return self.proc.wait(15)
+        return self.proc.wait(30)
 
     def close(self) -> None:
         """Stop the daemon as systemd would (SIGTERM, SIGKILL if it hangs), then the shoe and the server."""
@@ -125,18 +125,22 @@ def live_table(
     broker: Broker,
     driver: str = "framed",
     *,
+    table_id: str = "T1",
     env: dict[str, str] | None = None,
     **sections: Any,
 ) -> Iterator[LiveTable]:
     """A live table on ``broker``: the shoe, its config (auto rounds unless ``rules`` says), a game
-    server subscribed to the table, and the daemon started; all of it torn down whatever the test does."""
+    server subscribed to the table, and the daemon started; all of it torn down whatever the test does.
+
+    A table of its own id (not ``T1``) keeps clear of the machine-wide lock other tests' tables take."""
     framed = driver == "framed"
     port = PtyPort(tmp_path / "shoe", baudrate=115200) if framed else PtyPort(tmp_path / "shoe")
     shoe = FramedPtyDevice(port, retransmit_after=0.05).start() if framed else None
-    config = write_config(tmp_path, broker, driver, port.path, **{"rules": AUTO, **sections})
-    table = LiveTable(
-        port, config, tmp_path / "scannerd.log", GameServer(broker, ["casino/tables/T1/#"]), shoe, env
+    config = write_config(
+        tmp_path, broker, driver, port.path, table_id=table_id, **{"rules": AUTO, **sections}
     )
+    server = GameServer(broker, [f"casino/tables/{table_id}/#"])
+    table = LiveTable(port, config, tmp_path / "scannerd.log", server, shoe, env)
     try:
         table.start()
         yield table
