@@ -18,6 +18,10 @@ from scannerd.runtime.device_settings import DeviceSettings
 from scannerd.store.outbox_settings import OutboxSettings
 from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
 from tests.support.frames import beetek
+from tests.support.process import live_table
+
+SERVER_ROUNDS = {"burn": "none", "round_control": "server"}
+"""The game server opens and closes betting, as make_config's tables do."""
 
 
 def make_config(tmp_path: Path, broker: Broker, port: str, **rules) -> Config:
@@ -36,12 +40,10 @@ def wait_online(server: GameServer) -> None:
     server.wait_for(lambda ms: any(m.topic.endswith("/status") and b"online" in m.payload for m in ms))
 
 
-def test_cards_and_commands_flow_to_the_game_server_in_order(tmp_path, mosquitto, pty):
-    master, port = pty
-    server = GameServer(mosquitto, ["casino/tables/T1/#"])
-    daemon = Daemon(make_config(tmp_path, mosquitto, port))
-    daemon.start()
-    try:
+def test_cards_and_commands_flow_to_the_game_server_in_order(tmp_path, mosquitto):
+    with live_table(tmp_path, mosquitto, "beetek", in_process=True, rules=SERVER_ROUNDS) as table:
+        daemon, server = table.daemon, table.server
+        assert daemon is not None
         wait_until(lambda: daemon.reader.link_up, 10, "link up")
         wait_online(server)
         server.request("casino/tables/T1/request/betting_open", {"round_id": "R1", "transaction": 7})
@@ -50,8 +52,8 @@ def test_cards_and_commands_flow_to_the_game_server_in_order(tmp_path, mosquitto
         server.wait_for(lambda ms: any(m.topic.endswith("response/betting_close") for m in ms))
         # A natural, split across writes at an awkward place.
         data = beetek("9H", "2S", "9C", "3D")
-        os.write(master, data[:13])
-        os.write(master, data[13:])
+        table.port.write(data[:13])
+        table.port.write(data[13:])
         server.wait_for(lambda ms: any(b'"complete"' in m.payload for m in ms if m.topic.endswith("/round")))
         cards = server.payloads("/card")
         assert [c["position"] for c in cards] == ["player1", "banker1", "player2", "banker2"]
@@ -61,9 +63,6 @@ def test_cards_and_commands_flow_to_the_game_server_in_order(tmp_path, mosquitto
         assert (response["status"], response["transaction"]) == ("ok", 7)
         assert server.payloads("/status")[-1]["state"] == "online"
         assert_complete_in_order(event_seqs(server.received), max(event_seqs(server.received)))
-    finally:
-        daemon.stop()
-        server.close()
     assert server.payloads("/status")[-1]["state"] == "offline"
 
 
@@ -156,12 +155,9 @@ def test_after_a_power_cut_seq_skips_what_may_have_been_published(tmp_path, mosq
         again.stop()
 
 
-def test_a_bad_request_gets_an_error_and_the_table_keeps_working(tmp_path, mosquitto, pty):
-    _, port = pty
-    server = GameServer(mosquitto, ["casino/tables/T1/response/#", "casino/tables/T1/status"])
-    daemon = Daemon(make_config(tmp_path, mosquitto, port))
-    daemon.start()
-    try:
+def test_a_bad_request_gets_an_error_and_the_table_keeps_working(tmp_path, mosquitto):
+    with live_table(tmp_path, mosquitto, "beetek", in_process=True, rules=SERVER_ROUNDS) as table:
+        server = table.server
         wait_online(server)
         server.request("casino/tables/T1/request/betting_close", b"{not json")
         server.request("casino/tables/T1/request/betting_close", {"transaction": "t2"})
@@ -171,25 +167,16 @@ def test_a_bad_request_gets_an_error_and_the_table_keeps_working(tmp_path, mosqu
         assert first["status"] == "error" and "JSON" in first["error"]
         assert second["status"] == "error" and "not open" in second["error"]
         assert third["status"] == "ok" and third["data"]["table_id"] == "T1"
-    finally:
-        daemon.stop()
-        server.close()
 
 
-def test_a_shoe_alarm_reaches_the_game_server_as_an_alert(tmp_path, mosquitto, pty):
-    master, port = pty
-    server = GameServer(mosquitto, ["casino/tables/T1/alert"])
-    daemon = Daemon(make_config(tmp_path, mosquitto, port))
-    daemon.start()
-    try:
-        os.write(master, b" [GameAlarm]<Alarm:E3 Card Not Read> \r\n")
-        server.wait_for(lambda ms: len(ms) >= 1)
-        alert = server.payloads()[0]
+def test_a_shoe_alarm_reaches_the_game_server_as_an_alert(tmp_path, mosquitto):
+    with live_table(tmp_path, mosquitto, "beetek", in_process=True, rules=SERVER_ROUNDS) as table:
+        wait_until(lambda: table.daemon is not None and table.daemon.reader.link_up, 10, "link up")
+        table.port.write(b" [GameAlarm]<Alarm:E3 Card Not Read> \r\n")
+        table.server.wait_for(lambda ms: any(m.topic.endswith("/alert") for m in ms))
+        (alert,) = table.server.payloads("/alert")
         assert (alert["code"], alert["severity"]) == ("DEVICE_FAULT", "warning")
         assert "E3" in alert["message"]
-    finally:
-        daemon.stop()
-        server.close()
 
 
 def test_a_framed_shoe_that_falls_silent_mid_round_counts_as_disconnected(tmp_path, mosquitto):

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from scannerd.runtime.config import load_config
+from scannerd.runtime.daemon import Daemon
 from simulators.serial_pty import FramedPtyDevice, PtyPort
 from tests.support.broker import Broker, GameServer
 from tests.support.config import write_config
@@ -84,6 +86,8 @@ class LiveTable:
 
     ``start`` runs the same config and log again after a ``kill``, as systemd restarts a unit.
     A framed shoe is ``shoe`` (it keeps what no host acknowledged); any other is written to ``port``.
+    ``in_process`` runs the daemon in the test's process instead (``daemon``), for a test that asks
+    it directly; ``kill`` is then its clean stop, the only one a process can do to itself.
     """
 
     port: PtyPort
@@ -93,19 +97,31 @@ class LiveTable:
     shoe: FramedPtyDevice | None = None
     env: dict[str, str] | None = None
     proc: subprocess.Popen[bytes] | None = None
+    in_process: bool = False
+    daemon: Daemon | None = None
 
-    def start(self) -> subprocess.Popen[bytes]:
-        self.proc = start_daemon(self.config, self.log, self.env)
-        return self.proc
+    def start(self) -> None:
+        if self.in_process:
+            self.daemon = Daemon(load_config(self.config))
+            self.daemon.start()
+        else:
+            self.proc = start_daemon(self.config, self.log, self.env)
 
     def kill(self, sig: int = signal.SIGKILL) -> int:
         """Send ``sig`` and wait for the process to end; its exit status."""
+        if self.in_process:
+            assert sig == signal.SIGTERM and self.daemon is not None, "in process, only a clean stop"
+            self.daemon.stop()
+            self.daemon = None
+            return 0
         assert self.proc is not None
         self.proc.send_signal(sig)
         return self.proc.wait(30)
 
     def close(self) -> None:
         """Stop the daemon as systemd would (SIGTERM, SIGKILL if it hangs), then the shoe and the server."""
+        if self.daemon is not None:
+            self.daemon.stop()
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -127,6 +143,7 @@ def live_table(
     *,
     table_id: str = "T1",
     env: dict[str, str] | None = None,
+    in_process: bool = False,
     **sections: Any,
 ) -> Iterator[LiveTable]:
     """A live table on ``broker``: the shoe, its config (auto rounds unless ``rules`` says), a game
@@ -140,7 +157,7 @@ def live_table(
         tmp_path, broker, driver, port.path, table_id=table_id, **{"rules": AUTO, **sections}
     )
     server = GameServer(broker, [f"casino/tables/{table_id}/#"])
-    table = LiveTable(port, config, tmp_path / "scannerd.log", server, shoe, env)
+    table = LiveTable(port, config, tmp_path / "scannerd.log", server, shoe, env, in_process=in_process)
     try:
         table.start()
         yield table
