@@ -31,7 +31,7 @@ from tests.support.broker import (
     store,
     wait_until,
 )
-from tests.support.process import framed_shoe, start_daemon
+from tests.support.process import live_table
 
 FLOOR = int(time.time() * 1000)
 """A new table's first seq: the clock in milliseconds, as docs/mqtt.md says, never 1."""
@@ -580,27 +580,20 @@ def test_from_settings_connects_to_the_brokers_in_order_and_fails_over(tmp_path,
 @pytest.mark.timeout(120)
 def test_a_request_to_a_killed_table_is_not_run_when_it_comes_back_after_the_timeout(tmp_path, mosquitto):
     """The broker queued it in the table's session and the table ran it whenever it came back."""
-    port, shoe, config = framed_shoe(tmp_path, mosquitto)
-    log = tmp_path / "scannerd.log"
-    daemon = start_daemon(config, log)
-    client = TableClient(mosquitto.host, mosquitto.port, client_id="gs", marks=":memory:", on_event=print)
-    client.start()
-    try:
-        online(mosquitto)
-        daemon.kill()  # SIGKILL: its session, and its subscription to requests, stay with the broker
-        daemon.wait(10)
-        sent = time.time()
-        with pytest.raises(RequestTimeout):
-            client.request("T1", "dealer_sign_in", {"dealer_id": "D-LATE"}, timeout=1.0)
-        # The broker counts expiry in whole seconds: the request is past it once two have passed.
-        wait_until(lambda: time.time() > sent + 2.5, 10, "the request to expire")
-        daemon = start_daemon(config, log)
-        state = client.request("T1", "get_state", timeout=30).data
-    finally:
-        client.stop()
-        daemon.terminate()
-        daemon.wait(30)
-        shoe.stop()
-        port.close()
+    with live_table(tmp_path, mosquitto) as table:
+        client = TableClient(mosquitto.host, mosquitto.port, client_id="gs", marks=":memory:", on_event=print)
+        client.start()
+        try:
+            online(mosquitto)
+            table.kill()  # SIGKILL: its session, and its subscription to requests, stay with the broker
+            sent = time.time()
+            with pytest.raises(RequestTimeout):
+                client.request("T1", "dealer_sign_in", {"dealer_id": "D-LATE"}, timeout=1.0)
+            # The broker counts expiry in whole seconds: the request is past it once two have passed.
+            wait_until(lambda: time.time() > sent + 2.5, 10, "the request to expire")
+            table.start()
+            state = client.request("T1", "get_state", timeout=30).data
+        finally:
+            client.stop()
     assert state is not None and "dealer_id" not in state
-    assert "D-LATE" not in log.read_text()
+    assert "D-LATE" not in table.log.read_text()

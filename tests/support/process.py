@@ -32,7 +32,8 @@ AUTO = {"burn": "none", "round_control": "auto"}
 
 
 def start_daemon(config: Path, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    """``scannerd run --config`` as systemd starts it (minus the notify socket), output to ``log``.
+    """``scannerd run --config`` as systemd starts it (minus the notify socket, with a service's
+    descriptor limit), output to ``log``.
 
     ``env`` adds to the test's environment (a preloaded library, say).
     """
@@ -43,7 +44,20 @@ def start_daemon(config: Path, log: Path, env: dict[str, str] | None = None) -> 
             stdout=out,
             stderr=out,
             env=base | (env or {}),
+            preexec_fn=table_pc_limits,
         )
+
+
+def stop_daemon(proc: subprocess.Popen[bytes]) -> None:
+    """Stop it as systemd would: SIGTERM, and SIGKILL if it hangs."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(30)
 
 
 def framed_shoe(tmp_path: Path, broker: Broker) -> tuple[PtyPort, FramedPtyDevice, Path]:
@@ -56,28 +70,14 @@ def framed_shoe(tmp_path: Path, broker: Broker) -> tuple[PtyPort, FramedPtyDevic
 @contextmanager
 def table(tmp_path: Path, broker: Broker, shoe: PtyPort, **sections: dict[str, Any]) -> Iterator[Path]:
     """``scannerd run`` for table T1 reading ``shoe``; yields its log file (JSON lines)."""
-    sections = {"rules": AUTO, **sections}
-    config = write_config(tmp_path, broker, "beetek", shoe.path, **sections)
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(("SCANNERD_", "NOTIFY_"))}
+    config = write_config(tmp_path, broker, "beetek", shoe.path, **{"rules": AUTO, **sections})
     log = tmp_path / "scannerd.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
-            env=env,
-            stdout=out,
-            stderr=out,
-            preexec_fn=table_pc_limits,
-        )
+    proc = start_daemon(config, log)
     try:
         yield log
         assert proc.poll() is None, f"the daemon exited ({proc.returncode}):\n{log.read_text()[-3000:]}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=30)
+        stop_daemon(proc)
 
 
 @dataclass
@@ -122,13 +122,8 @@ class LiveTable:
         """Stop the daemon as systemd would (SIGTERM, SIGKILL if it hangs), then the shoe and the server."""
         if self.daemon is not None:
             self.daemon.stop()
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(30)
+        if self.proc is not None:
+            stop_daemon(self.proc)
         if self.shoe is not None:
             self.shoe.stop()
         self.server.close()
