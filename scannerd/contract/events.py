@@ -38,6 +38,8 @@ Serial = Annotated[int, Field(ge=1, le=MAX_STORED_INT)]
 """A number that counts up from 1 for the life of the table: ``seq``, ``alert_id``."""
 Count = Annotated[int, Field(ge=0, le=MAX_STORED_INT)]
 """A number of things (cards, hands, pairs): never negative, and storable."""
+Digest = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+"""A recording chain's digest as it is written down: hex SHA-256, lower case."""
 
 
 class EventBase(BaseModel):
@@ -171,9 +173,7 @@ class AnchorEvent(EventBase):
     kind: Literal["anchor"] = "anchor"
     file: str = Field(description="The file's name in the table's recording directory, once finished.")
     lines: Serial = Field(description="Its lines, the header and the seal included.")
-    digest: str = Field(
-        pattern=r"^[0-9a-f]{64}$", description="The chain's digest of its last line (hex SHA-256)."
-    )
+    digest: Digest = Field(description="The chain's digest of its last line (hex SHA-256).")
 
 
 Event = CardEvent | RoundEvent | AlertEvent | ShoeEvent | DealerEvent | AnchorEvent

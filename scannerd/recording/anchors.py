@@ -35,18 +35,20 @@ _NAMED = re.compile(r"^(.+?)-\d{8}T\d{6}Z")
 
 def read_anchors(path: Path) -> list[AnchorEvent]:
     """The anchors in ``path``: JSON lines of anchor events as published; RecordingError names a bad line."""
+    anchors = []
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8") as lines:  # a line at a time, not the whole text beside them
+            for number, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                try:
+                    anchors.append(AnchorEvent.model_validate_json(line))
+                except ValidationError:
+                    raise RecordingError(
+                        f"{path}:{number}: not an anchor event as the table publishes it"
+                    ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RecordingError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
-    anchors = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            anchors.append(AnchorEvent.model_validate_json(line))
-        except ValidationError:
-            raise RecordingError(f"{path}:{number}: not an anchor event as the table publishes it") from None
     return anchors
 
 

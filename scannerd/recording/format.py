@@ -25,6 +25,7 @@ from typing import IO, TYPE_CHECKING, Annotated, Any, Final, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
+from scannerd.contract.events import Digest, Serial
 from scannerd.contract.idents import TABLE_ID_PATTERN
 from scannerd.core.house import HouseRules
 from scannerd.recording.chain import Chain, b64, seal_message
@@ -93,9 +94,7 @@ class ChainLink(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     file: int = Field(ge=1, description="This file's number in the table's chain, the first 1.")
-    prev: str | None = Field(
-        None, pattern=r"^[0-9a-f]{64}$", description="The previous file's last digest; None for the first."
-    )
+    prev: Digest | None = Field(None, description="The previous file's last digest; None for the first.")
     key: str | None = Field(None, description="Fingerprint of the key that signs the file; None: unsigned.")
     lines: int | None = Field(
         None,
@@ -211,8 +210,8 @@ class AnchorLine(_Line):
 
     event: Literal["anchor"] = "anchor"
     file: str = Field(min_length=1)
-    lines: int = Field(ge=1)
-    digest: str = Field(pattern=r"^[0-9a-f]{64}$")
+    lines: Serial
+    digest: Digest
 
 
 AnyLine = RxLine | CmdLine | LinkLine | RestartLine | AnchorLine
