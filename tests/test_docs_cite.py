@@ -16,6 +16,19 @@ PATH = r"(?:scannerd|drivers|simulators|tests|bench|release|systemd)/[\w./@-]*\w
 CITED = re.compile(rf"`({PATH})`")
 # `path.py`: `Name.attr` and `path.py: Name.attr`, as the architecture tour cites code.
 WITH_NAME = re.compile(rf"`({PATH}\.py)(?:`: `|: )([A-Za-z_][\w.]*)`")
+# `tests/.../test_x.py::test_name[variant]`, as reliability.md names the test that holds a promise.
+TEST_ID = re.compile(r"`(tests/[\w/]+\.py)::(\w+)(?:\[[^`]*\])?`")
+
+
+def test_every_test_the_docs_name_is_there() -> None:
+    missing = [
+        f"{page.name}: {path}::{name}"
+        for page in PAGES
+        for path, name in TEST_ID.findall(page.read_text())
+        if not (ROOT / path).exists()
+        or name not in {n.name for n in ast.walk(ast.parse((ROOT / path).read_text())) if hasattr(n, "name")}
+    ]
+    assert missing == []
 
 
 def defined(path: Path) -> set[str]:

@@ -402,11 +402,10 @@ class Daemon:
 
     def request(self, command: str, args: dict[str, Any]) -> Response:
         """Run a command as if it came over MQTT (the dealer display's acknowledge button)."""
-        return self._judge_request(lambda ts: self.table.command(command, args, ts), command)
+        return self._judge_request(partial(self.table.command, command, args), command)
 
     def _on_request(self, request: Request) -> Response | None:
-        judge = partial(self.table.request, request)
-        return self._judge_request(judge, request.command, request.transaction)
+        return self._judge_request(partial(self.table.request, request), request.command, request.transaction)
 
     def _judge_request(
         self, judge: Callable[[float], Outcome], command: str, transaction: Transaction | None = None
