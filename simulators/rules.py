@@ -1,6 +1,6 @@
 """The simulator's own knowledge of punto banco, written from docs, not from the daemon.
 
-This deliberately does not import ``scannerd.core.baccarat``: end-to-end tests
+This deliberately does not import ``scannerd.core.games.punto_banco``: end-to-end tests
 compare the daemon's validator against this dealer, and a shared bug would
 let both agree on a wrong deal. The tables below are transcribed from
 ``docs/rules.md``; the banker's is written as "stands on", the opposite of

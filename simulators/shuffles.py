@@ -17,7 +17,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from scannerd.core.baccarat import next_position
+from scannerd.core.games.punto_banco import next_position
 from simulators.rules import FIRST_CARD_BURNS
 
 

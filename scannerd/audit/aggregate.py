@@ -4,7 +4,7 @@ A round belongs to its table, its shoe, the dealer who opened it and the
 UTC day it opened on; a misdeal to the same four through its round (or the
 dealer signed in, and its own time); a suspect shuffle to its shoe, and
 through the shoe to its table, dealers and days. Each group is judged
-against the exact odds of its tables' shoes (scannerd/core/baccarat.py), hand by
+against the exact odds of its tables' shoes (scannerd/core/games/punto_banco.py), hand by
 hand, so tables of different deck counts can be pooled.
 
 Flagged, and so exit status 1: a shoe the table raised ``SHUFFLE_SUSPECT``
@@ -31,7 +31,7 @@ from scannerd import __version__
 from scannerd.audit import stats
 from scannerd.audit.facts import FileFacts, RoundFact, ShuffleFact
 from scannerd.audit.published import differences
-from scannerd.core.baccarat import outcome_odds
+from scannerd.core.games.punto_banco import outcome_odds
 from scannerd.recording.signing import fingerprint
 from scannerd.recording.verify import Verdict, judge
 

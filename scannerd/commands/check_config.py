@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
 
 from scannerd.runtime.config import EXIT_CONFIG, add_config_argument, load_config_or_report, redact
 
@@ -37,9 +38,10 @@ def run(args: argparse.Namespace) -> int:
 def effective(model: BaseModel) -> dict[str, Any]:
     """Every key of ``model`` as JSON, an unset one as null.
 
-    Not the plain dump: a key left out of it while unset (``rules.betting_time_s``,
-    so that recording headers of tables without it stay as they were) would be
-    missing here, and an operator reading ``--show`` would take it for unknown.
+    Not the plain dump: a key left out of it while unset or at its default
+    (``rules.betting_time_s``, ``rules.commission``, so that recording headers
+    of tables without them stay as they were) would be missing here, and an
+    operator reading ``--show`` would take it for unknown.
     """
     dumped = model.model_dump(mode="json")
     shown: dict[str, Any] = {}
@@ -47,6 +49,6 @@ def effective(model: BaseModel) -> dict[str, Any]:
         value = getattr(model, name)
         if isinstance(value, BaseModel):
             shown[name] = effective(value)
-        elif name in dumped or value is None:
-            shown[name] = dumped.get(name)
+        else:  # a key the dump leaves out (unset, or at a default headers omit) as the value it has
+            shown[name] = dumped[name] if name in dumped else to_jsonable_python(value)
     return shown

@@ -22,9 +22,11 @@ from scannerd.core.house import MAX_DECKS
 # Outputs (pydantic: they are the published contract)
 # --------------------------------------------------------------------------
 
-Position = Literal["player1", "banker1", "player2", "banker2", "player3", "banker3", "burn", "discard"]
+Position = Literal[
+    "player1", "banker1", "player2", "banker2", "player3", "banker3", "dragon", "tiger", "burn", "discard"
+]
 Phase = Literal["betting", "dealing", "complete", "void"]
-Winner = Literal["player", "banker", "tie"]
+Winner = Literal["player", "banker", "dragon", "tiger", "tie"]
 ShoeStatus = Literal["unknown", "burning", "dealing", "last_hand", "closed"]
 
 AlertCode = Literal[ALERT_CODES]  # type: ignore[valid-type]  # the catalogue is the one list
@@ -66,10 +68,12 @@ class CardEvent(EventBase):
 
 
 class Hand(BaseModel):
+    """One side's cards and its count: punto banco's points (0-9), Dragon Tiger's rank (1-13, 0 before)."""
+
     model_config = ConfigDict(extra="forbid")
 
     cards: list[str] = Field(default_factory=list)
-    total: Annotated[int, Field(ge=0, le=9)] = 0
+    total: Annotated[int, Field(ge=0, le=13)] = 0
 
 
 def _absent(value: Any) -> bool:
@@ -81,6 +85,42 @@ def _absent(value: Any) -> bool:
 _OPTIONAL: dict[str, Any] = {"default": None, "exclude_if": _absent}
 
 
+Bonus = Literal["natural_win", "natural_tie", "win", "none"]
+
+
+class PuntoBancoFacts(BaseModel):
+    """What a complete punto banco round shows to the side bets that read it (docs/rules.md, "Facts")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    player_cards: Annotated[int, Field(ge=2, le=3)]
+    banker_cards: Annotated[int, Field(ge=2, le=3)]
+    margin: int = Field(ge=0, le=9, description="The winner's points over the loser's; 0 on a tie.")
+    size: Literal["small", "big"] = Field(description="small: four cards dealt; big: five or six.")
+    banker_six: Literal[0, 2, 3] = Field(description="Banker won with 6: its cards (2 or 3); else 0.")
+    dragon_7: bool = Field(description="Banker won with a three-card 7 (EZ Baccarat).")
+    panda_8: bool = Field(description="Player won with a three-card 8 (EZ Baccarat).")
+    player_bonus: Bonus = Field(description="Player's Dragon Bonus fact; a 'win' by ``margin`` points.")
+    banker_bonus: Bonus = Field(description="Banker's Dragon Bonus fact; a 'win' by ``margin`` points.")
+    either_pair: bool = Field(description="Player's or Banker's first two cards share a rank.")
+    player_perfect_pair: bool = Field(description="Player's first two cards are the same rank and suit.")
+    banker_perfect_pair: bool = Field(description="Banker's first two cards are the same rank and suit.")
+
+
+class DragonTigerFacts(BaseModel):
+    """What a complete Dragon Tiger round shows to the side bets that read it (docs/rules.md, "Facts")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    suited_tie: bool = Field(description="The two cards are the same rank and suit.")
+    dragon_size: Literal["small", "big"] | None = Field(description="small: A-6; big: 8-K; null on a 7.")
+    dragon_parity: Literal["odd", "even"]
+    dragon_colour: Literal["red", "black"]
+    tiger_size: Literal["small", "big"] | None = Field(description="small: A-6; big: 8-K; null on a 7.")
+    tiger_parity: Literal["odd", "even"]
+    tiger_colour: Literal["red", "black"]
+
+
 class RoundEvent(EventBase):
     """A round changed phase. Results are set once ``phase`` is ``complete``."""
 
@@ -89,12 +129,14 @@ class RoundEvent(EventBase):
     phase: Phase
     hand_no: Count = Field(description="1-based hand number within the shoe (or since start).")
     last_hand: bool = False
-    player: Hand = Field(default_factory=Hand)
-    banker: Hand = Field(default_factory=Hand)
+    player: Hand | None = Field(**_OPTIONAL, description="Punto banco's sides.")
+    banker: Hand | None = Field(**_OPTIONAL)
+    dragon: Hand | None = Field(**_OPTIONAL, description="Dragon Tiger's sides.")
+    tiger: Hand | None = Field(**_OPTIONAL)
     winner: Winner | None = None
-    natural: bool | None = None
-    player_pair: bool | None = None
-    banker_pair: bool | None = None
+    natural: bool | None = Field(None, description="Punto banco only: null at other games.")
+    player_pair: bool | None = Field(None, description="Punto banco only: null at other games.")
+    banker_pair: bool | None = Field(None, description="Punto banco only: null at other games.")
     reason: str | None = Field(None, description="For void rounds: the alert code or OPERATOR_VOID.")
     detail: str | None = Field(None, description="Free text given with an operator void.")
     betting_time_s: float | None = Field(
@@ -106,6 +148,9 @@ class RoundEvent(EventBase):
         "what the dealer's countdown counts to.",
     )
     dealer_id: str | None = Field(**_OPTIONAL, description="The dealer signed in when the round opened.")
+    facts: PuntoBancoFacts | DragonTigerFacts | None = Field(
+        **_OPTIONAL, description="A complete round's facts, for its game; absent in any other phase."
+    )
 
 
 class ShuffleEvidence(BaseModel):

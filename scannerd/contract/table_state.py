@@ -12,7 +12,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from scannerd.contract.events import AlertEvent, Count, Hand, Phase, Position, ShoeStatus, Winner
-from scannerd.core.house import MAX_DECKS
+from scannerd.core.house import MAX_DECKS, GameName
 
 
 class ShoeView(BaseModel):
@@ -42,8 +42,10 @@ class RoundView(BaseModel):
     phase: Phase
     hand_no: Count
     last_hand: bool
-    player: Hand
-    banker: Hand
+    player: Hand | None = Field(None, description="Punto banco's sides.")
+    banker: Hand | None = None
+    dragon: Hand | None = Field(None, description="Dragon Tiger's sides.")
+    tiger: Hand | None = None
     next_position: Position | None = Field(
         description="Where the next card goes while dealing; null in any other phase."
     )
@@ -71,6 +73,7 @@ class TableState(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     table_id: str
+    game: GameName | None = Field(None, description="The game the table deals ([rules] game).")
     seq: Count = Field(description="The seq of the last event the table has published (0: none yet).")
     link_up: bool = Field(description="Whether the table reads its shoe now.")
     shoe: ShoeView | None

@@ -7,6 +7,8 @@ place to import cards from.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from drivers.cards import ALL_CARDS, RANKS, SUITS
 
 __all__ = [
@@ -37,6 +39,6 @@ def card_name(code: str) -> str:
     return rank + SUIT_SYMBOLS.get(code[1:], code[1:])
 
 
-def hand_total(cards: list[str]) -> int:
+def hand_total(cards: Sequence[str]) -> int:
     """Baccarat point count: the sum of the card values modulo ten."""
     return sum(CARD_POINTS[c] for c in cards) % 10

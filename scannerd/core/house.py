@@ -6,9 +6,9 @@ validator, so a replay runs under exactly the rules the table ran under.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from scannerd.settings.config_section import Section
 from scannerd.settings.durations import seconds
@@ -21,9 +21,27 @@ MAX_DECKS = 12
 
 BurnPolicy = Literal["first-card-value", "none"] | Annotated[int, Field(ge=0, le=60)]
 
+GameName = Literal["punto_banco", "dragon_tiger"]
+"""The games a table plays (``scannerd.core.games.GAMES``)."""
+
 
 class HouseRules(Section):
     """The house settings that change how a deal is judged."""
+
+    # Left out of a recording's header when None (a file from before tables chose their game) or
+    # standard (punto banco's default), so a replayed file of either kind keeps its bytes.
+    game: GameName | None = Field(
+        "punto_banco",
+        exclude_if=lambda v: v is None,
+        description="The game the table deals: 'punto_banco' (baccarat) or 'dragon_tiger'. A recording "
+        "made before tables chose their game has none: punto banco, its rounds published without facts.",
+    )
+    commission: Literal["standard", "no_commission", "ez"] = Field(
+        "standard",
+        exclude_if=lambda v: v == "standard",
+        description="Punto banco's variant: 'standard' (5% on Banker wins), 'no_commission' (Super 6) or "
+        "'ez' (EZ Baccarat). They deal alike; the facts their bets read are in every round's event.",
+    )
 
     decks: int = Field(8, ge=1, le=MAX_DECKS, description="Decks in a full shoe.")
     round_control: Literal["server", "auto"] = Field(
@@ -63,6 +81,12 @@ class HouseRules(Section):
         "round control the daemon opens betting after each hand and closes it when the time runs "
         "out; with a game server, the time for a betting_open that gives none. None: no timer.",
     )
+
+    @model_validator(mode="after")
+    def _commission_is_baccarat(self) -> Self:
+        if self.commission != "standard" and self.game == "dragon_tiger":
+            raise ValueError(f"commission = {self.commission!r} is punto banco's; Dragon Tiger has none")
+        return self
 
     def burn_fixed(self) -> int | None:
         """The fixed burn count, or None when the count comes from the first card."""

@@ -29,8 +29,8 @@ from scannerd.contract.events import (
     ShoeData,
 )
 from scannerd.contract.idents import check_ident
-from scannerd.core.baccarat import next_position
-from scannerd.core.cards import BURN_COUNT, hand_total
+from scannerd.core.cards import BURN_COUNT
+from scannerd.core.games import GAMES, PUNTO_BANCO, position_words
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import (
     Anchored,
@@ -97,18 +97,6 @@ class RoundState:
     dealer_id: str | None = None  # the dealer signed in when the round opened
 
 
-_WINNERS = {"B": "banker", "P": "player", "T": "tie"}
-
-_POSITION_WORDS = {
-    "player1": "PLAYER FIRST",
-    "banker1": "BANKER FIRST",
-    "player2": "PLAYER SECOND",
-    "banker2": "BANKER SECOND",
-    "player3": "PLAYER THIRD",
-    "banker3": "BANKER THIRD",
-}
-
-
 def _stamp(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y%m%d-%H%M%S")
 
@@ -119,6 +107,9 @@ class Validator:
     def __init__(self, table_id: str, rules: HouseRules | None = None) -> None:
         self.table_id = table_id
         self.rules = rules or HouseRules()
+        # A recording from before tables chose their game names none: punto banco, without facts.
+        self.game = GAMES[self.rules.game] if self.rules.game is not None else PUNTO_BANCO
+        self._initials = {winner: initial for initial, winner in self.game.initials.items()}
         self.next_seq = 1
         self.shoe: ShoeState | None = None
         self.round: RoundState | None = None
@@ -134,7 +125,7 @@ class Validator:
         self.open_alerts: dict[int, AlertData] = {}
         self.dealer_id: str | None = None  # who is dealing, once signed in
         # One code per hand completed in this shoe, for the scoreboard roads after a restart:
-        # the winner's initial (B, P, T), then n for a natural, p / b for a player / banker pair.
+        # the winner's initial (``Game.initials``), then n for a natural, p / b for a player / banker pair.
         self.results: list[str] = []
         self.shuffle = ShuffleCheck()  # this shoe's order against the last shoes'
         self._out: list[EventData] = []
@@ -292,9 +283,10 @@ class Validator:
             self._foreign(ts, card, rnd.round_id)
             rnd.phase = "void"
             return "FOREIGN_CARD"
+        next_position = self.game.next_position
         position = next_position(rnd.player, rnd.banker)
         assert position is not None  # a dealing round always has a card due
-        (rnd.player if position[0] == "p" else rnd.banker).append(card)
+        (rnd.banker if self.game.side_of(position) else rnd.player).append(card)
         rnd.last_activity = ts
         self._card_event(ts, position, card, rnd.round_id, card_no)
         if next_position(rnd.player, rnd.banker) is not None:
@@ -358,10 +350,10 @@ class Validator:
         else:
             result = self._round_event(ts, rnd)
             self.results.append(
-                result["winner"][0].upper()
-                + "n" * result["natural"]
-                + "p" * result["player_pair"]
-                + "b" * result["banker_pair"]
+                self._initials[result["winner"]]
+                + "n" * bool(result["natural"])
+                + "p" * bool(result["player_pair"])
+                + "b" * bool(result["banker_pair"])
             )
             if self.shoe is None:
                 # No new_shoe ever resets them (auto mode without a game server), and the state is
@@ -453,7 +445,7 @@ class Validator:
             rnd = self.round
             assert rnd is not None
             rnd.stalled = True
-            due = _POSITION_WORDS[next_position(rnd.player, rnd.banker) or "player1"]
+            due = position_words(self.game.next_position(rnd.player, rnd.banker) or self.game.positions[0])
             self._alert(ts, "ROUND_STALLED", message("ROUND_STALLED", due=due), None, rnd.round_id)
 
     # ------------------------------------------------------------------ shoe and device
@@ -750,10 +742,11 @@ class Validator:
     def _round_event(
         self, ts: float, rnd: RoundState, reason: str | None = None, detail: str | None = None
     ) -> RoundData:
-        shoe = self.shoe
-        p, b = rnd.player, rnd.banker
-        p_total, b_total = hand_total(p), hand_total(b)
+        shoe, game = self.shoe, self.game
+        p, b = rnd.player, rnd.banker  # the first side's cards and the second's
+        p_total, b_total = game.total(p), game.total(b)
         complete = rnd.phase == "complete"
+        baccarat = complete and game is PUNTO_BANCO  # the event's natural and pairs are punto banco's
         event = RoundData(
             seq=self.next_seq,
             ts=float(ts),
@@ -764,12 +757,14 @@ class Validator:
             phase=rnd.phase,
             hand_no=rnd.hand_no,
             last_hand=rnd.last_hand,
-            player=Data(cards=p.copy(), total=p_total),  # copies: the round's hands grow after this event
-            banker=Data(cards=b.copy(), total=b_total),
-            winner=_winner(p_total, b_total) if complete else None,
-            natural=len(p) == 2 and len(b) == 2 and (p_total >= 8 or b_total >= 8) if complete else None,
-            player_pair=p[0][0] == p[1][0] if complete else None,
-            banker_pair=b[0][0] == b[1][0] if complete else None,
+            **{  # copies: the round's hands grow after this event
+                game.sides[0]: Data(cards=p.copy(), total=p_total),
+                game.sides[1]: Data(cards=b.copy(), total=b_total),
+            },
+            winner=game.winner(p_total, b_total) if complete else None,
+            natural=len(p) == 2 and len(b) == 2 and (p_total >= 8 or b_total >= 8) if baccarat else None,
+            player_pair=p[0][0] == p[1][0] if baccarat else None,
+            banker_pair=b[0][0] == b[1][0] if baccarat else None,
             reason=reason,
             detail=detail,
         )
@@ -778,6 +773,8 @@ class Validator:
             event["betting_ends_ts"] = float(rnd.betting_ends)  # type: ignore[arg-type]
         if rnd.dealer_id is not None:
             event["dealer_id"] = rnd.dealer_id
+        if complete and self.rules.game is not None:
+            event["facts"] = Data(game.facts(p, b))
         self._emit(event)
         return event
 
@@ -820,6 +817,15 @@ class Validator:
 
     # ------------------------------------------------------------------ state
 
+    def _result(self, code: str) -> dict[str, Any]:
+        """A result code of ``ShoeState.results`` as ``get_state`` shows it."""
+        return {
+            "winner": self.game.initials[code[0]],
+            "natural": "n" in code,
+            "player_pair": "p" in code,
+            "banker_pair": "b" in code,
+        }
+
     def state(self, *, results: bool = True) -> dict[str, Any]:
         """What the game server's ``get_state`` sees: shoe, current round, open alerts and results.
 
@@ -829,14 +835,15 @@ class Validator:
         rnd = self.round
         round_view = None
         if rnd is not None:
-            due = next_position(rnd.player, rnd.banker) if rnd.phase == "dealing" else None
+            game = self.game
+            due = game.next_position(rnd.player, rnd.banker) if rnd.phase == "dealing" else None
             round_view = {
                 "round_id": rnd.round_id,
                 "phase": rnd.phase,
                 "hand_no": rnd.hand_no,
                 "last_hand": rnd.last_hand,
-                "player": {"cards": list(rnd.player), "total": hand_total(rnd.player)},
-                "banker": {"cards": list(rnd.banker), "total": hand_total(rnd.banker)},
+                game.sides[0]: {"cards": list(rnd.player), "total": game.total(rnd.player)},
+                game.sides[1]: {"cards": list(rnd.banker), "total": game.total(rnd.banker)},
                 "next_position": due,
             }
             if rnd.betting_ends is not None:  # as in the round's events: only when a time was given
@@ -844,8 +851,10 @@ class Validator:
                 round_view["betting_ends_ts"] = rnd.betting_ends
             if rnd.dealer_id is not None:
                 round_view["dealer_id"] = rnd.dealer_id
-        state = {
-            "table_id": self.table_id,
+        state: dict[str, Any] = {"table_id": self.table_id}
+        if self.rules.game is not None:  # a table from before games were chosen answers as it did
+            state["game"] = self.rules.game
+        state |= {
             "seq": self.next_seq - 1,
             "link_up": self.link_up,
             "shoe": self._shoe_view(),
@@ -855,7 +864,7 @@ class Validator:
         if self.dealer_id is not None:  # present only while a dealer is signed in
             state["dealer_id"] = self.dealer_id
         if results:
-            state["results"] = [_result(code) for code in self.results]
+            state["results"] = [self._result(code) for code in self.results]
         return state
 
     def snapshot(self) -> dict[str, Any]:
@@ -900,20 +909,6 @@ class Validator:
             alert = AlertData.of(AlertEvent.model_validate(raw))
             v.open_alerts[alert.alert_id] = alert
         return v
-
-
-def _winner(player_total: int, banker_total: int) -> str:
-    return "player" if player_total > banker_total else "banker" if banker_total > player_total else "tie"
-
-
-def _result(code: str) -> dict[str, Any]:
-    """A result code of ``ShoeState.results`` as ``get_state`` shows it."""
-    return {
-        "winner": _WINNERS[code[0]],
-        "natural": "n" in code,
-        "player_pair": "p" in code,
-        "banker_pair": "b" in code,
-    }
 
 
 def _optional_id(args: dict[str, Any], key: str) -> str | None:

@@ -6,11 +6,12 @@ tails) are tested without a browser.
 
 - Bead road: every hand, ties included, one cell each, filling each column
   top to bottom before starting the next.
-- Big road: Banker and Player only. A column holds one winner's streak; a
-  change of winner starts the next column. A tie is a mark on the cell of the
-  hand before it (ties before the shoe's first decision mark the first cell).
-  A streak longer than the board is tall, or one that runs into an earlier
-  tail, turns right along its last free row: the "dragon tail".
+- Big road: the two sides' wins only (Banker and Player, Dragon and Tiger).
+  A column holds one winner's streak; a change of winner starts the next
+  column. A tie is a mark on the cell of the hand before it (ties before the
+  shoe's first decision mark the first cell). A streak longer than the board
+  is tall, or one that runs into an earlier tail, turns right along its last
+  free row: the "dragon tail".
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ class BigCell:
 
     col: int
     row: int
-    winner: Literal["banker", "player"] | None
+    winner: Literal["player", "banker", "dragon", "tiger"] | None
     ties: int = 0
     player_pair: bool = False
     banker_pair: bool = False

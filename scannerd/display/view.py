@@ -19,19 +19,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from scannerd.contract.alert_catalogue import PIT_ONLY_CODES
-from scannerd.core.baccarat import next_position
 from scannerd.core.cards import BURN_COUNT, CARD_POINTS, card_name
+from scannerd.core.games import GAMES, PUNTO_BANCO, Game, position_words
 from scannerd.core.validator import RESULTS_KEPT_WITHOUT_SHOE
 from scannerd.display.roads import ROWS, Result, bead_road, big_road, columns
 
-_SIDES = ("player", "banker")
-_ORDINALS = {"1": "FIRST", "2": "SECOND", "3": "THIRD"}
 _HANDS_KEPT = 256  # round ids remembered for naming an alert's hand: a long shoe, and then some
-
-
-def position_words(position: str) -> str:
-    """``player3`` -> ``PLAYER THIRD``."""
-    return f"{position[:-1].upper()} {_ORDINALS[position[-1]]}"
 
 
 def dealer_text(message: str, card: str | None) -> str:
@@ -45,39 +38,40 @@ def dealer_text(message: str, card: str | None) -> str:
     return re.sub(rf"\b{re.escape(card)}\b", card_name(card), message)
 
 
-def _round_of(rnd: Mapping[str, Any]) -> dict[str, Any]:
+def game_of(rnd: Mapping[str, Any]) -> Game | None:
+    """The game a round event (or a ``get_state`` round) is of, known by the names of its sides."""
+    return next((game for game in GAMES.values() if game.sides[0] in rnd), None)
+
+
+def _round_of(rnd: Mapping[str, Any], game: Game) -> dict[str, Any]:
     """The round as kept here, from a round event or the round of a ``get_state`` answer (same keys)."""
     return {
         "round_id": rnd["round_id"],
         "phase": rnd["phase"],
         "hand_no": rnd["hand_no"],
         "last_hand": rnd.get("last_hand", False),
-        "player": list(rnd["player"]["cards"]),
-        "banker": list(rnd["banker"]["cards"]),
+        "hands": [list((rnd.get(side) or {}).get("cards", [])) for side in game.sides],
         "betting_ends_ts": rnd.get("betting_ends_ts"),
     }
 
 
-def _total(cards: list[str]) -> int:
-    return sum(CARD_POINTS.get(c, 0) for c in cards) % 10
-
-
-def _hand_view(cards: list[str], total: int) -> dict[str, Any]:
-    """A hand with the marks the dealer calls out: a natural (8 or 9 on two cards) and a pair."""
+def _hand_view(cards: list[str], total: int, baccarat: bool) -> dict[str, Any]:
+    """A hand with the marks a baccarat dealer calls out: a natural (8 or 9 on two cards) and a pair."""
     return {
         "cards": list(cards),
         "total": total,
-        "natural": len(cards) == 2 and total >= 8,
-        "pair": len(cards) >= 2 and cards[0][0] == cards[1][0],
+        "natural": baccarat and len(cards) == 2 and total >= 8,
+        "pair": baccarat and len(cards) >= 2 and cards[0][0] == cards[1][0],
     }
 
 
 class TableView:
     """One table as a dealer sees it. ``round_control`` is the house setting (``server`` or ``auto``)."""
 
-    def __init__(self, table_id: str, round_control: str = "server") -> None:
+    def __init__(self, table_id: str, round_control: str = "server", game: Game = PUNTO_BANCO) -> None:
         self.table_id = table_id
         self.round_control = round_control
+        self.game = game  # as the table says it (its state, its rounds) when not given
         self.seq = 0  # highest event seq applied; older or repeated events are ignored
         self.link_up = True
         # Until the table has said so, neither the shoe's link nor the round is known: a watcher
@@ -104,8 +98,10 @@ class TableView:
         self.dealer_id = state.get("dealer_id")
         self.heard_link = self.heard_round = True
         self._set_shoe(state.get("shoe"))
+        self.game = GAMES.get(state.get("game") or "", self.game)
         rnd = state.get("round")
-        self.round = _round_of(rnd) if rnd else None
+        self.game = (game_of(rnd) if rnd else None) or self.game
+        self.round = _round_of(rnd, self.game) if rnd else None
         if self.round is not None:
             self._remember_hand(self.round)
         self.alerts = {a["alert_id"]: dict(a) for a in state.get("alerts", [])}
@@ -172,8 +168,9 @@ class TableView:
                 if shoe["burn_done"] == 1 and shoe["burn_required"] is None and card is not None:
                     shoe["burn_required"] = 1 + BURN_COUNT[card[0]]  # the turned card says how many
         rnd = self.round
-        if rnd is not None and rnd["round_id"] == event.get("round_id") and position[:-1] in _SIDES:
-            hand, index = rnd[position[:-1]], int(position[-1]) - 1
+        if rnd is not None and rnd["round_id"] == event.get("round_id") and position in self.game.positions:
+            side = self.game.side_of(position)
+            hand, index = rnd["hands"][side], self.game.slot(position)
             if index == len(hand):
                 hand.append(card)
 
@@ -183,7 +180,8 @@ class TableView:
             self._results_shoe = event.get("shoe_id")
         self.heard_round = True
         is_new = self.round is None or self.round["round_id"] != event["round_id"]
-        self.round = _round_of(event)
+        self.game = game_of(event) or self.game
+        self.round = _round_of(event, self.game)
         self._remember_hand(self.round)
         if is_new:
             self.notice = None  # a passing notice is about the hand before: it goes when this one begins
@@ -271,11 +269,11 @@ class TableView:
         rnd, shoe = self.round, self.shoe
         if rnd is None:
             return None
-        player, banker = rnd["player"], rnd["banker"]
-        p_total, b_total = _total(player), _total(banker)
-        winner = None
-        if rnd["phase"] == "complete":
-            winner = "player" if p_total > b_total else "banker" if b_total > p_total else "tie"
+        game = self.game
+        first, second = rnd["hands"]
+        totals = [game.total([c for c in hand if c in CARD_POINTS]) for hand in rnd["hands"]]  # forged: none
+        winner = game.winner(*totals) if rnd["phase"] == "complete" else None
+        baccarat = game is PUNTO_BANCO
         # The cut card can make the open round the last one without a round event.
         last_hand = rnd["last_hand"] or (
             shoe is not None and shoe["last_hand_no"] is not None and shoe["last_hand_no"] == rnd["hand_no"]
@@ -285,9 +283,10 @@ class TableView:
             "phase": rnd["phase"],
             "hand_no": rnd["hand_no"],
             "last_hand": last_hand,
-            "player": _hand_view(player, p_total),
-            "banker": _hand_view(banker, b_total),
-            "next_position": next_position(player, banker) if rnd["phase"] == "dealing" else None,
+            "sides": list(game.sides),
+            game.sides[0]: _hand_view(first, totals[0], baccarat),
+            game.sides[1]: _hand_view(second, totals[1], baccarat),
+            "next_position": game.next_position(first, second) if rnd["phase"] == "dealing" else None,
             "winner": winner,
             "betting_ends_ts": rnd["betting_ends_ts"] if rnd["phase"] == "betting" else None,
         }
@@ -328,7 +327,7 @@ class TableView:
         if rnd is not None and rnd["phase"] == "betting":
             return "BETS OPEN - DO NOT DRAW", "wait"
         if auto:
-            return "NEXT: PLAYER FIRST CARD", "go"
+            return f"NEXT: {position_words(self.game.positions[0])} CARD", "go"
         if rnd is not None and rnd["phase"] == "complete":
             return "ROUND COMPLETE - DO NOT DRAW", "wait"
         if rnd is not None and rnd["phase"] == "void":
@@ -341,8 +340,7 @@ class TableView:
         return {
             "rows": ROWS,
             "counts": {
-                "banker": sum(r.winner == "banker" for r in results),
-                "player": sum(r.winner == "player" for r in results),
+                **{side: sum(r.winner == side for r in results) for side in reversed(self.game.sides)},
                 "tie": sum(r.winner == "tie" for r in results),
                 "hands": len(results),
             },

@@ -137,9 +137,10 @@ class Header(BaseModel):
     @field_validator("rules", mode="before")
     @classmethod
     def _known_rules(cls, value: object) -> object:
-        # House settings added by a later scannerd are ignored like any other unknown field.
+        # House settings added by a later scannerd are ignored like any other unknown field. A file
+        # from before tables chose their game names none: it replays as it was made, without facts.
         if isinstance(value, dict):
-            return {k: v for k, v in value.items() if k in HouseRules.model_fields}
+            return {"game": None} | {k: v for k, v in value.items() if k in HouseRules.model_fields}
         return value
 
     @property

@@ -8,7 +8,7 @@ import pytest
 
 from scannerd.audit import stats
 from scannerd.audit.published import differences
-from scannerd.core.baccarat import outcome_odds
+from scannerd.core.games.punto_banco import outcome_odds
 
 ODDS = {k: float(v) for k, v in outcome_odds(8).items()}
 

@@ -64,6 +64,7 @@ def test_the_file_is_the_documented_json_lines(tmp_path: Path) -> None:
     assert header["format"] == "scannerd-recording" and header["version"] == 1
     assert header["started_at"] == "2024-05-01T12:00:00Z"
     assert header["rules"] == {
+        "game": "punto_banco",
         "decks": 6,
         "round_control": "server",
         "burn": 2,
@@ -113,7 +114,7 @@ def test_unknown_fields_and_event_kinds_are_ignored(tmp_path: Path) -> None:
         header=header,
     )
     with RecordingReader(path) as r:
-        assert r.header.rules == HouseRules(decks=6)
+        assert r.header.rules == HouseRules(decks=6, game=None)  # a file from before tables chose a game
         assert [line.event for line in r.lines()] == ["rx", "link"]
         assert r.skipped == 1
 

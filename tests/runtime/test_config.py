@@ -141,6 +141,7 @@ def test_show_prints_every_key_an_unset_one_as_null(tmp_path: Path) -> None:
     keys["(top)"] = {name for name, value in shown.items() if not isinstance(value, dict)}
     assert keys == _sections()
     assert shown["rules"]["betting_time_s"] is None and shown["rules"]["cut_card_remaining"] is None
+    assert shown["rules"]["commission"] == "standard"  # a default recording headers leave out
     timed = write(tmp_path, MINIMAL + "[rules]\nbetting_time_s = 15\n")
     shown = json.loads(scannerd("check-config", "--config", str(timed), "--show").stdout)
     assert shown["rules"]["betting_time_s"] == 15.0

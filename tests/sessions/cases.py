@@ -19,7 +19,7 @@ from scannerd.core.cards import ALL_CARDS
 from simulators.faults import FaultRates
 from simulators.recording import record_simulation
 from simulators.scenario import Scenario, load, parse
-from tests.sessions.script import STARTED_AT, FramedShoe, Script
+from tests.sessions.script import BEFORE_GAMES, STARTED_AT, FramedShoe, Script
 from tests.support.frames import beetek, linecode, typed
 
 SCENARIOS = Path(__file__).parent.parent.parent / "samples" / "scenarios"
@@ -59,7 +59,8 @@ class SimSession:
 
 
 def sim_case(name: str, driver: str, scenario: Scenario) -> None:
-    CASES[name] = lambda: SimSession(driver, scenario)
+    house = scenario.house.model_copy(update=BEFORE_GAMES)
+    CASES[name] = lambda: SimSession(driver, replace(scenario, house=house))
 
 
 def round_(s: Script, round_id: str, cards: bytes, pieces: int | None = None) -> Script:

@@ -20,6 +20,11 @@ from scannerd.core.house import HouseRules
 from scannerd.recording.format import Header, RecordingWriter
 
 STARTED_AT = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
+
+BEFORE_GAMES = {"game": None}
+"""The library's first cases were recorded before tables chose their game: they name none, so their
+committed files stay the recordings from before, which must replay byte for byte as they did. A case
+of a game names it (``rules={"game": ...}``)."""
 START_TS = STARTED_AT.timestamp()
 _CHUNK_GAP = 0.004  # seconds between the pieces of one burst (about 9600 baud)
 _REPORT_GAP = 0.01  # seconds between a keyboard's reports (it is polled every 10 ms)
@@ -42,7 +47,7 @@ class Script:
             table_id=table_id,
             driver=driver,
             started_at=STARTED_AT,
-            rules=HouseRules(**(rules or {})),
+            rules=HouseRules(**(BEFORE_GAMES | (rules or {}))),
             driver_options=options or {},
         )
         self.rng = random.Random(name)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import random
 
 from drivers.events import DeviceCard
-from scannerd.core.baccarat import next_position
 from scannerd.core.cards import ALL_CARDS
+from scannerd.core.games.punto_banco import next_position
 from simulators.serial_pty import FramedPtyDevice
 from tests.support.broker import Broker, GameServer
 from tests.support.fault import deduplicated

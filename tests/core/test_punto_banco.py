@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.core.baccarat import next_position, outcome_odds
+from scannerd.contract.events import PuntoBancoFacts
+from scannerd.core.games.punto_banco import ending_odds, fact_odds, facts, next_position, outcome_odds
 from tests.support.reference_rules import BANKER_TABLE, expected_draws
 
 # A card of each point value, to build layouts from values.
@@ -113,3 +114,70 @@ def test_outcome_odds_are_the_published_eight_deck_figures():
         "player": 0.446247,
         "tie": 0.095156,
     }
+
+
+def test_the_side_bet_facts_have_their_published_eight_deck_chances():
+    """Published figures for eight decks, to four places, from the same walk as the results."""
+    odds = fact_odds(8)
+    assert round(float(odds["dragon_7"][True]), 4) == 0.0225
+    assert round(float(odds["panda_8"][True]), 4) == 0.0345
+    assert round(float(odds["banker_six"][2] + odds["banker_six"][3]), 4) == 0.0539
+    assert odds["either_pair"][True] == 2 * Fraction(31, 415) - odds_of_both_pairs(8)
+    assert odds["player_perfect_pair"][True] == Fraction(7, 415)
+    for name, chances in odds.items():
+        assert sum(chances.values()) == 1, name
+    assert sum(ending_odds(8).values()) == 1
+
+
+def odds_of_both_pairs(decks: int) -> Fraction:
+    """Player's and Banker's first two cards each a pair, counted by brute force over ranks."""
+    n, of_rank = 52 * decks, 4 * decks
+    ways = 0
+    for a, b in product(range(13), repeat=2):
+        left = [of_rank] * 13
+        w = 1
+        for rank in (a, b, a, b):  # player1, banker1, player2, banker2
+            w *= left[rank]
+            left[rank] -= 1
+        ways += w
+    return Fraction(ways, n * (n - 1) * (n - 2) * (n - 3))
+
+
+@pytest.mark.parametrize(
+    ("player", "banker", "expected"),
+    [
+        # Banker's three-card 7 beats Player's 6: Dragon 7, a non-natural win by one.
+        (
+            ["2S", "4S", "KS"],
+            ["3H", "AD", "3C"],
+            {"dragon_7": True, "panda_8": False, "banker_bonus": "win", "player_bonus": "none", "margin": 1},
+        ),
+        # Player's three-card 8 beats Banker's 5: Panda 8, big (five cards).
+        (["AS", "2D", "5C"], ["5H", "KD"], {"panda_8": True, "size": "big", "player_cards": 3, "margin": 3}),
+        # Banker wins with a two-card 6 over Player's 5 after Player drew: Lucky 6 on two cards.
+        (
+            ["2S", "2D", "AC"],
+            ["3H", "3D"],
+            {"banker_six": 2, "either_pair": True, "banker_cards": 2},
+        ),
+        # Natural 9 over natural 8: a natural win for Player, small (four cards).
+        (
+            ["9S", "KD"],
+            ["8H", "QC"],
+            {"player_bonus": "natural_win", "size": "small"},
+        ),
+        # Natural 8 each: a natural tie for both sides, no margin.
+        (
+            ["8S", "KD"],
+            ["8H", "QC"],
+            {"banker_bonus": "natural_tie", "margin": 0},
+        ),
+        # Same card twice from the shoe: a perfect pair.
+        (["QS", "QS", "5C"], ["2H", "4C", "9D"], {"player_perfect_pair": True, "either_pair": True}),
+    ],
+)
+def test_a_rounds_facts_are_read_from_its_hands(player, banker, expected):
+    got = facts(player, banker)
+    assert {k: got[k] for k in expected} == expected
+    assert list(got) == list(PuntoBancoFacts.model_fields)  # in the contract's order
+    PuntoBancoFacts.model_validate(got)

@@ -1,0 +1,95 @@
+"""The games a card-reading shoe deals: one interface (``Game``), one pure module per game.
+
+The validator, the display, the audit and the simulator ask the table's game
+rather than naming one: adding a game is a module and a line in ``GAMES``
+(docs/architecture.md, "Adding a game").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from scannerd.core.cards import hand_total
+from scannerd.core.games import dragon_tiger, punto_banco
+
+Hands = Callable[[Sequence[str], Sequence[str]], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Game:
+    """What the table needs to know of a game: its two sides, the deal, the result and the facts.
+
+    A round has two sides, each a hand of cards (Player and Banker, Dragon and Tiger); the
+    functions take the first side's cards, then the second's.
+    """
+
+    name: str
+    sides: tuple[str, str]
+    positions: tuple[str, ...]
+    """Every position a card of the round can take, in the order the first cards are dealt."""
+    next_position: Callable[[Sequence[str], Sequence[str]], str | None]
+    """Where the next card goes, or None when the round is complete."""
+    total: Callable[[Sequence[str]], int]
+    """A side's count: baccarat's points, Dragon Tiger's rank."""
+    winner: Callable[[int, int], str]
+    """From the two sides' counts: a side's name or ``tie``."""
+    facts: Hands
+    """A complete round's facts, in the contract's order."""
+    outcome_odds: Callable[[int], Mapping[str, Fraction]]
+    """The exact chance of each winner (and tie), from a full shoe of so many decks."""
+    fact_odds: Callable[[int], Mapping[str, Mapping[Any, Fraction]]]
+    """The exact chance of each value of each fact."""
+    initials: Mapping[str, str]
+    """The one-letter code of each winner, for the results the table keeps for the roads."""
+
+    def side_of(self, position: str) -> int:
+        """0 for a position on the first side, 1 on the second."""
+        return 0 if position.startswith(self.sides[0]) else 1
+
+    def slot(self, position: str) -> int:
+        """Which card of its side's hand a position is: 0 for the first."""
+        side = self.side_of(position)
+        return [p for p in self.positions if self.side_of(p) == side].index(position)
+
+
+PUNTO_BANCO = Game(
+    name="punto_banco",
+    sides=("player", "banker"),
+    positions=("player1", "banker1", "player2", "banker2", "player3", "banker3"),
+    next_position=punto_banco.next_position,
+    total=hand_total,
+    winner=punto_banco.winner,
+    facts=punto_banco.facts,
+    outcome_odds=punto_banco.outcome_odds,
+    fact_odds=punto_banco.fact_odds,
+    initials={"B": "banker", "P": "player", "T": "tie"},
+)
+
+DRAGON_TIGER = Game(
+    name="dragon_tiger",
+    sides=("dragon", "tiger"),
+    positions=("dragon", "tiger"),
+    next_position=dragon_tiger.next_position,
+    total=dragon_tiger.total,
+    winner=dragon_tiger.winner,
+    facts=dragon_tiger.facts,
+    outcome_odds=dragon_tiger.outcome_odds,
+    fact_odds=dragon_tiger.fact_odds,
+    initials={"D": "dragon", "G": "tiger", "T": "tie"},  # G: T is the tie's, as at punto banco
+)
+
+_ORDINALS = {"1": "FIRST", "2": "SECOND", "3": "THIRD"}
+
+
+def position_words(position: str) -> str:
+    """A position as the dealer is told it: ``player3`` -> ``PLAYER THIRD``, ``dragon`` -> ``DRAGON``."""
+    if position[-1] in _ORDINALS:
+        return f"{position[:-1].upper()} {_ORDINALS[position[-1]]}"
+    return position.upper()
+
+
+GAMES: dict[str, Game] = {game.name: game for game in (PUNTO_BANCO, DRAGON_TIGER)}
+"""Every game by the name ``[rules] game`` gives it."""

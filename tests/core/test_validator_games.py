@@ -1,0 +1,116 @@
+"""The validator asks the table's game: Dragon Tiger's deal and misdeals, and the facts of every game."""
+
+import pytest
+
+from scannerd.contract.events import RoundEvent
+from scannerd.contract.table_state import TableState
+from scannerd.core.house import HouseRules
+from scannerd.core.validator import Validator
+from tests.support.table import Table
+
+
+def dragon_tiger(**rules):
+    return Table(game="dragon_tiger", burn="none", **rules)
+
+
+def test_a_dragon_tiger_round_is_two_cards_and_its_event_names_dragon_and_tiger():
+    t = dragon_tiger()
+    t.cmd("new_shoe", shoe_id="S1")
+    out = t.round("KS", "KS", round_id="R1")
+    assert t.positions(out) == ["dragon", "tiger"]
+    done = t.last_round()
+    assert (done.phase, done.winner) == ("complete", "tie")
+    assert done.dragon.cards == ["KS"] and done.dragon.total == 13 and done.tiger.total == 13
+    assert "player" not in done and "banker" not in done
+    assert (done.natural, done.player_pair, done.banker_pair) == (None, None, None)
+    assert done.facts.suited_tie is True
+    RoundEvent.model_validate(done)
+    state = t.v.state()
+    assert state["results"] == [
+        {"winner": "tie", "natural": False, "player_pair": False, "banker_pair": False}
+    ]
+    TableState.model_validate(state)
+
+
+def test_dragon_tiger_winners_and_what_is_due_while_dealing():
+    t = dragon_tiger()
+    t.cmd("new_shoe")
+    t.cmd("betting_open")
+    t.cmd("betting_close")
+    t.card("2H")
+    assert t.v.state()["round"]["next_position"] == "tiger"
+    assert t.v.state()["round"]["dragon"] == {"cards": ["2H"], "total": 2}
+    t.card("AH")
+    t.round("5C", "JD")
+    assert [r.winner for r in t.rounds() if r.phase == "complete"] == ["dragon", "tiger"]
+    assert [r["winner"] for r in t.v.state()["results"]] == ["dragon", "tiger"]
+
+
+def test_dragon_tiger_misdeals_mean_what_they_mean_at_baccarat():
+    t = dragon_tiger()
+    t.cmd("new_shoe")
+    t.cmd("betting_open", round_id="R1")
+    assert t.alerts(t.card("AS")) == ["CARD_BEFORE_BETS_CLOSED"]  # a card before betting closed
+    t.cmd("betting_close")
+    t.cards("2S", "3S")
+    assert t.alerts(t.card("4S")) == ["EXTRA_CARD"]  # a third card to a two-card game
+    t.round("5S", round_id="R2")
+    assert t.alerts(t.cmd("betting_open", round_id="R3")) == ["SHORT_DEAL"]  # Tiger never got its card
+    t.cmd("betting_close")
+    assert t.alerts(t.card(None)) == ["UNREADABLE_CARD"]
+    assert [(r.round_id, r.reason) for r in t.rounds() if r.phase == "void"] == [
+        ("R2", "SHORT_DEAL"),
+        ("R3", "UNREADABLE_CARD"),
+    ]
+
+
+def test_a_dragon_tiger_foreign_card_and_a_card_after_the_shoe_end():
+    t = dragon_tiger(decks=1)
+    t.cmd("new_shoe")
+    t.round("9H", "2S")
+    assert t.alerts(t.round("9H")) == ["FOREIGN_CARD"]  # the second 9H of a one-deck shoe
+    assert (t.last_round().phase, t.last_round().reason) == ("void", "FOREIGN_CARD")
+    t.cmd("betting_open")
+    t.cut()
+    t.cmd("betting_close")
+    t.cards("3C", "4C")
+    assert t.v.state()["shoe"]["status"] == "closed"
+    assert t.alerts(t.card("5C")) == ["CARD_AFTER_SHOE_END"]
+
+
+def test_a_stalled_dragon_tiger_round_names_the_side_due():
+    t = dragon_tiger(stall_timeout_s=5)
+    t.round("9H")
+    t.tick(6)
+    stalled = [e for e in t.events if e.kind == "alert" and e.code == "ROUND_STALLED"]
+    assert "TIGER" in stalled[0].message
+
+
+@pytest.mark.parametrize("commission", ["standard", "no_commission", "ez"])
+def test_every_punto_banco_round_states_its_facts(commission):
+    t = Table(burn="none", commission=commission)
+    t.round("2S", "3H", "4S", "AD", "3C")  # Banker's three-card 7 over Player's 6
+    done = t.last_round()
+    assert (done.winner, done.facts.dragon_7, done.facts.banker_cards) == ("banker", True, 3)
+    RoundEvent.model_validate(done)
+    assert all("facts" not in r for r in t.rounds() if r.phase != "complete")
+
+
+def test_a_table_from_before_games_were_chosen_publishes_its_rounds_as_it_did():
+    t = Table(burn="none", game=None)
+    t.round("2S", "3H", "4S", "AD", "3C")
+    assert "facts" not in t.last_round()
+    assert t.last_round().winner == "banker"
+
+
+def test_commission_is_punto_bancos():
+    with pytest.raises(ValueError, match="Dragon Tiger has none"):
+        HouseRules(game="dragon_tiger", commission="ez")
+
+
+def test_a_dragon_tiger_table_restores_into_dragon_tiger():
+    t = dragon_tiger()
+    t.cmd("new_shoe")
+    t.round("9H")
+    again = Validator.restore("T1", t.v.rules, t.v.snapshot())
+    assert again.state() == t.v.state()
