@@ -18,7 +18,7 @@ from scannerd.core.cards import ALL_CARDS
 from scannerd.core.house import HouseRules
 from simulators.actions import Action, CutCard, Draw, Pause, ServerCommand, Step, Unplug, Unreadable
 from simulators.expected import ExpectedTable
-from simulators.rules import position_of
+from simulators.rules import deal_of
 from simulators.shoe import CUT_CARD, CutPlacement, Shoe
 from simulators.shuffles import KINDS, discard_pile, next_shoe
 
@@ -167,7 +167,8 @@ class Dealer:
         self.rounds_dealt += 1
         self.shoe_rounds += 1
         # Which card of the round the mistake hits (unreadable, foreign, unplug, short deal).
-        at = self.rng.randrange(1, 4)
+        deal = deal_of(self.rules.game)
+        at = self.rng.randrange(1, deal.fewest_cards)
         if self.server:
             yield self._command(
                 3 * self.pace, "betting_open", round_id=f"S{self.shoes_started}-R{self.shoe_rounds}"
@@ -180,7 +181,7 @@ class Dealer:
         banker: list[str] = []
         brought_in: str | None = None  # a foreign card played in the hand: not the shoe's
         try:
-            while (position := position_of(player, banker)) is not None:
+            while (position := deal.position_of(player, banker)) is not None:
                 dealt = len(player) + len(banker)
                 if dealt == at and mistake == "stall":  # stops with a card due, then deals on
                     yield self._step(self.pace, Pause(self.rules.stall_timeout_s + STALL_MARGIN_S))
@@ -204,7 +205,7 @@ class Dealer:
                     return
                 else:
                     card = yield from self._draw()
-                (player if position.startswith("player") else banker).append(card)
+                (player if position.startswith(deal.first_side) else banker).append(card)
         finally:
             self._in_round = False
             picked_up = player + banker

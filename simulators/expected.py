@@ -22,20 +22,21 @@ from simulators.actions import (
     Unplug,
     Unreadable,
 )
-from simulators.rules import FIRST_CARD_BURNS, fixed_burn, position_of, winner
+from simulators.rules import FIRST_CARD_BURNS, Deal, deal_of, fixed_burn
 
 
 @dataclass
 class _Round:
+    deal: Deal
     hand_no: int
     phase: str  # betting | dealing | complete | void
     stalled: bool = False
-    player: list[str] = field(default_factory=list)
-    banker: list[str] = field(default_factory=list)
+    player: list[str] = field(default_factory=list)  # the first side's cards (Player, Dragon)
+    banker: list[str] = field(default_factory=list)  # the second's (Banker, Tiger)
 
     @property
     def cards_due(self) -> bool:
-        return self.phase == "dealing" and position_of(self.player, self.banker) is not None
+        return self.phase == "dealing" and self.deal.position_of(self.player, self.banker) is not None
 
 
 class ExpectedTable:
@@ -120,7 +121,7 @@ class ExpectedTable:
             if self.closed:  # the short-dealt round was the last hand
                 return Expect(alerts=alerts, round_end=ended)
             self.hand_no += 1
-            self.round = _Round(self.hand_no, "betting")
+            self.round = _Round(deal_of(self.rules.game), self.hand_no, "betting")
             return Expect(alerts=alerts, round_end=ended)
         if name == "betting_close":
             if self.round is None or self.round.phase != "betting":
@@ -161,21 +162,22 @@ class ExpectedTable:
         opens = rnd is None or rnd.phase in ("complete", "void")
         if self.rules.round_control == "auto" and opens and not self.burning and not foreign:
             self.hand_no += 1
-            rnd = self.round = _Round(self.hand_no, "dealing")
+            rnd = self.round = _Round(deal_of(self.rules.game), self.hand_no, "dealing")
         if rnd is not None and rnd.phase == "dealing":
             if card is None:
                 ended = self._end_round("void")
                 return Expect(alerts=("UNREADABLE_CARD",), position="discard", round_end=ended)
             if foreign:
                 return Expect(alerts=also, position="discard", round_end=self._end_round("void"))
-            position = position_of(rnd.player, rnd.banker)
+            deal = rnd.deal
+            position = deal.position_of(rnd.player, rnd.banker)
             assert position is not None  # a dealing round always has a card due
-            (rnd.player if position.startswith("player") else rnd.banker).append(card)
-            if position_of(rnd.player, rnd.banker) is None:
+            (rnd.player if position.startswith(deal.first_side) else rnd.banker).append(card)
+            if deal.position_of(rnd.player, rnd.banker) is None:
                 return Expect(
                     position=position,
                     round_end=self._end_round("complete"),
-                    winner=winner(rnd.player, rnd.banker),
+                    winner=deal.winner(rnd.player, rnd.banker),
                 )
             return Expect(position=position)
         if rnd is not None and rnd.phase == "betting":

@@ -1,6 +1,6 @@
-"""The simulator's own knowledge of punto banco, written from docs, not from the daemon.
+"""The simulator's own knowledge of the games, written from docs, not from the daemon.
 
-This deliberately does not import ``scannerd.core.games.punto_banco``: end-to-end tests
+This deliberately does not import ``scannerd.core.games``: end-to-end tests
 compare the daemon's validator against this dealer, and a shared bug would
 let both agree on a wrong deal. The tables below are transcribed from
 ``docs/rules.md``; the banker's is written as "stands on", the opposite of
@@ -9,6 +9,8 @@ how the validator's is written, so a slip would not be copied.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Final
 
 from scannerd.core.house import BurnPolicy
@@ -73,6 +75,44 @@ def winner(player: list[str], banker: list[str]) -> str:
     """``player``, ``banker`` or ``tie`` by higher point count."""
     p, b = points(player), points(banker)
     return "tie" if p == b else ("player" if p > b else "banker")
+
+
+# Dragon Tiger: ace low, king high, by rank alone (docs/rules.md, "Dragon Tiger").
+_DT_RANK: Final[dict[str, int]] = {rank: n for n, rank in enumerate("A23456789TJQK", start=1)}
+
+
+def dragon_tiger_position_of(dragon: list[str], tiger: list[str]) -> str | None:
+    """Dragon's card first, then Tiger's; two cards make the round."""
+    if not dragon:
+        return "dragon"
+    return "tiger" if not tiger else None
+
+
+def dragon_tiger_winner(dragon: list[str], tiger: list[str]) -> str:
+    d, t = _DT_RANK[dragon[0][0]], _DT_RANK[tiger[0][0]]
+    return "tie" if d == t else ("dragon" if d > t else "tiger")
+
+
+@dataclass(frozen=True)
+class Deal:
+    """How a game is dealt and decided, as this dealer knows it: the sides' names, where each card goes."""
+
+    first_side: str
+    position_of: Callable[[list[str], list[str]], str | None]
+    winner: Callable[[list[str], list[str]], str]
+    fewest_cards: int
+    """The fewest cards a round of the game takes: a mistake is made before the last of them."""
+
+
+DEALS: Final[dict[str, Deal]] = {
+    "punto_banco": Deal("player", position_of, winner, 4),
+    "dragon_tiger": Deal("dragon", dragon_tiger_position_of, dragon_tiger_winner, 2),
+}
+
+
+def deal_of(game: str | None) -> Deal:
+    """The game a house deals; a table from before tables chose their game deals punto banco."""
+    return DEALS[game or "punto_banco"]
 
 
 def fixed_burn(policy: BurnPolicy) -> int | None:

@@ -10,13 +10,16 @@ import argparse
 import math
 import ssl
 from pathlib import Path
+from typing import get_args
 
 from pydantic import ValidationError
 
 from scannerd.contract.idents import TABLE_ID_RULE, check_table_id
 from scannerd.contract.topics import DEFAULT_PREFIX
+from scannerd.core.house import GameName, HouseRules
 from scannerd.display.settings import DisplaySettings
 from scannerd.link.mqtt_settings import MqttSettings
+from scannerd.settings.config_errors import describe
 
 
 def table_id(value: str) -> str:
@@ -108,6 +111,25 @@ def add_shuffle(parser: argparse.ArgumentParser) -> None:
         choices=KINDS,
         help="how each shoe after the first is shuffled (default: random, or the scenario's)",
     )
+
+
+def add_game(parser: argparse.ArgumentParser) -> None:
+    """``--game`` and ``--commission``: what the simulated table deals (docs/rules.md)."""
+    parser.add_argument("--game", choices=get_args(GameName), help="the game dealt (default: punto_banco)")
+    parser.add_argument(
+        "--commission",
+        choices=get_args(HouseRules.model_fields["commission"].annotation),
+        help="punto banco's variant (default: standard)",
+    )
+
+
+def game_rules(house: HouseRules, args: argparse.Namespace) -> HouseRules:
+    """``house`` with the game and commission the command line gives, checked as a config's would be."""
+    given = {k: v for k, v in (("game", args.game), ("commission", args.commission)) if v is not None}
+    try:
+        return HouseRules.model_validate(house.model_dump() | given) if given else house
+    except ValidationError as exc:  # Dragon Tiger with a commission: one line, as a config's error
+        raise ValueError(describe(exc, HouseRules)) from None
 
 
 BROKER_WAIT_S = 10.0

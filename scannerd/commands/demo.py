@@ -25,6 +25,7 @@ from rich.live import Live
 
 from scannerd.commands import arguments
 from scannerd.commands.watch import TableWatch
+from scannerd.core.house import HouseRules
 from scannerd.display.settings import DisplaySettings
 from scannerd.link.embedded_broker import EmbeddedBroker
 from scannerd.link.mqtt_settings import MqttSettings
@@ -62,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="chance a round has a dealer mistake (default 0.15)",
     )
     arguments.add_shuffle(parser)
+    arguments.add_game(parser)
     parser.add_argument("--betting-time", type=float, default=3.0, help="seconds betting stays open")
     parser.add_argument(
         "--listen",
@@ -86,8 +88,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"demo: {workdir}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     seed = args.seed if args.seed is not None else random.randrange(2**31)
+    try:
+        house = arguments.game_rules(HouseRules(), args)
+    except ValueError as exc:  # Dragon Tiger with a commission, say
+        print(f"demo: {exc}", file=sys.stderr)
+        return 2
     scenario = Scenario(
-        seed=seed, pace=args.pace, error_rate=args.error_rate, shuffle=args.shuffle or "random"
+        seed=seed, pace=args.pace, error_rate=args.error_rate, shuffle=args.shuffle or "random", house=house
     )
     broker = EmbeddedBroker()
     broker.start()

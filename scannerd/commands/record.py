@@ -44,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--error-rate", type=arguments.fraction, help="chance a round has a dealer mistake (0-1)"
     )
     arguments.add_shuffle(parser)
+    arguments.add_game(parser)
     parser.add_argument("--table-id", type=arguments.table_id, default="T1")
     parser.add_argument(
         "--start", help="RFC 3339 time the session begins (default: now), e.g. 2024-05-01T20:00:00Z"
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         scenario = load(args.scenario) if args.scenario else Scenario()
         given = (("seed", args.seed), ("error_rate", args.error_rate), ("shuffle", args.shuffle))
         changes = {k: v for k, v in given if v is not None}
-        scenario = replace(scenario, **changes)
+        scenario = replace(scenario, **changes, house=arguments.game_rules(scenario.house, args))
         now = datetime.now(UTC).timestamp()
         started = datetime.fromisoformat(args.start) if args.start else whole_second(now)
         if started.tzinfo is None:

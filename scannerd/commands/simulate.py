@@ -42,6 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--error-rate", type=arguments.fraction, help="chance a round has a dealer mistake (0-1)"
     )
     arguments.add_shuffle(parser)
+    arguments.add_game(parser)
     parser.add_argument("--link", type=Path, help="symlink path for a serial device (default: a temp dir)")
     parser.add_argument(
         "--check",
@@ -71,7 +72,7 @@ def _scenario(args: argparse.Namespace) -> Scenario:
         )
         if value is not None
     }
-    return replace(sc, **changes)
+    return replace(sc, **changes, house=arguments.game_rules(sc.house, args))
 
 
 def _describe(step: Step) -> str:
@@ -95,7 +96,7 @@ def _describe(step: Step) -> str:
 def run(args: argparse.Namespace) -> int:
     try:
         sc = _scenario(args)
-    except (ScenarioError, OSError) as exc:
+    except (ScenarioError, OSError, ValueError) as exc:
         print(exc, file=sys.stderr)
         return 2
     usb = get_driver_class(args.driver).transport == "usb"

@@ -39,7 +39,17 @@ from scannerd.runtime.log_settings import LogSettings
 STATE_TIMEOUT_S = 5.0
 """How long a ``get_state`` may take; events wait behind it, so the state comes before them."""
 _TONE_STYLE = {"go": "bold green", "wait": "bold white", "burn": "bold yellow", "stop": "bold white on red"}
-_WINNER_STYLE = {"banker": "white on red", "player": "white on blue", "tie": "white on green"}
+_WINNER_STYLE = {
+    "banker": "white on red",
+    "player": "white on blue",
+    "dragon": "white on red",
+    "tiger": "black on yellow",
+    "tie": "white on green",
+}
+_SIDE_STYLE = {"banker": "bold red", "player": "bold blue", "dragon": "bold red", "tiger": "bold yellow"}
+_LETTER = {"banker": "B", "player": "P", "dragon": "D", "tiger": "T", "tie": "T"}
+"""A winner's letter on the roads: a tie and Tiger share T, told apart by colour, as on a table's board."""
+_TITLE = {"banker": "B", "player": "P", "dragon": "DRAGON", "tiger": "TIGER", "tie": "T"}
 _BEAD_COLUMNS = 16  # the last columns of each road that are shown
 _BIG_COLUMNS = 24
 
@@ -281,15 +291,15 @@ def _road(history: dict[str, Any], name: str, shown: int, mark: Any, empty: str)
 
 
 def _bead_mark(cell: dict[str, Any]) -> Text:
-    return Text(f" {cell['winner'][0].upper()}", style=_WINNER_STYLE[cell["winner"]])
+    return Text(f" {_LETTER[cell['winner']]}", style=_WINNER_STYLE[cell["winner"]])
 
 
 def _big_mark(cell: dict[str, Any]) -> Text:
     """Three characters: the winner's letter, then the tie count (``+`` past nine)."""
     winner, ties = cell["winner"], cell["ties"]
-    style = {"banker": "bold red", "player": "bold blue"}.get(winner or "", "")
+    style = _SIDE_STYLE.get(winner or "", "")
     tie_mark = " " if not ties else str(ties) if ties < 10 else "+"
-    return Text(f" {winner[0].upper() if winner else ' '}", style=style) + Text(tie_mark, style="bold green")
+    return Text(f" {_LETTER[winner] if winner else ' '}", style=style) + Text(tie_mark, style="bold green")
 
 
 def render(view: dict[str, Any], status: str | None, connected: bool, broker: str) -> RenderableType:
@@ -328,8 +338,7 @@ def render(view: dict[str, Any], status: str | None, connected: bool, broker: st
         if rnd["last_hand"]:
             title += " \u00b7 LAST HAND"
         lines: list[RenderableType] = [
-            _hand("PLAYER", rnd["player"], rnd["winner"] == "player", "bold blue"),
-            _hand("BANKER", rnd["banker"], rnd["winner"] == "banker", "bold red"),
+            _hand(side.upper(), rnd[side], rnd["winner"] == side, _SIDE_STYLE[side]) for side in rnd["sides"]
         ]
         if rnd["winner"] == "tie":
             lines.append(Text("TIE", style="bold white on green"))
@@ -361,7 +370,8 @@ def render(view: dict[str, Any], status: str | None, connected: bool, broker: st
         _road(history, "bead", _BEAD_COLUMNS, _bead_mark, " \u00b7"),
         _road(history, "big", _BIG_COLUMNS, _big_mark, " \u00b7 "),
     )
-    title = f"B {counts['banker']}  P {counts['player']}  T {counts['tie']}  \u00b7  {counts['hands']} hands"
+    sides = "  ".join(f"{_TITLE[k]} {n}" for k, n in counts.items() if k != "hands")
+    title = f"{sides}  \u00b7  {counts['hands']} hands"
     parts.append(Panel(roads, title=title, title_align="left"))
     return Group(*parts)
 

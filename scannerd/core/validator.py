@@ -30,7 +30,7 @@ from scannerd.contract.events import (
 )
 from scannerd.contract.idents import check_ident
 from scannerd.core.cards import BURN_COUNT
-from scannerd.core.games import GAMES, PUNTO_BANCO, position_words
+from scannerd.core.games import PUNTO_BANCO, played, position_words
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import (
     Anchored,
@@ -107,8 +107,7 @@ class Validator:
     def __init__(self, table_id: str, rules: HouseRules | None = None) -> None:
         self.table_id = table_id
         self.rules = rules or HouseRules()
-        # A recording from before tables chose their game names none: punto banco, without facts.
-        self.game = GAMES[self.rules.game] if self.rules.game is not None else PUNTO_BANCO
+        self.game = played(self.rules.game)
         self._initials = {winner: initial for initial, winner in self.game.initials.items()}
         self.next_seq = 1
         self.shoe: ShoeState | None = None

@@ -15,12 +15,14 @@ from pathlib import Path
 
 from scannerd.contract.events import AlertData, CardData, RoundData
 from scannerd.contract.requests import Response
+from scannerd.core.games import PUNTO_BANCO, Game, played
 from scannerd.recording.format import Header
 from scannerd.recording.replay import Published
 
 
 @dataclass
 class Summary:
+    game: Game = PUNTO_BANCO
     cards: int = 0
     winners: Counter[str] = field(default_factory=Counter)  # complete hands by winner
     naturals: int = 0
@@ -47,9 +49,10 @@ class Summary:
         return sum(self.winners.values())
 
     def lines(self) -> list[str]:
-        results = ", ".join(f"{w} {self.winners[w]}" for w in ("banker", "player", "tie"))
+        results = ", ".join(f"{w} {self.winners[w]}" for w in (*reversed(self.game.sides), "tie"))
+        naturals = f"; {self.naturals} naturals" if self.game is PUNTO_BANCO else ""
         return [
-            f"hands     {self.hands} ({results}; {self.naturals} naturals)",
+            f"hands     {self.hands} ({results}{naturals})",
             f"voids     {_counts(self.voids)}",
             f"alerts    {_counts(self.alerts)}",
             f"cards     {self.cards}",
@@ -70,8 +73,8 @@ def _order(item: tuple[str, int]) -> tuple[int, str]:
     return -item[1], item[0]
 
 
-def summarize(messages: Iterable[Published]) -> Summary:
-    summary = Summary()
+def summarize(messages: Iterable[Published], game: Game = PUNTO_BANCO) -> Summary:
+    summary = Summary(game)
     for message in messages:
         summary.add(message)
     return summary
@@ -80,5 +83,5 @@ def summarize(messages: Iterable[Published]) -> Summary:
 def summary_text(path: Path, header: Header, messages: Iterable[Published]) -> str:
     """What ``scannerd replay`` prints for one file: which table and when, then its summary."""
     lines = [f"{path}: table {header.table_id}, {header.driver} shoe, recorded from {header.started_at}"]
-    lines += [f"  {line}" for line in summarize(messages).lines()]
+    lines += [f"  {line}" for line in summarize(messages, played(header.rules.game)).lines()]
     return "".join(line + "\n" for line in lines)

@@ -3,7 +3,9 @@
 import random
 
 import pytest
+from rich.console import Console
 
+from scannerd.commands.watch import render
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import CardDrawn, Command, CutCardSeen, LinkChanged, Tick, ValidatorInput
 from scannerd.core.validator import RESULTS_KEPT_WITHOUT_SHOE, CommandRejected, Validator
@@ -18,6 +20,8 @@ CASES = {
     "virtual-cut": HouseRules(cut_card_remaining=14),
     "auto": HouseRules(round_control="auto"),
     "auto-betting": HouseRules(round_control="auto", betting_time_s=2),
+    "dragon-tiger": HouseRules(game="dragon_tiger"),
+    "dragon-tiger-auto": HouseRules(game="dragon_tiger", round_control="auto"),
 }
 
 # Parts of the screen that the validator's state does not carry (the latest card, the latest notice).
@@ -66,7 +70,7 @@ def play(rules: HouseRules, seed: int, error_rate: float):
 def test_the_folded_view_agrees_with_the_validator_after_every_step(case):
     rules = CASES[case]
     for seed, error_rate in ((1, 0.0), (2, 0.4)):
-        view = TableView("T1", rules.round_control)
+        view = TableView("T1", rules.round_control)  # the game it learns from the table's state
         view.load_state(Validator("T1", rules).state())
         winners: list[str] = []
         for v, events in play(rules, seed, error_rate):
@@ -219,3 +223,23 @@ def test_a_warning_leaves_the_screen_when_its_cause_ends_and_a_notice_at_the_nex
     assert [a["code"] for a in table.view.open_alerts()] == ["ROUND_STALLED"]
     table("3C", "4D", "2C", "5S")  # the dealer goes on, and the hand ends
     assert [a["code"] for a in table.view.open_alerts()] == []
+
+
+def test_a_dragon_tiger_table_is_shown_as_such():
+    v = Validator("T1", HouseRules(game="dragon_tiger", round_control="auto", burn="none"))
+    view = TableView("T1", "auto")
+    view.load_state(v.state())
+    assert view.next_action()[0] == "NEXT: DRAGON CARD"
+    for ts, card in enumerate(["9H", "KD", "5C"], start=1):
+        for e in v.handle(CardDrawn(float(ts), card)):
+            view.apply(e)
+    snap = view.snapshot()
+    rnd = snap["round"]
+    assert rnd["sides"] == ["dragon", "tiger"] and rnd["dragon"]["cards"] == ["5C"]
+    assert view.next_action() == ("NEXT: TIGER CARD", "go")
+    assert snap["history"]["counts"] == {"tiger": 1, "dragon": 0, "tie": 0, "hands": 1}
+    assert [c["winner"] for c in snap["history"]["big"]] == ["tiger"]
+    text = Console(width=120, record=True)
+    text.print(render(snap, "online", True, "broker"))
+    shown = text.export_text()
+    assert "DRAGON" in shown and "TIGER 1  DRAGON 0  T 0" in shown and "PLAYER" not in shown

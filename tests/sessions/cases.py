@@ -58,8 +58,9 @@ class SimSession:
         record_simulation(self.scenario, self.driver, path, started_at=STARTED_AT)
 
 
-def sim_case(name: str, driver: str, scenario: Scenario) -> None:
-    house = scenario.house.model_copy(update=BEFORE_GAMES)
+def sim_case(name: str, driver: str, scenario: Scenario, *, game: bool = False) -> None:
+    """A simulated session; ``game``: of a table that chose its game (the scenario's), not from before."""
+    house = scenario.house if game else scenario.house.model_copy(update=BEFORE_GAMES)
     CASES[name] = lambda: SimSession(driver, replace(scenario, house=house))
 
 
@@ -654,4 +655,29 @@ sim_case(
     "sim-careless-dealer-beetek",
     "beetek",
     parse("seed 11\nerror-rate 0.2\nfaults junk=0.05 split=0.3\nplay 25"),
+)
+
+
+# ---------------------------------------------------------------------- every game and variant
+
+sim_case(
+    "sim-dragon-tiger-framed",
+    "framed",
+    parse("seed 21\nhouse game=dragon_tiger\nerror-rate 0.3\nfaults junk=0.05 split=0.3\nplay 30"),
+    game=True,
+)
+sim_case(
+    "sim-dragon-tiger-one-deck-beetek",
+    "beetek",
+    parse("seed 24\nhouse game=dragon_tiger decks=1 burn=none\nerror-rate 0.5\nplay 26"),
+    game=True,
+)
+sim_case(
+    "sim-no-commission-beetek",
+    "beetek",
+    parse("seed 22\nhouse commission=no_commission\nerror-rate 0.2\nplay 40"),
+    game=True,
+)
+sim_case(
+    "sim-ez-linecode", "linecode", parse("seed 23\nhouse commission=ez\nerror-rate 0.2\nplay 40"), game=True
 )

@@ -2,7 +2,7 @@
 
 import pytest
 
-from simulators.rules import next_card_for, points, position_of, value, winner
+from simulators.rules import deal_of, next_card_for, points, position_of, value, winner
 
 # docs/rules.md: "Banker draws when the Player's third card is worth" (Player drew, no natural).
 BANKER_DRAWS_WHEN_PLAYER_THIRD_IS = {
@@ -98,3 +98,13 @@ def test_eight_deck_probabilities_match_the_published_figures():
     assert round(ways["banker"] / total, 6) == 0.458597
     assert round(ways["player"] / total, 6) == 0.446247
     assert round(ways["tie"] / total, 6) == 0.095156
+
+
+def test_the_dealer_deals_dragon_tiger_one_card_a_side_and_ranks_ace_low():
+    deal = deal_of("dragon_tiger")
+    assert deal.position_of([], []) == "dragon"
+    assert deal.position_of(["AS"], []) == "tiger"
+    assert deal.position_of(["AS"], ["2S"]) is None
+    assert deal.winner(["AS"], ["2S"]) == "tiger" and deal.winner(["KD"], ["QD"]) == "dragon"
+    assert deal.winner(["TC"], ["TH"]) == "tie"
+    assert deal_of(None) is deal_of("punto_banco")  # a table from before games were chosen

@@ -33,6 +33,11 @@ CASES = {
     "one-deck-foreign": (HouseRules(decks=1), {"cut": (10, 20)}),
     "auto": (HouseRules(round_control="auto"), {}),
     "no-cut-card": (HouseRules(), {"cut": None}),
+    "no-commission": (HouseRules(commission="no_commission"), {}),
+    "ez": (HouseRules(commission="ez", round_control="auto"), {}),
+    "dragon-tiger": (HouseRules(game="dragon_tiger"), {}),
+    "dragon-tiger-auto-no-burn": (HouseRules(game="dragon_tiger", round_control="auto", burn="none"), {}),
+    "dragon-tiger-one-deck-foreign": (HouseRules(game="dragon_tiger", decks=1), {"cut": (10, 20)}),
 }
 
 
@@ -74,8 +79,9 @@ def test_validator_agrees_with_the_dealer(case):
         assert problems == [], problems[:5]
 
 
-def test_validator_agrees_with_a_dealer_making_every_mistake_including_stalls():
-    rules = HouseRules(stall_timeout_s=5.0)
+@pytest.mark.parametrize("game", ["punto_banco", "dragon_tiger"])
+def test_validator_agrees_with_a_dealer_making_every_mistake_including_stalls(game):
+    rules = HouseRules(stall_timeout_s=5.0, game=game)
     for seed in (1, 2):
         dealer = Dealer(rules, random.Random(seed), pace=0, error_rate=0.5, mistakes=MISTAKES)
         steps = list(dealer.play(shoes=1))

@@ -93,3 +93,8 @@ def position_words(position: str) -> str:
 
 GAMES: dict[str, Game] = {game.name: game for game in (PUNTO_BANCO, DRAGON_TIGER)}
 """Every game by the name ``[rules] game`` gives it."""
+
+
+def played(name: str | None) -> Game:
+    """The game of a house's ``[rules] game``; a recording from before tables chose one is punto banco."""
+    return GAMES[name] if name is not None else PUNTO_BANCO
