@@ -375,6 +375,11 @@ class TableView:
         text, tone = self.next_action()
         return {
             "table_id": self.table_id,
+            "game": {
+                "name": self.game.name,
+                "sides": list(self.game.sides),
+                "positions": list(self.game.positions),
+            },
             "dealer_id": self.dealer_id,
             "link": self.link,
             "device": self.device,

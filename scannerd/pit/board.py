@@ -129,6 +129,7 @@ class PitBoard:
         alerts = sorted(snap["alerts"], key=lambda a: a["severity"] != "misdeal")
         return {
             "table_id": table_id,
+            "game": view.game.name,
             "online": self.online(table_id, now),
             "link": snap["link"],
             "shoe": shoe

@@ -34,19 +34,19 @@ def test_the_page_shows_the_round_as_it_is_dealt(browser, table):
     wait_for(browser, lambda b: action(b) == "NEXT: PLAYER THIRD CARD", 10, "the third card cue")
     first_four = ("player1", "banker1", "player2", "banker2")
     assert [slot(browser, p) for p in first_four] == list(SIX_CARD_ROUND[:4])
-    assert (text(browser, "player-total"), text(browser, "banker-total")) == ("5", "4")
+    assert (text(browser, "side0-total"), text(browser, "side1-total")) == ("5", "4")
     assert "DEALING" in text(browser, "shoe-status") and text(browser, "cards-dealt") == "4"
 
     table.card(*SIX_CARD_ROUND[4:])
     wait_for(browser, lambda b: action(b) == "ROUND COMPLETE - DO NOT DRAW", 10, "the result")
-    assert (text(browser, "player-total"), text(browser, "banker-total")) == ("7", "9")
-    assert browser.find_element("id", "banker").get_attribute("data-winner") == "true"
+    assert (text(browser, "side0-total"), text(browser, "side1-total")) == ("7", "9")
+    assert browser.find_element("id", "side1").get_attribute("data-winner") == "true"
     assert text(browser, "link") == "SHOE CONNECTED"
     assert text(browser, "cards-left") == str(8 * 52 - 6)
     # The scoreboard: one banker win on both roads.
     assert len(browser.find_elements("css selector", "#bead .cell.banker")) == 1
     assert len(browser.find_elements("css selector", "#big .cell.banker")) == 1
-    assert text(browser, "count-banker") == "1"
+    assert text(browser, "count1-n") == "1"  # Banker, the second side
 
 
 def test_a_misdeal_appears_within_a_second_and_the_button_clears_it(browser, table):

@@ -42,7 +42,7 @@ def test_the_dealt_round_the_misdeal_and_its_acknowledgement_reach_page_and_shoe
         for card in NATURAL_ROUND:
             shoe.send(DeviceCard(card))
         wait_for(browser, lambda b: action(b) == "ROUND COMPLETE - DO NOT DRAW", 10, "the result")
-        assert (text(browser, "player-total"), text(browser, "banker-total")) == ("8", "5")
+        assert (text(browser, "side0-total"), text(browser, "side1-total")) == ("8", "5")
         assert [slot(browser, p) for p in ("player1", "banker1", "player2", "banker2")] == list(NATURAL_ROUND)
 
         shoe.send(DeviceCard("7H"))  # no card is due
@@ -66,7 +66,7 @@ def test_the_page_recovers_after_the_daemon_restarts(browser, tmp_path, mosquitt
         table.request("betting_open", {"round_id": "R1"})
         table.request("betting_close", {})
         shoe.send(DeviceCard("9H"))
-        wait_for(browser, lambda b: text(b, "player-total") == "9", 10, "the first card")
+        wait_for(browser, lambda b: text(b, "side0-total") == "9", 10, "the first card")
     finally:
         table.stop()
     wait_for(browser, lambda b: not live(b), 10, "the page to notice")
@@ -79,7 +79,7 @@ def test_the_page_recovers_after_the_daemon_restarts(browser, tmp_path, mosquitt
         wait_for(browser, live, 10, "the page to reconnect by itself")
         shoe.send(DeviceCard("2S"))
         wait_for(browser, lambda b: action(b) == "NEXT: PLAYER SECOND CARD", 10, "the restored round")
-        assert (text(browser, "player-total"), text(browser, "banker-total")) == ("9", "2")
+        assert (text(browser, "side0-total"), text(browser, "side1-total")) == ("9", "2")
     finally:
         again.stop()
 

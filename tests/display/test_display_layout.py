@@ -148,6 +148,28 @@ def test_the_countdown_no_more_bets_last_hand_dealer_and_notice_fit_every_monito
     check_layout(browser, None)  # the hand before, and the notice
 
 
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_a_dragon_tiger_table_shows_dragon_and_tiger_one_card_each_on_every_monitor(browser, shown, size):
+    shown("dragon-tiger-dealing", size)
+    wait_for(browser, lambda b: b.find_elements("css selector", ".card.due"), 10, "Tiger's card cue")
+    check_layout(browser, 1)
+    assert browser.find_element("css selector", ".card.due").get_attribute("data-pos") == "tiger"
+    names = js(browser, "[...document.querySelectorAll('.hand h2')].map((h) => h.textContent)")
+    assert names == ["DRAGON", "TIGER"]
+    sides = js(browser, "[...document.querySelectorAll('.hand')].map((h) => h.dataset.side)")
+    assert sides == ["dragon", "tiger"]
+    shown_slots = "[...document.querySelectorAll('.card')].filter((c) => c.offsetParent).length"
+    assert js(browser, shown_slots) == 2  # one card a side, the others not drawn at all
+    table = shown("dragon-tiger-tie", size)
+    wait_for(browser, lambda b: len(banners(b)) == 3, 10, "three alerts on the page")
+    check_layout(browser, 2)
+    marks = js(browser, "[...document.querySelectorAll('.hand .mark')].map((m) => m.textContent)")
+    assert marks.count("TIE") == 2 and "NATURAL" not in marks and "PAIR" not in marks
+    counts = js(browser, "[...document.querySelectorAll('#counts .count')].map((c) => c.className)")
+    assert counts[:2] == ["count tiger", "count dragon"]
+    assert table.state()["game"] == "dragon_tiger"
+
+
 def action_tone(driver: Any) -> str:
     return driver.find_element("id", "action").get_attribute("data-tone")
 

@@ -16,6 +16,9 @@ import pytest
 from scannerd.client import Availability
 from scannerd.contract.events import AlertEvent, RoundEvent
 from scannerd.contract.payloads import StatusPayload
+from scannerd.core.house import HouseRules
+from scannerd.core.inputs import CardDrawn
+from scannerd.core.validator import Validator
 from scannerd.pit import PitBoard
 from scannerd.pit.board import RETURN_S
 from tests.link.test_publisher_acl import USERS, shipped_conf
@@ -225,3 +228,17 @@ def test_a_tile_shows_an_open_misdeal_ahead_of_a_newer_warning():
         AlertEvent(**{**alert, "seq": 2}, alert_id=2, code="BURN_MISMATCH", severity="warning", message="w")
     )
     assert [a["severity"] for a in board.tile("T1", 0.0)["alerts"]] == ["misdeal", "warning"]
+
+
+def test_a_dragon_tiger_tile_is_one_by_its_state_and_its_events():
+    v = Validator("T2", HouseRules(game="dragon_tiger", round_control="auto", burn="none"))
+    board = PitBoard()
+    assert board.load_state("T2", v.state())
+    for n, card in enumerate(["9H", "KD", "4C", "4S"], start=1):
+        for event in v.handle(CardDrawn(float(n), card)):
+            board.apply(event.model.model_validate(event))
+    tile = board.tile("T2", 0.0)
+    assert tile["game"] == "dragon_tiger"
+    assert tile["last_result"]["winner"] == "tie"
+    assert tile["counts"] == {"tiger": 1, "dragon": 0, "tie": 1, "hands": 2}
+    assert [c["winner"] for c in tile["road"]["cells"]] == ["tiger"]

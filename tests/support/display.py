@@ -161,6 +161,19 @@ def last_hand_with_dealer(table: Table) -> None:
     last_hand(table)
 
 
+def dragon_tiger_dealing(table: Table) -> None:
+    """A Dragon Tiger shoe under way and Dragon's card drawn: Tiger's is due."""
+    table.shoe_under_way()
+    table.round("R31", "9D")
+
+
+def dragon_tiger_tie(table: Table) -> None:
+    """A suited tie at Dragon Tiger, then three extra cards: three open misdeals."""
+    table.shoe_under_way()
+    table.round("R31", "7H", "7H")
+    table.extra_cards(3)
+
+
 STATES = {
     "dealing": dealing,
     "tie": tie,
@@ -171,8 +184,16 @@ STATES = {
     "dealer": dealer_signed_in,
     "last-hand-dealer": last_hand_with_dealer,
     **{f"alerts-{n}": tie_with_alerts(n) for n in (1, 3, 6, 10, 20)},
+    "dragon-tiger-dealing": dragon_tiger_dealing,
+    "dragon-tiger-tie": dragon_tiger_tie,
 }
 """Each a function that brings a fresh table (with a new shoe) to that state."""
+
+RULES = {
+    "dragon-tiger-dealing": HouseRules(game="dragon_tiger", burn="none"),
+    "dragon-tiger-tie": HouseRules(game="dragon_tiger", burn="none"),
+}
+"""The house of a state that is not punto banco's with no burn."""
 
 SIZES = ((1920, 1080), (1280, 1024), (1024, 768), (768, 1024))
 """The table monitors the screen must work on: 16:9, 5:4, 4:3 and portrait."""
@@ -181,7 +202,7 @@ SIZES = ((1920, 1080), (1280, 1024), (1024, 768), (768, 1024))
 def table_in(state: str) -> Table:
     """A table brought to ``state`` with its display running (stop it after): the display hears
     every event, as in a daemon, so what only events carry (the shoe's notice) is there too."""
-    table = Table()
+    table = Table(RULES.get(state))
     table.display.start()
     table.command("new_shoe", shoe_id="S-0412")
     STATES[state](table)

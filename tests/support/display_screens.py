@@ -22,6 +22,8 @@ SHOTS = (
     ("last-hand-dealer", (1024, 768)),
     ("alerts-10", (1280, 1024)),
     ("alerts-6", (768, 1024)),
+    ("dragon-tiger-tie", (1920, 1080)),
+    ("dragon-tiger-dealing", (768, 1024)),
 )
 """(state, size) of each picture; the file is ``display-{state}-{width}x{height}.png``."""
 

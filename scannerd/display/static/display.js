@@ -27,9 +27,10 @@ function render(view) {
   renderDealer(view.dealer_id);
   renderAction();
   $("announce").hidden = !(view.round && view.round.last_hand && ["betting", "dealing"].includes(view.round.phase));
-  renderRound(view.round, view.last_card);
+  document.body.dataset.game = view.game.name;
+  renderRound(view.round, view.last_card, view.game);
   renderShoe(view.shoe, view.notice);
-  renderHistory(view.history);
+  renderHistory(view.history, view.game);
   alarm(view.alerts);
 }
 
@@ -63,7 +64,7 @@ function renderAction() {
       playTimer();
     }
   }
-  const noCard = round && round.player.cards.length === 0 && round.banker.cards.length === 0;
+  const noCard = round && round.sides.every((side) => round[side].cards.length === 0);
   if (
     timeUp && round && timeUp.round_id === round.round_id && noCard &&
     (round.phase === "betting" || (round.phase === "dealing" && now - timeUp.at < NO_MORE_BETS_HOLD_S))
@@ -228,23 +229,26 @@ async function acknowledge(alertId, button, error) {
   }
 }
 
-function renderRound(round, lastCard) {
+function renderRound(round, lastCard, game) {
   $("round-id").textContent = round ? `HAND ${round.hand_no} \u00b7 ${round.round_id}` : "";
   // The small badge only while the announcement across the screen is not there to say it.
   $("last-hand").hidden = !(round && round.last_hand) || !$("announce").hidden;
   const winner = round ? round.winner : null;
   $("hands").dataset.result = winner || "";
-  for (const side of ["player", "banker"]) {
+  game.sides.forEach((side, n) => {
+    const box = $(`side${n}`);
+    box.dataset.side = side;
+    $(`side${n}-name`).textContent = side.toUpperCase();
     const hand = round ? round[side] : { cards: [], total: null, natural: false, pair: false };
-    $(`${side}-total`).textContent = round && hand.cards.length ? hand.total : "\u2013";
+    $(`side${n}-total`).textContent = round && hand.cards.length ? hand.total : "\u2013";
     // A tie is nobody's win: both hands say TIE, neither says WINS.
-    $(side).dataset.winner = String(winner === side);
+    box.dataset.winner = String(winner === side);
     const marks = [];
     if (hand.natural) marks.push(["natural", "NATURAL"]);
     if (hand.pair) marks.push(["pair", "PAIR"]);
     if (winner === side) marks.push(["win", "WINS"]);
     if (winner === "tie") marks.push(["tie", "TIE"]);
-    $(`${side}-marks`).replaceChildren(
+    $(`side${n}-marks`).replaceChildren(
       ...marks.map(([kind, label]) => {
         const mark = document.createElement("span");
         mark.className = `mark ${kind}`;
@@ -252,17 +256,20 @@ function renderRound(round, lastCard) {
         return mark;
       }),
     );
-    for (let i = 0; i < 3; i++) {
-      const pos = `${side}${i + 1}`;
-      const slot = document.querySelector(`.card[data-pos="${pos}"]`);
+    // The side's positions in deal order: three at punto banco, one at Dragon Tiger.
+    const positions = game.positions.filter((pos) => pos.startsWith(side));
+    box.querySelectorAll(".card").forEach((slot, i) => {
+      const pos = positions[i];
+      slot.hidden = pos === undefined;
+      slot.dataset.pos = pos || "";
       const card = hand.cards[i];
-      drawCard(slot, card, round && round.next_position === pos);
+      drawCard(slot, card, !!pos && round && round.next_position === pos);
       const latest = lastCard && round && lastCard.round_id === round.round_id && lastCard.position === pos;
       slot.classList.toggle("latest", !!latest && round.phase === "dealing");
       // A third card slot only shows while it may still be needed.
       slot.dataset.needed = String(card !== undefined || (!!round && round.phase === "dealing" && i === 2));
-    }
-  }
+    });
+  });
 }
 
 function drawCard(slot, code, due) {
@@ -321,9 +328,12 @@ function renderShoe(shoe, notice) {
   $("notice").textContent = notice || "";
 }
 
-function renderHistory(history) {
-  $("count-banker").textContent = history.counts.banker;
-  $("count-player").textContent = history.counts.player;
+function renderHistory(history, game) {
+  game.sides.forEach((side, n) => {
+    $(`count${n}`).className = `count ${side}`;
+    $(`count${n}-letter`).textContent = side[0].toUpperCase();
+    $(`count${n}-n`).textContent = history.counts[side];
+  });
   $("count-tie").textContent = history.counts.tie;
   $("count-hands").textContent = history.counts.hands;
   drawRoad($("bead"), history.bead, history.bead_columns, beadCell);
@@ -389,7 +399,7 @@ function bigCell(cell) {
   return el;
 }
 
-window.addEventListener("resize", () => display.view && renderHistory(display.view.history));
+window.addEventListener("resize", () => display.view && renderHistory(display.view.history, display.view.game));
 
 // ------------------------------------------------------------------ sound
 

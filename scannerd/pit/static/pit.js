@@ -3,7 +3,7 @@
 "use strict";
 
 const SHOE = { unknown: "no shoe", burning: "burning", dealing: "dealing", last_hand: "last hand", closed: "finished" };
-const LETTER = { banker: "B", player: "P", tie: "T" };
+const LETTER = { banker: "B", player: "P", dragon: "D", tiger: "T", tie: "T" };
 
 // State the tests and the operator can inspect from the console.
 const pit = (window.scannerdPit = { view: null, views: 0, acking: {}, errors: {} });
@@ -54,11 +54,13 @@ function brokerLine(b) {
 function tile(t) {
   const node = el("article", "tile");
   node.dataset.table = t.table_id;
+  node.dataset.game = t.game;
   node.dataset.state = t.online === true ? "online" : t.online === false ? "offline" : "unknown";
   node.dataset.alert = t.alerts.length ? t.alerts[0].severity : "";
 
   const head = el("div", "head");
   head.append(el("span", "tid", t.table_id));
+  if (t.game === "dragon_tiger") head.append(el("span", "game", "DT"));
   const result = el("span", "result", t.last_result ? LETTER[t.last_result.winner] : "");
   result.dataset.winner = t.last_result ? t.last_result.winner : "";
   result.title = "last result";
@@ -108,7 +110,10 @@ function tile(t) {
 
   const foot = el("div", "foot");
   const counts = el("div", "counts");
-  for (const side of ["banker", "player", "tie"]) counts.append(el("span", side, `${LETTER[side]} ${t.counts[side]}`));
+  // The table's sides as its counts name them (Banker and Player, or Tiger and Dragon), then ties.
+  for (const side of Object.keys(t.counts).filter((k) => k !== "hands")) {
+    counts.append(el("span", side, `${LETTER[side]} ${t.counts[side]}`));
+  }
   foot.append(road(t.road), counts);
   node.append(foot);
   return node;
