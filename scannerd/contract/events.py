@@ -121,6 +121,20 @@ class DragonTigerFacts(BaseModel):
     tiger_colour: Literal["red", "black"]
 
 
+class PhaseTimes(BaseModel):
+    """How long a round spent in each phase, in seconds of event time: the house's pace."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    betting_s: float | None = Field(
+        description="From betting open to betting closed (or to a void before it closed); "
+        "0 for a round its first card opened; null when the table was restored from before this was kept."
+    )
+    dealing_s: float | None = Field(
+        description="From betting closed (or the first card) to the round's end; null if never dealt."
+    )
+
+
 class RoundEvent(EventBase):
     """A round changed phase. Results are set once ``phase`` is ``complete``."""
 
@@ -148,6 +162,9 @@ class RoundEvent(EventBase):
         "what the dealer's countdown counts to.",
     )
     dealer_id: str | None = Field(**_OPTIONAL, description="The dealer signed in when the round opened.")
+    times: PhaseTimes | None = Field(
+        **_OPTIONAL, description="On a complete or void round: its time betting and dealing."
+    )
     facts: PuntoBancoFacts | DragonTigerFacts | None = Field(
         **_OPTIONAL, description="A complete round's facts, for its game; absent in any other phase."
     )

@@ -95,6 +95,8 @@ class RoundState:
     betting_time: float | None = None  # seconds betting stays open, when a time was given
     betting_ends: float | None = None  # when that time runs out (event time)
     dealer_id: str | None = None  # the dealer signed in when the round opened
+    opened: float | None = None  # when the round opened (event time); None in a snapshot from before
+    dealing_from: float | None = None  # when its dealing began: betting closed, or its first card
 
 
 def _stamp(ts: float) -> str:
@@ -143,10 +145,16 @@ class Validator:
         if isinstance(inp, ClockStepped):
             # Before any stall check: the time since the round's last card is what it was,
             # and so is the betting time left.
-            if self.round is not None:
-                self.round.last_activity += inp.step
-                if self.round.betting_ends is not None:
-                    self.round.betting_ends += inp.step
+            rnd = self.round
+            if rnd is not None:
+                rnd.last_activity += inp.step
+                if rnd.betting_ends is not None:
+                    rnd.betting_ends += inp.step
+                # So are its phase times: a step is not time spent betting or dealing.
+                if rnd.opened is not None:
+                    rnd.opened += inp.step
+                if rnd.dealing_from is not None:
+                    rnd.dealing_from += inp.step
             return out
         if isinstance(inp, Anchored):
             # About a file, not the deal: it judges no stall and opens no betting, live or replayed.
@@ -329,7 +337,16 @@ class Validator:
             hand_no = self.rounds_started
             round_id = round_id or f"{self.table_id}-R{hand_no}{self.round_id_suffix}"
         last = shoe is not None and shoe.last_hand_no == hand_no
-        self.round = rnd = RoundState(round_id, hand_no, phase, ts, last_hand=last, dealer_id=self.dealer_id)
+        self.round = rnd = RoundState(
+            round_id,
+            hand_no,
+            phase,
+            ts,
+            last_hand=last,
+            dealer_id=self.dealer_id,
+            opened=ts,
+            dealing_from=ts if phase == "dealing" else None,
+        )
         if betting_time is not None:
             rnd.betting_time, rnd.betting_ends = betting_time, ts + betting_time
         self.clearing = False
@@ -606,7 +623,7 @@ class Validator:
             )
             shoe.burning = False
         rnd.phase = "dealing"
-        rnd.last_activity = ts
+        rnd.last_activity = rnd.dealing_from = ts
         self._round_event(ts, rnd)
         if abandon_burn:
             self._shoe_event(ts)
@@ -772,6 +789,8 @@ class Validator:
             event["betting_ends_ts"] = float(rnd.betting_ends)  # type: ignore[arg-type]
         if rnd.dealer_id is not None:
             event["dealer_id"] = rnd.dealer_id
+        if self.rules.game is not None and rnd.phase in ("complete", "void"):
+            event["times"] = Data(_times(rnd, ts))
         if complete and self.rules.game is not None:
             event["facts"] = Data(game.facts(p, b))
         self._emit(event)
@@ -908,6 +927,16 @@ class Validator:
             alert = AlertData.of(AlertEvent.model_validate(raw))
             v.open_alerts[alert.alert_id] = alert
         return v
+
+
+def _times(rnd: RoundState, ended: float) -> dict[str, float | None]:
+    """How long the round spent betting and dealing, for the house's pace (``PhaseTimes``)."""
+    betting = dealing = None
+    if rnd.opened is not None:  # until betting closed, or until a void that came first
+        betting = float((ended if rnd.dealing_from is None else rnd.dealing_from) - rnd.opened)
+    if rnd.dealing_from is not None:
+        dealing = float(ended - rnd.dealing_from)
+    return {"betting_s": betting, "dealing_s": dealing}
 
 
 def _optional_id(args: dict[str, Any], key: str) -> str | None:

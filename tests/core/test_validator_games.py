@@ -114,3 +114,32 @@ def test_a_dragon_tiger_table_restores_into_dragon_tiger():
     t.round("9H")
     again = Validator.restore("T1", t.v.rules, t.v.snapshot())
     assert again.state() == t.v.state()
+
+
+def test_a_round_says_how_long_it_spent_betting_and_dealing():
+    t = Table(burn="none")
+    t.cmd("betting_open")  # at +1 s
+    t.ts += 14  # betting stays open fifteen seconds
+    t.cmd("betting_close")
+    t.cards("9H", "2S", "9C", "3D")  # a card a second
+    assert dict(t.last_round().times) == {
+        "betting_s": 15.0,
+        "dealing_s": 4.0,
+    }
+    assert all("times" not in r for r in t.rounds() if r.phase in ("betting", "dealing"))
+
+
+def test_a_clock_step_is_not_time_spent_in_a_phase():
+    t = Table(burn="none")
+    t.cmd("betting_open")
+    t.clock_step(3600.0)
+    t.cmd("betting_close")
+    t.card(None)  # unreadable: the round is void
+    assert dict(t.last_round().times) == {"betting_s": 1.0, "dealing_s": 1.0}
+
+
+def test_a_round_voided_before_betting_closed_spent_its_time_betting():
+    t = Table(burn="none")
+    t.cmd("betting_open")
+    t.cmd("void_round")
+    assert dict(t.last_round().times) == {"betting_s": 1.0, "dealing_s": None}
