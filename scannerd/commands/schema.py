@@ -18,7 +18,15 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from scannerd import __version__
 from scannerd.contract.command_catalogue import COMMANDS
-from scannerd.contract.events import AlertEvent, AnchorEvent, CardEvent, DealerEvent, RoundEvent, ShoeEvent
+from scannerd.contract.events import (
+    AlertEvent,
+    AnchorEvent,
+    CardEvent,
+    DealerEvent,
+    RevealEvent,
+    RoundEvent,
+    ShoeEvent,
+)
 from scannerd.contract.payloads import DevicePayload, HealthPayload, StatusPayload
 from scannerd.contract.requests import Response as SentResponse
 from scannerd.contract.table_state import TableState
@@ -48,6 +56,11 @@ PUBLISHED: dict[str, tuple[type[BaseModel], bool, str]] = {
         AnchorEvent,
         "anchor" in RETAINED_KINDS,
         "A recording the table sealed: keep it, so `scannerd verify --anchors` can prove none is missing.",
+    ),
+    "reveal": (
+        RevealEvent,
+        "reveal" in RETAINED_KINDS,
+        "Squeeze tables: held-back cards the screens may now show face up.",
     ),
     "status": (
         StatusPayload,

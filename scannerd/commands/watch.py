@@ -31,7 +31,7 @@ from scannerd.client import Availability, Gap, LoginRefused, RequestTimeout, Tab
 from scannerd.commands import arguments
 from scannerd.contract.events import Event
 from scannerd.core.cards import card_name
-from scannerd.display.view import TableView, dealer_text
+from scannerd.display.view import BACK, TableView, dealer_text
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.runtime import logs
 from scannerd.runtime.log_settings import LogSettings
@@ -143,7 +143,7 @@ class TableWatch:
         with self.lock:
             changed = self.view.apply(payload)
             if changed:
-                self._line(describe(event.kind, payload))
+                self._line(describe(event.kind, payload, squeeze=self.view.squeeze))
         if changed:
             self.changed.set()
 
@@ -226,6 +226,8 @@ class TableWatch:
 def _card(code: str | None) -> Text:
     if code is None:
         return Text(" ?? ", style="black on yellow")
+    if code == BACK:  # squeezed: face down until revealed
+        return Text(" \u2592\u2592 ", style="white on dark_red")
     style = "bold red on white" if code[1] in "HD" else "bold black on white"
     return Text(f" {card_name(code)} ", style=style)
 
@@ -236,7 +238,8 @@ def _hand(name: str, hand: dict[str, Any], winner: bool, style: str) -> Text:
         line.append(" ")
         line.append_text(_card(code))
     line.append(" " * (5 * (3 - len(hand["cards"]))))
-    line.append(f"  {hand['total'] if hand['cards'] else '-'}", style="bold")
+    face_up = [code for code in hand["cards"] if code != BACK]
+    line.append(f"  {hand['total'] if face_up else '-'}", style="bold")
     if hand["natural"]:
         line.append("  NATURAL", style="bold")
     if hand["pair"]:
@@ -246,13 +249,17 @@ def _hand(name: str, hand: dict[str, Any], winner: bool, style: str) -> Text:
     return line
 
 
-def describe(name: str, payload: dict[str, Any]) -> str:
-    """One message as one line of text, for a log: what ``watch`` prints when not on a terminal."""
+def describe(name: str, payload: dict[str, Any], *, squeeze: bool = False) -> str:
+    """One message as one line of text, for a log: what ``watch`` prints when not on a terminal.
+
+    At a squeeze table a card of a hand is "face down": its face is the screens' only once revealed.
+    """
     kind = payload.get("kind")
     head = f"{payload.get('seq', '-')} {name}"
     if kind == "card":
         card = payload.get("card")
-        shown = card_name(card) if card else "unread"
+        dealt = payload["position"] not in ("burn", "discard")
+        shown = "face down" if squeeze and dealt else card_name(card) if card else "unread"
         return f"{head} {payload['position']} {shown} round={payload.get('round_id')}"
     if kind == "round":
         line = f"{head} {payload['round_id']} hand={payload['hand_no']} {payload['phase']}"
@@ -266,6 +273,8 @@ def describe(name: str, payload: dict[str, Any]) -> str:
         return f"{head} #{payload['alert_id']} {payload['code']} {state}: {text}"
     if kind == "shoe":
         return f"{head} {payload['shoe_id']} {payload['status']} dealt={payload['cards_dealt']}"
+    if kind == "reveal":
+        return f"{head} {payload['round_id']} {' '.join(payload['positions'])} ({payload['reason']})"
     if kind == "dealer":
         dealer = payload["dealer_id"]
         return f"{head} {dealer} signed in" if dealer else f"{head} signed out"

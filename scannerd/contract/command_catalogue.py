@@ -9,10 +9,11 @@ a test holds the docs to it.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from scannerd.contract.events import Position
 from scannerd.contract.idents import Ident, PlainText
 from scannerd.core.house import MAX_BETTING_TIME_S
 
@@ -86,6 +87,18 @@ class DealerSignOutRequest(RequestBase):
     """The dealer leaves the table: the rounds opened from now on carry no dealer id."""
 
 
+class RevealRequest(RequestBase):
+    """Show squeezed cards face up on the table's screens (a table with ``[rules] squeeze``).
+
+    Without ``side`` or ``position``: every card of the round still held back.
+    """
+
+    side: Literal["player", "banker", "dragon", "tiger"] | None = Field(
+        None, description="Every held-back card of this side."
+    )
+    position: Position | None = Field(None, description="The card at this position only.")
+
+
 class GetStateRequest(RequestBase):
     """Ask for the current shoe, round and open alerts."""
 
@@ -98,6 +111,7 @@ COMMANDS: dict[str, type[RequestBase]] = {
     "ack_alert": AckAlertRequest,
     "dealer_sign_in": DealerSignInRequest,
     "dealer_sign_out": DealerSignOutRequest,
+    "reveal": RevealRequest,
     "get_state": GetStateRequest,
 }
 """Every command, in the contract's order; the model is the request's payload."""

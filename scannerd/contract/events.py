@@ -170,6 +170,22 @@ class RoundEvent(EventBase):
     )
 
 
+class RevealEvent(EventBase):
+    """Squeezed cards may now be shown face up: the dealer display, the pit and watch show them.
+
+    The game server had the cards at once (their ``card`` events); with ``[rules] squeeze`` the
+    screens hold a card face down until an event like this one names its position.
+    """
+
+    kind: Literal["reveal"] = "reveal"
+    round_id: str
+    positions: list[Position] = Field(description="The positions whose cards are revealed now.")
+    reason: Literal["request", "timeout", "next_round"] = Field(
+        description="'request': the game server's reveal; 'timeout': reveal_timeout_s passed since the "
+        "card was drawn; 'next_round': the next round opened with these still held back."
+    )
+
+
 class ShuffleEvidence(BaseModel):
     """What a ``SHUFFLE_SUSPECT`` alert found: the earlier shoe and how strongly this one follows it."""
 
@@ -238,7 +254,7 @@ class AnchorEvent(EventBase):
     digest: Digest = Field(description="The chain's digest of its last line (hex SHA-256).")
 
 
-Event = CardEvent | RoundEvent | AlertEvent | ShoeEvent | DealerEvent | AnchorEvent
+Event = CardEvent | RoundEvent | AlertEvent | ShoeEvent | DealerEvent | AnchorEvent | RevealEvent
 
 
 # --------------------------------------------------------------------------
@@ -317,3 +333,8 @@ class DealerData(EventData):
 class AnchorData(EventData):
     __slots__ = ()
     model = AnchorEvent
+
+
+class RevealData(EventData):
+    __slots__ = ()
+    model = RevealEvent

@@ -54,6 +54,9 @@ class RoundView(BaseModel):
     dealer_id: str | None = Field(
         None, description="Present only when a dealer was signed in at its opening."
     )
+    hidden: list[Position] | None = Field(
+        None, description="Squeeze tables only: the positions whose cards the screens still hold face down."
+    )
 
 
 class HandResult(BaseModel):
@@ -74,6 +77,7 @@ class TableState(BaseModel):
 
     table_id: str
     game: GameName | None = Field(None, description="The game the table deals ([rules] game).")
+    squeeze: bool | None = Field(None, description="Present (true) only at a table that squeezes.")
     seq: Count = Field(description="The seq of the last event the table has published (0: none yet).")
     link_up: bool = Field(description="Whether the table reads its shoe now.")
     shoe: ShoeView | None

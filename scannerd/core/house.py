@@ -16,6 +16,9 @@ from scannerd.settings.durations import seconds
 MAX_BETTING_TIME_S = 600.0
 """The longest betting time a table takes: ten minutes is already no table's procedure."""
 
+REVEAL_TIMEOUT_S = 60.0
+"""How long a squeezed card stays face down unless the house says otherwise: a long squeeze's length."""
+
 MAX_DECKS = 12
 """The most decks a shoe holds here: eight is the rule, and no shoe made holds more than twelve."""
 
@@ -80,6 +83,23 @@ class HouseRules(Section):
         description="Seconds betting stays open, counted down on the dealer's screen. With 'auto' "
         "round control the daemon opens betting after each hand and closes it when the time runs "
         "out; with a game server, the time for a betting_open that gives none. None: no timer.",
+    )
+
+    # Left out of a recording's header while off and at their defaults, as every later setting.
+    squeeze: bool = Field(
+        False,
+        exclude_if=lambda v: v is False,
+        description="Squeeze: the dealer display, the pit and watch hold each card's face back until the "
+        "game server reveals it (the 'reveal' request) or reveal_timeout_s passes. The validator judges "
+        "on scan and the game server gets every card at once, as without it.",
+    )
+    reveal_timeout_s: float = Field(
+        REVEAL_TIMEOUT_S,
+        ge=1,
+        le=MAX_BETTING_TIME_S,
+        allow_inf_nan=False,
+        exclude_if=lambda v: v == REVEAL_TIMEOUT_S,
+        description="Seconds after it is drawn that a squeezed card shows by itself.",
     )
 
     @model_validator(mode="after")

@@ -25,6 +25,7 @@ from scannerd.contract.events import (
     Data,
     DealerData,
     EventData,
+    RevealData,
     RoundData,
     ShoeData,
 )
@@ -97,6 +98,8 @@ class RoundState:
     dealer_id: str | None = None  # the dealer signed in when the round opened
     opened: float | None = None  # when the round opened (event time); None in a snapshot from before
     dealing_from: float | None = None  # when its dealing began: betting closed, or its first card
+    # Squeeze: the cards the screens still hold face down, each [position, when it was drawn].
+    hidden: list[list[Any]] = field(default_factory=list)
 
 
 def _stamp(ts: float) -> str:
@@ -163,6 +166,7 @@ class Validator:
         betting_ended = self._betting_ended(inp.ts)
         if betting_ended is not None:
             self._close_betting(betting_ended)
+        self._reveal_overdue(inp.ts)
         self._check_stall(inp.ts)
         if isinstance(inp, CardDrawn):
             self._card(inp.ts, inp.card, inp.device_burn)
@@ -296,6 +300,8 @@ class Validator:
         (rnd.banker if self.game.side_of(position) else rnd.player).append(card)
         rnd.last_activity = ts
         self._card_event(ts, position, card, rnd.round_id, card_no)
+        if self.rules.squeeze:
+            rnd.hidden.append([position, ts])
         if next_position(rnd.player, rnd.banker) is not None:
             return None
         rnd.phase = "complete"
@@ -327,6 +333,9 @@ class Validator:
     def _open_round(
         self, ts: float, round_id: str | None, phase: str, betting_time: float | None = None
     ) -> RoundState:
+        before = self.round
+        if before is not None and before.hidden:  # its cards are off the layout: nothing is held back
+            self._show(ts, before, [position for position, _ in before.hidden], "next_round")
         shoe = self.shoe
         if shoe is not None:
             shoe.hands_started += 1
@@ -428,7 +437,10 @@ class Validator:
         closes at the moment its time ran out, whichever input finds it over, so a live tick
         and a replayed one, a fraction of a second apart, close it with the same event.
         """
-        return self.stalls_at(ts) or self._betting_ended(ts) is not None
+        reveal = self._next_reveal()
+        return (
+            self.stalls_at(ts) or self._betting_ended(ts) is not None or (reveal is not None and ts >= reveal)
+        )
 
     def acts_from(self) -> float | None:
         """The earliest time a ``Tick`` could act (see ``acts_at``), or None while none can.
@@ -437,11 +449,13 @@ class Validator:
         it need not ask. A bound from below, never late: the stall's is a millisecond early, so
         rounding in ``ts - last_activity`` can only make one more tick be asked.
         """
-        dealing = self._stall_watched()
-        if dealing is not None:
-            return dealing.last_activity + self.rules.stall_timeout_s - _STALL_EARLY_S
-        betting = self._timed_betting()
-        return None if betting is None else betting.betting_ends
+        dealing, betting = self._stall_watched(), self._timed_betting()
+        times = (
+            None if dealing is None else dealing.last_activity + self.rules.stall_timeout_s - _STALL_EARLY_S,
+            None if betting is None else betting.betting_ends,
+            self._next_reveal(),
+        )
+        return min((t for t in times if t is not None), default=None)
 
     def _stall_watched(self) -> RoundState | None:
         """The round a stall can still be raised on: dealing, and not stalled yet."""
@@ -463,6 +477,38 @@ class Validator:
             rnd.stalled = True
             due = position_words(self.game.next_position(rnd.player, rnd.banker) or self.game.positions[0])
             self._alert(ts, "ROUND_STALLED", message("ROUND_STALLED", due=due), None, rnd.round_id)
+
+    # ------------------------------------------------------------------ squeeze
+
+    def _next_reveal(self) -> float | None:
+        """When the earliest held-back card shows by itself (``reveal_timeout_s`` after it was drawn)."""
+        rnd = self.round
+        if rnd is None or not rnd.hidden:
+            return None
+        return min(drawn for _, drawn in rnd.hidden) + self.rules.reveal_timeout_s
+
+    def _reveal_overdue(self, ts: float) -> None:
+        """Show every held-back card whose time is up, each at the moment it was, whatever input finds it."""
+        rnd = self.round
+        while rnd is not None and (due := self._next_reveal()) is not None and ts >= due:
+            drawn = due - self.rules.reveal_timeout_s
+            self._show(due, rnd, [position for position, at in rnd.hidden if at == drawn], "timeout")
+
+    def _show(self, ts: float, rnd: RoundState, positions: list[str], reason: str) -> None:
+        rnd.hidden = [held for held in rnd.hidden if held[0] not in positions]
+        shoe = self.shoe
+        self._emit(
+            RevealData(
+                seq=self.next_seq,
+                ts=float(ts),
+                table_id=self.table_id,
+                shoe_id=shoe.shoe_id if shoe else None,
+                kind="reveal",
+                round_id=rnd.round_id,
+                positions=positions,
+                reason=reason,
+            )
+        )
 
     # ------------------------------------------------------------------ shoe and device
 
@@ -648,6 +694,26 @@ class Validator:
             self.clearing = False  # the dealer says the layout is clear: the next card opens a round
             self.clearing_alert = None
         self._emit(AlertData(alert, seq=self.next_seq, ts=float(ts), acknowledged=True))
+
+    def _reveal(self, ts: float, args: dict[str, Any]) -> None:
+        rnd = self.round
+        if not self.rules.squeeze:
+            raise CommandRejected("this table does not squeeze: every card shows as it is drawn")
+        if rnd is None or not rnd.hidden:
+            raise CommandRejected("no card is held back")
+        side, position = args.get("side"), args.get("position")
+        if side is not None and position is not None:
+            raise CommandRejected("give a side or a position, not both")
+        if side is not None and side not in self.game.sides:
+            raise CommandRejected(f"{side} is not a side at {self.game.name}")
+        chosen = [
+            held
+            for held, _ in rnd.hidden
+            if (position is None or held == position) and (side is None or held.startswith(side))
+        ]
+        if not chosen:
+            raise CommandRejected(f"{position or side} has no card held back")
+        self._show(ts, rnd, chosen, "request")
 
     def _dealer_sign_in(self, ts: float, args: dict[str, Any]) -> None:
         dealer_id = _optional_id(args, "dealer_id")
@@ -869,9 +935,13 @@ class Validator:
                 round_view["betting_ends_ts"] = rnd.betting_ends
             if rnd.dealer_id is not None:
                 round_view["dealer_id"] = rnd.dealer_id
+            if self.rules.squeeze:
+                round_view["hidden"] = [position for position, _ in rnd.hidden]
         state: dict[str, Any] = {"table_id": self.table_id}
         if self.rules.game is not None:  # a table from before games were chosen answers as it did
             state["game"] = self.rules.game
+        if self.rules.squeeze:
+            state["squeeze"] = True
         state |= {
             "seq": self.next_seq - 1,
             "link_up": self.link_up,
@@ -891,7 +961,7 @@ class Validator:
             "version": 1,
             "next_seq": self.next_seq,
             "shoe": _plain(self.shoe, "counts") if self.shoe else None,
-            "round": _plain(self.round, "player", "banker") if self.round else None,
+            "round": _plain(self.round, "player", "banker", "hidden") if self.round else None,
             "clearing": self.clearing,
             "clearing_alert": self.clearing_alert,
             "link_up": self.link_up,

@@ -43,8 +43,16 @@ def game_of(rnd: Mapping[str, Any]) -> Game | None:
     return next((game for game in GAMES.values() if game.sides[0] in rnd), None)
 
 
-def _round_of(rnd: Mapping[str, Any], game: Game) -> dict[str, Any]:
-    """The round as kept here, from a round event or the round of a ``get_state`` answer (same keys)."""
+BACK = "back"
+"""A card the table holds face down (squeeze): what the screens draw in its place."""
+
+
+def _round_of(rnd: Mapping[str, Any], game: Game, hidden: list[str]) -> dict[str, Any]:
+    """The round as kept here, from a round event or the round of a ``get_state`` answer (same keys).
+
+    ``hidden``: the positions held face down (a squeeze table's), which only the state and the
+    card and reveal events say; a round event keeps what was known of its round.
+    """
     return {
         "round_id": rnd["round_id"],
         "phase": rnd["phase"],
@@ -52,16 +60,21 @@ def _round_of(rnd: Mapping[str, Any], game: Game) -> dict[str, Any]:
         "last_hand": rnd.get("last_hand", False),
         "hands": [list((rnd.get(side) or {}).get("cards", [])) for side in game.sides],
         "betting_ends_ts": rnd.get("betting_ends_ts"),
+        "hidden": list(hidden),
     }
 
 
 def _hand_view(cards: list[str], total: int, baccarat: bool) -> dict[str, Any]:
-    """A hand with the marks a baccarat dealer calls out: a natural (8 or 9 on two cards) and a pair."""
+    """A hand with the marks a baccarat dealer calls out: a natural (8 or 9 on two cards) and a pair.
+
+    Neither is called while a card of it is held face down.
+    """
+    marks = baccarat and BACK not in cards[:2]
     return {
         "cards": list(cards),
         "total": total,
-        "natural": baccarat and len(cards) == 2 and total >= 8,
-        "pair": baccarat and len(cards) >= 2 and cards[0][0] == cards[1][0],
+        "natural": marks and len(cards) == 2 and total >= 8,
+        "pair": marks and len(cards) >= 2 and cards[0][0] == cards[1][0],
     }
 
 
@@ -72,6 +85,7 @@ class TableView:
         self.table_id = table_id
         self.round_control = round_control
         self.game = game  # as the table says it (its state, its rounds) when not given
+        self.squeeze = False  # whether the table holds cards face down until revealed (its state says)
         self.seq = 0  # highest event seq applied; older or repeated events are ignored
         self.link_up = True
         # Until the table has said so, neither the shoe's link nor the round is known: a watcher
@@ -99,9 +113,10 @@ class TableView:
         self.heard_link = self.heard_round = True
         self._set_shoe(state.get("shoe"))
         self.game = GAMES.get(state.get("game") or "", self.game)
+        self.squeeze = bool(state.get("squeeze"))
         rnd = state.get("round")
         self.game = (game_of(rnd) if rnd else None) or self.game
-        self.round = _round_of(rnd, self.game) if rnd else None
+        self.round = _round_of(rnd, self.game, rnd.get("hidden") or []) if rnd else None
         if self.round is not None:
             self._remember_hand(self.round)
         self.alerts = {a["alert_id"]: dict(a) for a in state.get("alerts", [])}
@@ -115,6 +130,9 @@ class TableView:
             ("", Result(r["winner"], r["player_pair"], r["banker_pair"], r["natural"]))
             for r in state.get("results", [])
         ]
+        if self._result_held_back() and self.results:  # judged, and shown once revealed
+            assert self.round is not None
+            self.round["result"] = self.results.pop()[1]
 
     def set_device(self, payload: Mapping[str, Any]) -> None:
         """The device payload (``DevicePayload`` as a dict): link, model, firmware."""
@@ -138,6 +156,8 @@ class TableView:
             self._set_shoe({k: v for k, v in event.items() if k not in ("seq", "ts", "kind")})
         elif kind == "dealer":
             self.dealer_id = event.get("dealer_id")
+        elif kind == "reveal":
+            self._reveal(event)
         else:
             return False
         return True
@@ -154,7 +174,9 @@ class TableView:
 
     def _card(self, event: Mapping[str, Any]) -> None:
         position, card = event["position"], event["card"]
-        self.last_card = {"position": position, "card": card, "round_id": event.get("round_id")}
+        # A squeezed card's face stays off the screens here too: only its place is shown as the latest.
+        face = BACK if self.squeeze and position in self.game.positions else card
+        self.last_card = {"position": position, "card": face, "round_id": event.get("round_id")}
         shoe = self.shoe
         if (
             shoe is not None
@@ -173,32 +195,59 @@ class TableView:
             hand, index = rnd["hands"][side], self.game.slot(position)
             if index == len(hand):
                 hand.append(card)
+                if self.squeeze:
+                    rnd["hidden"].append(position)
 
     def _round(self, event: Mapping[str, Any]) -> None:
         if event.get("shoe_id") != self._results_shoe:
             self.results = []
             self._results_shoe = event.get("shoe_id")
         self.heard_round = True
-        is_new = self.round is None or self.round["round_id"] != event["round_id"]
+        before = self.round
+        is_new = before is None or before["round_id"] != event["round_id"]
         self.game = game_of(event) or self.game
-        self.round = _round_of(event, self.game)
+        self.round = _round_of(
+            event, self.game, before["hidden"] if before is not None and not is_new else []
+        )
         self._remember_hand(self.round)
         if is_new:
             self.notice = None  # a passing notice is about the hand before: it goes when this one begins
         shoe = self.shoe
         if is_new and shoe is not None and shoe["shoe_id"] == event.get("shoe_id"):
             shoe["hands_dealt"] = max(shoe["hands_dealt"], event["hand_no"])
-        seen = any(rid == event["round_id"] for rid, _ in self.results)
-        if event["phase"] == "complete" and event.get("winner") and not seen:
-            result = Result(
+        if event["phase"] == "complete" and event.get("winner"):
+            self.round["result"] = Result(
                 event["winner"],
                 bool(event.get("player_pair")),
                 bool(event.get("banker_pair")),
                 bool(event.get("natural")),
             )
-            self.results.append((event["round_id"], result))
-            if self._results_shoe is None:  # as the validator keeps them while no shoe is known
-                del self.results[:-RESULTS_KEPT_WITHOUT_SHOE]
+            self._count_result()
+
+    def _count_result(self) -> None:
+        """The complete round's result onto the roads, once, and once nothing of it is held back."""
+        rnd = self.round
+        if rnd is None or "result" not in rnd:
+            return
+        keep = RESULTS_KEPT_WITHOUT_SHOE
+        if self._result_held_back():
+            keep -= 1  # the table keeps it among its latest already
+        elif not any(rid == rnd["round_id"] for rid, _ in self.results):
+            self.results.append((rnd["round_id"], rnd["result"]))
+        if self._results_shoe is None:  # as the validator keeps them while no shoe is known
+            del self.results[:-keep]
+
+    def _result_held_back(self) -> bool:
+        rnd = self.round
+        return rnd is not None and rnd["phase"] == "complete" and bool(rnd["hidden"])
+
+    def _reveal(self, event: Mapping[str, Any]) -> None:
+        rnd = self.round
+        if rnd is None or rnd["round_id"] != event.get("round_id"):
+            return  # a round no longer on the layout: nothing of it is drawn
+        shown = set(event.get("positions") or ())
+        rnd["hidden"] = [position for position in rnd["hidden"] if position not in shown]
+        self._count_result()
 
     def _alert(self, event: Mapping[str, Any]) -> None:
         alert_id = event["alert_id"]
@@ -271,8 +320,10 @@ class TableView:
             return None
         game = self.game
         first, second = rnd["hands"]
-        totals = [game.total([c for c in hand if c in CARD_POINTS]) for hand in rnd["hands"]]  # forged: none
-        winner = game.winner(*totals) if rnd["phase"] == "complete" else None
+        shown = [self._face_up(n, hand) for n, hand in enumerate(rnd["hands"])]
+        totals = [game.total([c for c in hand if c in CARD_POINTS]) for hand in shown]  # forged, held: none
+        held = bool(rnd["hidden"])
+        winner = game.winner(*totals) if rnd["phase"] == "complete" and not held else None
         baccarat = game is PUNTO_BANCO
         # The cut card can make the open round the last one without a round event.
         last_hand = rnd["last_hand"] or (
@@ -284,12 +335,18 @@ class TableView:
             "hand_no": rnd["hand_no"],
             "last_hand": last_hand,
             "sides": list(game.sides),
-            game.sides[0]: _hand_view(first, totals[0], baccarat),
-            game.sides[1]: _hand_view(second, totals[1], baccarat),
+            game.sides[0]: _hand_view(shown[0], totals[0], baccarat),
+            game.sides[1]: _hand_view(shown[1], totals[1], baccarat),
             "next_position": game.next_position(first, second) if rnd["phase"] == "dealing" else None,
             "winner": winner,
             "betting_ends_ts": rnd["betting_ends_ts"] if rnd["phase"] == "betting" else None,
         }
+
+    def _face_up(self, side: int, hand: list[str]) -> list[str]:
+        """A side's cards as the screens may show them: a held-back card as ``BACK``."""
+        hidden = self.round["hidden"] if self.round else []
+        positions = [p for p in self.game.positions if self.game.side_of(p) == side]
+        return [BACK if position in hidden else card for card, position in zip(hand, positions, strict=False)]
 
     def open_alerts(self) -> list[dict[str, Any]]:
         """The alerts the dealer must act on, newest first: the one on top is about the hand in play.

@@ -5,7 +5,7 @@ import pytest
 from scannerd.contract.events import RoundEvent
 from scannerd.contract.table_state import TableState
 from scannerd.core.house import HouseRules
-from scannerd.core.validator import Validator
+from scannerd.core.validator import CommandRejected, Validator
 from tests.support.table import Table
 
 
@@ -143,3 +143,81 @@ def test_a_round_voided_before_betting_closed_spent_its_time_betting():
     t.cmd("betting_open")
     t.cmd("void_round")
     assert dict(t.last_round().times) == {"betting_s": 1.0, "dealing_s": None}
+
+
+# ----------------------------------------------------------------- squeeze
+
+
+def reveals(t: Table) -> list[tuple[list[str], str, float]]:
+    return [(e.positions, e.reason, e.ts) for e in t.events if e.kind == "reveal"]
+
+
+def test_a_squeeze_table_publishes_every_card_at_once_and_holds_its_face_until_revealed():
+    t = Table(burn="none", squeeze=True)
+    out = t.round("9H", "2S", "9C", "3D", round_id="R1")
+    assert [e.card for e in out if e.kind == "card"] == ["9H", "2S", "9C", "3D"]  # the game server has them
+    assert t.last_round().winner == "player"  # judged on scan, as always
+    state = t.v.state()
+    assert state["squeeze"] is True
+    assert state["round"]["hidden"] == ["player1", "banker1", "player2", "banker2"]
+    TableState.model_validate(state)
+    t.cmd("reveal", side="banker")
+    t.cmd("reveal", position="player2")
+    t.cmd("reveal")
+    assert [(p, r) for p, r, _ in reveals(t)] == [
+        (["banker1", "banker2"], "request"),
+        (["player2"], "request"),
+        (["player1"], "request"),
+    ]
+    assert t.v.state()["round"]["hidden"] == []
+    with pytest.raises(CommandRejected, match="no card is held back"):
+        t.cmd("reveal")
+
+
+def test_a_squeezed_card_shows_by_itself_when_the_house_timeout_passes():
+    t = Table(burn="none", squeeze=True, reveal_timeout_s=10, round_control="auto")
+    t.card("9H")  # drawn at +1 s
+    drawn = t.ts
+    t.card("2S")
+    assert t.v.acts_from() == drawn + 10
+    assert not t.v.acts_at(drawn + 9.9) and t.v.acts_at(drawn + 10)
+    t.tick(20)
+    assert [(p, r, ts - drawn) for p, r, ts in reveals(t)] == [
+        (["player1"], "timeout", 10.0),  # each at the moment its time was up, not when the tick came
+        (["banker1"], "timeout", 11.0),
+    ]
+
+
+def test_the_next_round_shows_what_the_last_one_held_back():
+    t = Table(burn="none", squeeze=True)
+    t.round("9H", "2S", "9C", "3D", round_id="R1")
+    t.cmd("reveal", side="player")
+    t.cmd("betting_open", round_id="R2")
+    assert reveals(t)[-1][:2] == (["banker1", "banker2"], "next_round")
+    assert t.events[-1].kind == "round" and t.events[-1].round_id == "R2"  # the reveal came first
+
+
+@pytest.mark.parametrize(
+    ("rules", "args", "message"),
+    [
+        ({}, {}, "does not squeeze"),
+        ({"squeeze": True}, {"side": "dragon"}, "not a side at punto_banco"),
+        ({"squeeze": True}, {"side": "player", "position": "player1"}, "not both"),
+        ({"squeeze": True}, {"position": "banker3"}, "banker3 has no card held back"),
+    ],
+)
+def test_a_reveal_that_makes_no_sense_is_refused_and_changes_nothing(rules, args, message):
+    t = Table(burn="none", **rules)
+    t.round("9H", "2S", "9C", "3D")
+    before = t.v.snapshot()
+    with pytest.raises(CommandRejected, match=message):
+        t.cmd("reveal", **args)
+    assert t.v.snapshot() == before
+
+
+def test_a_squeeze_table_restores_what_it_held_back():
+    t = dragon_tiger(squeeze=True)
+    t.round("9H", "KD")
+    again = Validator.restore("T1", t.v.rules, t.v.snapshot())
+    assert again.state()["round"]["hidden"] == ["dragon", "tiger"]
+    assert again.acts_from() == t.v.acts_from()

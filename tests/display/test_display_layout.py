@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import accessibility_findings, banners, js, open_page, resize, wait_for
+from tests.support.browser import accessibility_findings, banners, js, open_page, resize, text, wait_for
 from tests.support.display import SIZES, table_in
 
 # The page measures itself: every drawn card with its hand, its head (name, marks, total) and
@@ -168,6 +168,25 @@ def test_a_dragon_tiger_table_shows_dragon_and_tiger_one_card_each_on_every_moni
     counts = js(browser, "[...document.querySelectorAll('#counts .count')].map((c) => c.className)")
     assert counts[:2] == ["count tiger", "count dragon"]
     assert table.state()["game"] == "dragon_tiger"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_a_squeezed_hand_is_face_down_until_the_game_server_reveals_it(browser, shown, size):
+    table = shown("squeezed", size)
+    faces = "[...document.querySelectorAll('.card.face')].map((c) => c.dataset.card)"
+    wait_for(browser, lambda b: js(b, faces) == ["back"] * 4, 10, "four cards face down")
+    check_layout(browser, 4)
+    page = browser.page_source
+    assert "9H" not in page and "9C" not in page  # the faces are nowhere on the page, not just hidden
+    assert (text(browser, "side0-total"), text(browser, "side1-total")) == ("\u2013", "\u2013")
+    assert js(browser, "document.querySelectorAll('.hand .mark').length") == 0  # no WINS, no NATURAL yet
+    table.command("reveal", side="player")
+    wait_for(browser, lambda b: js(b, faces) == ["9H", "9C", "back", "back"], 10, "Player's cards shown")
+    assert text(browser, "side0-total") == "8"
+    table.command("reveal")
+    # A natural pair that wins: WINS is the one mark that must be seen, whatever room the hand has.
+    wait_for(browser, lambda b: "WINS" in text(b, "side0-marks"), 10, "the result once all is shown")
+    check_layout(browser, 4)
 
 
 def action_tone(driver: Any) -> str:

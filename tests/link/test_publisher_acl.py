@@ -11,7 +11,7 @@ import paho.mqtt.client as mqtt
 import pytest
 import structlog
 
-from scannerd.contract.events import AnchorEvent, DealerEvent
+from scannerd.contract.events import AnchorEvent, DealerEvent, RevealEvent
 from scannerd.contract.requests import Request, Response
 from scannerd.contract.topics import EVENT_KINDS, STATE_TOPICS
 from scannerd.display.settings import DisplaySettings
@@ -91,14 +91,17 @@ def test_a_table_publishes_its_own_topics_and_answers_the_game_server(
     anchor = AnchorEvent(
         seq=10, ts=1_700_000_010.0, table_id="T1", file="T1.jsonl.gz", lines=9, digest="0" * 64
     )
-    events = [*sample_events(1, 8), signed_in, anchor, *sample_events(11, 1)]
+    reveal = RevealEvent(
+        seq=11, ts=1_700_000_011.0, table_id="T1", round_id="R1", positions=["player1"], reason="timeout"
+    )
+    events = [*sample_events(1, 8), signed_in, anchor, reveal, *sample_events(12, 1)]
     assert {e.kind for e in events} == set(EVENT_KINDS)
     store(pub, events)
     assert pub.flush(30)
     gs.wait_online("casino/tables/T1")
     gs.request("casino/tables/T1/request/get_state", {"transaction": "gs-1"})
     gs.wait_for(lambda got: any("/response/" in m.topic for m in got))
-    assert event_seqs(gs.messages()) == list(range(1, 12))
+    assert event_seqs(gs.messages()) == list(range(1, 13))
     assert pub.health()["refused"] == 0
     assert gs.payloads("/response/get_state")[0]["transaction"] == "gs-1"
     gs.close()

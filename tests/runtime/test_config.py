@@ -245,6 +245,7 @@ def test_several_problems_stay_on_one_line(tmp_path: Path) -> None:
 DURATIONS = {
     "device.stale_after_s": ("0.5 to 3600", "[device]", 5.0),
     "rules.stall_timeout_s": ("1 to 3600", "[rules]", 30.0),
+    "rules.reveal_timeout_s": ("1 to 600", "[rules]", 60.0),
     "mqtt.health_interval_s": ("0.1 to 3600", "[mqtt]", 30.0),
 }
 

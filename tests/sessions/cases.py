@@ -681,3 +681,43 @@ sim_case(
 sim_case(
     "sim-ez-linecode", "linecode", parse("seed 23\nhouse commission=ez\nerror-rate 0.2\nplay 40"), game=True
 )
+
+
+@case
+def squeeze_reveals() -> Script:
+    """A squeeze table: a side revealed, a card revealed, the rest by the house timeout; then a hand
+    whose held-back cards the next round shows; and a reveal that is refused."""
+    s = Script(
+        "squeeze-reveals",
+        "beetek",
+        rules={"game": "punto_banco", "burn": "none", "squeeze": True, "reveal_timeout_s": 8.0},
+    )
+    s.link(True, detail="beetek on /dev/shoe-1")
+    s.cmd("new_shoe", shoe_id="S1")
+    round_(s, "R1", beetek(*NATURAL), pieces=2)
+    s.cmd("reveal", side="player", after=2.0)
+    s.cmd("reveal", position="banker1", after=1.0)
+    s.wait(10.0)  # banker2 shows by itself, at its draw + 8 s, whenever the table next looks
+    s.cmd("get_state")
+    round_(s, "R2", beetek(*STAND), pieces=1)
+    round_(s, "R3", beetek(*NATURAL), pieces=1)  # R2 was never revealed: R3's betting shows it
+    s.cmd("reveal", side="dragon")  # not a side at punto banco: refused, nothing changes
+    return s
+
+
+@case
+def dragon_tiger_squeeze() -> Script:
+    """Dragon Tiger with squeeze: Tiger revealed first, Dragon by the timeout; then a round left held."""
+    s = Script(
+        "dragon-tiger-squeeze",
+        "beetek",
+        rules={"game": "dragon_tiger", "burn": "none", "squeeze": True, "reveal_timeout_s": 5.0},
+    )
+    s.link(True, detail="beetek on /dev/shoe-1")
+    s.cmd("new_shoe", shoe_id="S1")
+    round_(s, "R1", beetek("7H", "7H"), pieces=1)
+    s.cmd("reveal", side="tiger", after=1.0)
+    s.wait(6.0)
+    round_(s, "R2", beetek("KS", "2C"), pieces=1)
+    s.cmd("get_state")
+    return s

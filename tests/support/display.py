@@ -174,6 +174,12 @@ def dragon_tiger_tie(table: Table) -> None:
     table.extra_cards(3)
 
 
+def squeezed(table: Table) -> None:
+    """A squeeze table: a hand dealt and judged, its four cards still face down on the screens."""
+    table.shoe_under_way()
+    table.round("R31", *NATURAL_ROUND)
+
+
 STATES = {
     "dealing": dealing,
     "tie": tie,
@@ -186,12 +192,14 @@ STATES = {
     **{f"alerts-{n}": tie_with_alerts(n) for n in (1, 3, 6, 10, 20)},
     "dragon-tiger-dealing": dragon_tiger_dealing,
     "dragon-tiger-tie": dragon_tiger_tie,
+    "squeezed": squeezed,
 }
 """Each a function that brings a fresh table (with a new shoe) to that state."""
 
 RULES = {
     "dragon-tiger-dealing": HouseRules(game="dragon_tiger", burn="none"),
     "dragon-tiger-tie": HouseRules(game="dragon_tiger", burn="none"),
+    "squeezed": HouseRules(burn="none", squeeze=True),
 }
 """The house of a state that is not punto banco's with no burn."""
 

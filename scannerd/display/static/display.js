@@ -240,14 +240,17 @@ function renderRound(round, lastCard, game) {
     box.dataset.side = side;
     $(`side${n}-name`).textContent = side.toUpperCase();
     const hand = round ? round[side] : { cards: [], total: null, natural: false, pair: false };
-    $(`side${n}-total`).textContent = round && hand.cards.length ? hand.total : "\u2013";
+    const faceUp = hand.cards.some((card) => card !== "back");
+    $(`side${n}-total`).textContent = round && faceUp ? hand.total : "\u2013";
     // A tie is nobody's win: both hands say TIE, neither says WINS.
     box.dataset.winner = String(winner === side);
+    // The result first: on a narrow hand the marks that do not fit are cut from the end, and a
+    // natural pair that wins must still say WINS.
     const marks = [];
-    if (hand.natural) marks.push(["natural", "NATURAL"]);
-    if (hand.pair) marks.push(["pair", "PAIR"]);
     if (winner === side) marks.push(["win", "WINS"]);
     if (winner === "tie") marks.push(["tie", "TIE"]);
+    if (hand.natural) marks.push(["natural", "NATURAL"]);
+    if (hand.pair) marks.push(["pair", "PAIR"]);
     $(`side${n}-marks`).replaceChildren(
       ...marks.map(([kind, label]) => {
         const mark = document.createElement("span");
@@ -274,7 +277,7 @@ function renderRound(round, lastCard, game) {
 
 function drawCard(slot, code, due) {
   slot.replaceChildren();
-  slot.classList.remove("face", "red", "unread", "due");
+  slot.classList.remove("face", "red", "unread", "due", "back");
   if (code === undefined) {
     if (due) {
       slot.classList.add("due");
@@ -285,6 +288,12 @@ function drawCard(slot, code, due) {
   if (code === null) {
     slot.classList.add("face", "unread");
     slot.textContent = "?";
+    return;
+  }
+  if (code === "back") {
+    // Squeeze: the card is on the layout face down until the game server reveals it.
+    slot.classList.add("face", "back");
+    slot.dataset.card = code;
     return;
   }
   const rank = document.createElement("div");
