@@ -15,13 +15,14 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from scannerd.runtime.config import load_config
+from scannerd.runtime.config import Config, load_config
 from scannerd.runtime.daemon import Daemon
 from simulators.serial_pty import FramedPtyDevice, PtyPort
 from tests.support.broker import Broker, GameServer
@@ -87,10 +88,11 @@ class LiveTable:
     ``start`` runs the same config and log again after a ``kill``, as systemd restarts a unit.
     A framed shoe is ``shoe`` (it keeps what no host acknowledged); any other is written to ``port``.
     ``in_process`` runs the daemon in the test's process instead (``daemon``), for a test that asks
-    it directly; ``kill`` is then its clean stop, the only one a process can do to itself.
+    it directly; ``kill`` is then its clean stop, the only one a process can do to itself, and
+    ``start`` after it makes a new daemon from the same config, as a restart does.
     """
 
-    port: PtyPort
+    pty: PtyPort | None
     config: Path
     log: Path
     server: GameServer
@@ -99,11 +101,34 @@ class LiveTable:
     proc: subprocess.Popen[bytes] | None = None
     in_process: bool = False
     daemon: Daemon | None = None
+    adjust: Callable[[Config], Config] | None = None
+    display_listen: str | None = None
+    """Where the last in-process run's dealer display listened, for the next run to listen there too."""
+
+    @property
+    def port(self) -> PtyPort:
+        """The pty the shoe is on (none when the test brought a shoe of its own)."""
+        assert self.pty is not None, "the test's own shoe: write to it, not to a pty of the table's"
+        return self.pty
+
+    def build(self) -> Daemon:
+        """In process: the daemon made from the config and not started yet, for a test that looks at what
+        it restored or gives it a listener before it runs; ``start`` starts this one."""
+        assert self.in_process, "only a daemon in the test's process can be handed to the test"
+        if self.daemon is None:
+            config = load_config(self.config)
+            if self.adjust is not None:
+                config = self.adjust(config)
+            if self.display_listen is not None:
+                # A table's display has a fixed port: a page left open on it finds the table again.
+                display = config.display.model_copy(update={"listen": self.display_listen})
+                config = config.model_copy(update={"display": display})
+            self.daemon = Daemon(config)
+        return self.daemon
 
     def start(self) -> None:
         if self.in_process:
-            self.daemon = Daemon(load_config(self.config))
-            self.daemon.start()
+            self.build().start()
         else:
             self.proc = start_daemon(self.config, self.log, self.env)
 
@@ -111,12 +136,24 @@ class LiveTable:
         """Send ``sig`` and wait for the process to end; its exit status."""
         if self.in_process:
             assert sig == signal.SIGTERM and self.daemon is not None, "in process, only a clean stop"
+            if self.daemon.display is not None:
+                host = self.daemon.config.display.listen.rpartition(":")[0]
+                self.display_listen = f"{host}:{urlsplit(self.daemon.display.url).port}"
             self.daemon.stop()
             self.daemon = None
             return 0
         assert self.proc is not None
         self.proc.send_signal(sig)
         return self.proc.wait(30)
+
+    def refused(self, config: Path | None = None) -> str:
+        """Another ``scannerd run`` while this table runs, on its config or on ``config``, as an operator
+        starts one by hand: it must exit 1, in one line and no traceback. What it logged."""
+        log = self.log.with_name("refused.log")
+        assert start_daemon(config or self.config, log).wait(30) == 1
+        said = log.read_text()
+        assert "Traceback" not in said, said
+        return said
 
     def close(self) -> None:
         """Stop the daemon as systemd would (SIGTERM, SIGKILL if it hangs), then the shoe and the server."""
@@ -127,7 +164,8 @@ class LiveTable:
         if self.shoe is not None:
             self.shoe.stop()
         self.server.close()
-        self.port.close()
+        if self.pty is not None:
+            self.pty.close()
 
 
 @contextmanager
@@ -137,24 +175,38 @@ def live_table(
     driver: str = "framed",
     *,
     table_id: str = "T1",
+    channel: str | None = None,
     env: dict[str, str] | None = None,
     in_process: bool = False,
+    adjust: Callable[[Config], Config] | None = None,
+    server_id: str = "",
+    start: bool = True,
     **sections: Any,
 ) -> Iterator[LiveTable]:
     """A live table on ``broker``: the shoe, its config (auto rounds unless ``rules`` says), a game
     server subscribed to the table, and the daemon started; all of it torn down whatever the test does.
 
-    A table of its own id (not ``T1``) keeps clear of the machine-wide lock other tests' tables take."""
-    framed = driver == "framed"
-    port = PtyPort(tmp_path / "shoe", baudrate=115200) if framed else PtyPort(tmp_path / "shoe")
-    shoe = FramedPtyDevice(port, retransmit_after=0.05).start() if framed else None
-    config = write_config(
-        tmp_path, broker, driver, port.path, table_id=table_id, **{"rules": AUTO, **sections}
-    )
-    server = GameServer(broker, [f"casino/tables/{table_id}/#"])
-    table = LiveTable(port, config, tmp_path / "scannerd.log", server, shoe, env, in_process=in_process)
+    A table of its own id (not ``T1``) keeps clear of the machine-wide lock other tests' tables take.
+    ``channel`` is a shoe the test brought (the simulator's, on a pty or a USB bus), read instead of
+    one made here; the test closes it. ``adjust`` changes the loaded config of an in-process daemon
+    where a config file cannot (a USB bus object for the driver). ``server_id`` gives the game server
+    a persistent session, so what is published while it or the broker is away waits for it.
+    ``start=False`` leaves the start to the test, for a daemon that must start after something else
+    (the broker stopped, a listener added, the shoe unplugged)."""
+    if channel is None:
+        framed = driver == "framed"
+        pty = PtyPort(tmp_path / "shoe", baudrate=115200) if framed else PtyPort(tmp_path / "shoe")
+        shoe = FramedPtyDevice(pty, retransmit_after=0.05).start() if framed else None
+        channel = pty.path
+    else:
+        pty = shoe = None
+    config = write_config(tmp_path, broker, driver, channel, table_id=table_id, **{"rules": AUTO, **sections})
+    server = GameServer(broker, [f"casino/tables/{table_id}/#"], client_id=server_id)
+    log = tmp_path / "scannerd.log"
+    table = LiveTable(pty, config, log, server, shoe, env, in_process=in_process, adjust=adjust)
     try:
-        table.start()
+        if start:
+            table.start()
         yield table
     finally:
         table.close()
