@@ -25,6 +25,10 @@ from tests.support.broker import Broker
 AUTO_ROUNDS = {"round_control": "auto", "burn": "none"}
 """No game server: the first card opens a round, so a test deals cards and nothing else."""
 
+RECONNECT_1S = {"reconnect_min_s": 1, "reconnect_max_s": 1}
+"""A fault test's ``[mqtt]``: the table tries the broker again every second, so an outage spans
+several tries."""
+
 NATURAL = ("9H", "2S", "9C", "3D")
 """Player 8 against banker 5: a complete round in four cards."""
 
