@@ -21,11 +21,9 @@ from pathlib import Path
 import pytest
 
 from drivers.events import DeviceCard
-from scannerd.runtime.daemon import SEQ_SKIP_AFTER_POWER_LOSS, Daemon
-from simulators.serial_pty import PtyPort
-from tests.support.broker import Broker, GameServer, wait_until
-from tests.support.fault import config as daemon_config
-from tests.support.process import framed_shoe
+from scannerd.runtime.daemon import SEQ_SKIP_AFTER_POWER_LOSS
+from tests.support.broker import Broker, wait_until
+from tests.support.process import live_table
 from tests.system.test_fault_restart import kept
 
 BASE = "casino/tables/T1"
@@ -43,43 +41,41 @@ def power_cut(outbox: Path, boot_id: str = "an-earlier-boot") -> None:
 def test_a_start_that_dies_before_dealing_with_a_power_cut_leaves_it_for_the_next(
     tmp_path: Path, mosquitto: Broker
 ) -> None:
-    port = PtyPort(tmp_path / "shoe")
-    cfg = daemon_config(tmp_path, mosquitto, "beetek", port.path, rules={"burn": "none"})
-    daemon = Daemon(cfg)
-    daemon.request("betting_open", {"round_id": "R1"})
-    daemon.request("betting_close", {})
-    next_seq = daemon.validator.next_seq
-    daemon.stop()
-    power_cut(cfg.outbox.path)
-    # The first start after the cut is killed while it builds the daemon, before it voided anything.
-    built = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import os, sys; from scannerd.runtime.daemon import Daemon; "
-            "from tests.support.fault import config; "
-            "from tests.support.broker import Broker; from pathlib import Path; "
-            f"Daemon(config(Path({str(tmp_path)!r}), Broker(Path({str(tmp_path)!r}), port={mosquitto.port}), "
-            f"'beetek', {port.path!r}, rules={{'burn': 'none'}})); os._exit(9)",
-        ],
-        cwd=Path(__file__).parents[2],
-        capture_output=True,
-    )
-    assert built.returncode == 9, built.stderr.decode()[-2000:]
-    again = Daemon(cfg)
-    assert again.validator.next_seq == next_seq + SEQ_SKIP_AFTER_POWER_LOSS
-    again.start(device_wait_s=0)
-    try:
+    with live_table(
+        tmp_path,
+        mosquitto,
+        "beetek",
+        in_process=True,
+        start=False,
+        rules={"burn": "none"},
+    ) as table:
+        daemon = table.build()
+        daemon.request("betting_open", {"round_id": "R1"})
+        daemon.request("betting_close", {})
+        next_seq = daemon.validator.next_seq
+        table.kill(signal.SIGTERM)
+        power_cut(tmp_path / "outbox.sqlite3")
+        # The first start after the cut is killed while it builds the daemon, before it voided anything.
+        built = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import os; from scannerd.runtime.config import load_config; "
+                "from scannerd.runtime.daemon import Daemon; "
+                f"Daemon(load_config({str(table.config)!r})); os._exit(9)",
+            ],
+            cwd=Path(__file__).parents[2],
+            capture_output=True,
+        )
+        assert built.returncode == 9, built.stderr.decode()[-2000:]
+        again = table.build()
+        assert again.validator.next_seq == next_seq + SEQ_SKIP_AFTER_POWER_LOSS
+        again.start(device_wait_s=0)
         state = again.validator.state()
         assert (state["round"]["round_id"], state["round"]["phase"]) == ("R1", "void")
-    finally:
-        again.stop()
-    after = Daemon(cfg)  # dealt with and stored: the next start is an ordinary one
-    try:
+        table.kill(signal.SIGTERM)
+        after = table.build()  # dealt with and stored: the next start is an ordinary one
         assert after.validator.next_seq == again.validator.next_seq
-    finally:
-        after.stop()
-    port.close()
 
 
 def _sandboxed(config: Path, log: Path) -> subprocess.Popen[bytes]:
@@ -109,27 +105,24 @@ def _stop_sandboxed(proc: subprocess.Popen[bytes]) -> None:
 @pytest.mark.timeout(120)
 def test_a_power_cut_is_assumed_where_the_boot_id_cannot_be_read(tmp_path: Path, mosquitto: Broker) -> None:
     """No way to tell a power cut from a crash: the daemon takes the safe side (seq moves on, round void)."""
-    port, shoe, config = framed_shoe(tmp_path, mosquitto)
-    log = tmp_path / "scannerd.log"
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = _sandboxed(config, log)
-    try:
-        server.wait_online(BASE)
-        for card in ("9H", "2S"):
-            shoe.send(DeviceCard(card))
-        server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
-        assert shoe.wait_idle(10)
-        _stop_sandboxed(proc)
-        power_cut(tmp_path / "outbox.sqlite3", boot_id="unknown")  # all such a /proc ever shows
-        before = max(e["seq"] for e in kept(server, "card"))
-        proc = _sandboxed(config, log)
-        wait_until(lambda: log.read_text().count("daemon started") >= 2, 30, "started again")
-        server.wait_for(lambda _: any(a["code"] == "DAEMON_RESTARTED" for a in kept(server, "alert")))
-    finally:
-        _stop_sandboxed(proc)
-        shoe.stop()
-        server.close()
-        port.close()
+    with live_table(tmp_path, mosquitto, start=False) as table:
+        server, shoe, config, log = table.server, table.shoe, table.config, table.log
+        assert shoe is not None
+        proc = _sandboxed(config, log)  # not table.start(): under the /proc the unit gives
+        try:
+            server.wait_online(BASE)
+            for card in ("9H", "2S"):
+                shoe.send(DeviceCard(card))
+            server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
+            assert shoe.wait_idle(10)
+            _stop_sandboxed(proc)
+            power_cut(tmp_path / "outbox.sqlite3", boot_id="unknown")  # all such a /proc ever shows
+            before = max(e["seq"] for e in kept(server, "card"))
+            proc = _sandboxed(config, log)
+            wait_until(lambda: log.read_text().count("daemon started") >= 2, 30, "started again")
+            server.wait_for(lambda _: any(a["code"] == "DAEMON_RESTARTED" for a in kept(server, "alert")))
+        finally:
+            _stop_sandboxed(proc)
     restart = next(a for a in kept(server, "alert") if a["code"] == "DAEMON_RESTARTED")
     assert restart["seq"] > before + SEQ_SKIP_AFTER_POWER_LOSS
     assert "the boot id cannot be read" in log.read_text()
