@@ -61,13 +61,6 @@ def stop_daemon(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(30)
 
 
-def framed_shoe(tmp_path: Path, broker: Broker) -> tuple[PtyPort, FramedPtyDevice, Path]:
-    """A framed shoe powered up on a pty, and the config of a table T1 (auto rounds) that reads it."""
-    port = PtyPort(tmp_path / "shoe", baudrate=115200)
-    shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
-    return port, shoe, write_config(tmp_path, broker, "framed", port.path, rules=AUTO)
-
-
 @contextmanager
 def table(tmp_path: Path, broker: Broker, shoe: PtyPort, **sections: dict[str, Any]) -> Iterator[Path]:
     """``scannerd run`` for table T1 reading ``shoe``; yields its log file (JSON lines)."""
