@@ -82,7 +82,8 @@ class LiveTable:
     A framed shoe is ``shoe`` (it keeps what no host acknowledged); any other is written to ``port``.
     ``in_process`` runs the daemon in the test's process instead (``daemon``), for a test that asks
     it directly; ``kill`` is then its clean stop, the only one a process can do to itself, and
-    ``start`` after it makes a new daemon from the same config, as a restart does.
+    ``start`` after it makes a new daemon from the same config, as a restart does, its dealer
+    display on the port the last run had (a port 0 in the config would pick another).
     """
 
     pty: PtyPort | None
@@ -186,13 +187,13 @@ def live_table(
     a persistent session, so what is published while it or the broker is away waits for it.
     ``start=False`` leaves the start to the test, for a daemon that must start after something else
     (the broker stopped, a listener added, the shoe unplugged)."""
+    pty: PtyPort | None = None
+    shoe: FramedPtyDevice | None = None
     if channel is None:
         framed = driver == "framed"
         pty = PtyPort(tmp_path / "shoe", baudrate=115200) if framed else PtyPort(tmp_path / "shoe")
         shoe = FramedPtyDevice(pty, retransmit_after=0.05).start() if framed else None
         channel = pty.path
-    else:
-        pty = shoe = None
     config = write_config(tmp_path, broker, driver, channel, table_id=table_id, **{"rules": AUTO, **sections})
     server = GameServer(broker, [f"casino/tables/{table_id}/#"], client_id=server_id)
     log = tmp_path / "scannerd.log"
