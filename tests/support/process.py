@@ -61,19 +61,6 @@ def stop_daemon(proc: subprocess.Popen[bytes]) -> None:
         proc.wait(30)
 
 
-@contextmanager
-def table(tmp_path: Path, broker: Broker, shoe: PtyPort, **sections: dict[str, Any]) -> Iterator[Path]:
-    """``scannerd run`` for table T1 reading ``shoe``; yields its log file (JSON lines)."""
-    config = write_config(tmp_path, broker, "beetek", shoe.path, **{"rules": AUTO, **sections})
-    log = tmp_path / "scannerd.log"
-    proc = start_daemon(config, log)
-    try:
-        yield log
-        assert proc.poll() is None, f"the daemon exited ({proc.returncode}):\n{log.read_text()[-3000:]}"
-    finally:
-        stop_daemon(proc)
-
-
 @dataclass
 class LiveTable:
     """Table T1 as a real ``scannerd run`` reading a simulated shoe on a pty, and a game server listening.
@@ -140,6 +127,13 @@ class LiveTable:
         self.proc.send_signal(sig)
         return self.proc.wait(30)
 
+    def running(self) -> None:
+        """Fail, with the end of its log, if the daemon has exited: whatever a fault test did to the
+        table, the process a service manager watches must still be there."""
+        assert self.proc is not None, "only a process of its own can exit by itself"
+        code = self.proc.poll()
+        assert code is None, f"the daemon exited ({code}):\n{self.log.read_text()[-3000:]}"
+
     def refused(self, config: Path | None = None) -> str:
         """Another ``scannerd run`` while this table runs, on its config or on ``config``, as an operator
         starts one by hand: it must exit 1, in one line and no traceback. What it logged."""
@@ -174,6 +168,7 @@ def live_table(
     in_process: bool = False,
     adjust: Callable[[Config], Config] | None = None,
     server_id: str = "",
+    topics: list[str] | None = None,
     start: bool = True,
     **sections: Any,
 ) -> Iterator[LiveTable]:
@@ -184,7 +179,8 @@ def live_table(
     ``channel`` is a shoe the test brought (the simulator's, on a pty or a USB bus), read instead of
     one made here; the test closes it. ``adjust`` changes the loaded config of an in-process daemon
     where a config file cannot (a USB bus object for the driver). ``server_id`` gives the game server
-    a persistent session, so what is published while it or the broker is away waits for it.
+    a persistent session, so what is published while it or the broker is away waits for it; ``topics``
+    is what it subscribes to, where it must take less than the whole table (or more than one table).
     ``start=False`` leaves the start to the test, for a daemon that must start after something else
     (the broker stopped, a listener added, the shoe unplugged)."""
     pty: PtyPort | None = None
@@ -195,7 +191,7 @@ def live_table(
         shoe = FramedPtyDevice(pty, retransmit_after=0.05).start() if framed else None
         channel = pty.path
     config = write_config(tmp_path, broker, driver, channel, table_id=table_id, **{"rules": AUTO, **sections})
-    server = GameServer(broker, [f"casino/tables/{table_id}/#"], client_id=server_id)
+    server = GameServer(broker, topics or [f"casino/tables/{table_id}/#"], client_id=server_id)
     log = tmp_path / "scannerd.log"
     table = LiveTable(pty, config, log, server, shoe, env, in_process=in_process, adjust=adjust)
     try:
