@@ -33,10 +33,10 @@ AUTO = {"burn": "none", "round_control": "auto"}
 
 
 def start_daemon(config: Path, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    """``scannerd run --config`` as systemd starts it (minus the notify socket, with a service's
-    descriptor limit), output to ``log``.
+    """``scannerd run --config`` as systemd starts it (with a service's descriptor limit), output to ``log``.
 
-    ``env`` adds to the test's environment (a preloaded library, say).
+    ``env`` adds to the test's environment (a preloaded library, say); the test runner's own notify
+    socket is left out, so the daemon has one only where ``env`` gives it a service manager the test plays.
     """
     base = {k: v for k, v in os.environ.items() if not k.upper().startswith(("SCANNERD_", "NOTIFY_"))}
     with log.open("ab") as out:
