@@ -32,16 +32,30 @@ AUTO = {"burn": "none", "round_control": "auto"}
 """No game server needed: the first card opens a round."""
 
 
-def start_daemon(config: Path, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+HELD = (
+    "import sys, scannerd.cli, scannerd.runtime.daemon\n"
+    "sys.stdin.readline()\n"
+    "sys.exit(scannerd.cli.main(sys.argv[1:]))"
+)
+"""``scannerd run`` itself (``cli.main``), in a process that has done its imports and waits for a line
+on stdin to start."""
+
+
+def start_daemon(
+    config: Path, log: Path, env: dict[str, str] | None = None, *, held: bool = False
+) -> subprocess.Popen[bytes]:
     """``scannerd run --config`` as systemd starts it (with a service's descriptor limit), output to ``log``.
 
     ``env`` adds to the test's environment (a preloaded library, say); the test runner's own notify
     socket is left out, so the daemon has one only where ``env`` gives it a service manager the test plays.
+    ``held``: its imports done, it waits for a line on stdin before it starts (``LiveTable.ready``).
     """
     base = {k: v for k, v in os.environ.items() if not k.upper().startswith(("SCANNERD_", "NOTIFY_"))}
+    program = ["-c", HELD] if held else ["-m", "scannerd"]
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
+            [sys.executable, *program, "run", "--config", str(config)],
+            stdin=subprocess.PIPE if held else None,
             stdout=out,
             stderr=out,
             env=base | (env or {}),
@@ -65,7 +79,8 @@ def stop_daemon(proc: subprocess.Popen[bytes]) -> None:
 class LiveTable:
     """Table T1 as a real ``scannerd run`` reading a simulated shoe on a pty, and a game server listening.
 
-    ``start`` runs the same config and log again after a ``kill``, as systemd restarts a unit.
+    ``start`` runs the same config and log again after a ``kill``, as systemd restarts a unit; after
+    ``ready``, with the process readied beforehand.
     A framed shoe is ``shoe`` (it keeps what no host acknowledged); any other is written to ``port``.
     ``in_process`` runs the daemon in the test's process instead (``daemon``), for a test that asks
     it directly; ``kill`` is then its clean stop, the only one a process can do to itself, and
@@ -85,6 +100,8 @@ class LiveTable:
     adjust: Callable[[Config], Config] | None = None
     display_listen: str | None = None
     """Where the last in-process run's dealer display listened, for the next run to listen there too."""
+    readied: subprocess.Popen[bytes] | None = None
+    """The next start's process, its imports done while this run goes on (``ready``)."""
 
     @property
     def port(self) -> PtyPort:
@@ -110,8 +127,19 @@ class LiveTable:
     def start(self) -> None:
         if self.in_process:
             self.build().start()
+        elif self.readied is not None:
+            self.proc, self.readied = self.readied, None
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(b"\n")
+            self.proc.stdin.close()
         else:
             self.proc = start_daemon(self.config, self.log, self.env)
+
+    def ready(self) -> None:
+        """Have the next ``start``'s process do its imports now, while this run goes on: that start is
+        then a restart's own work alone, so many restarts fit in a short test."""
+        assert not self.in_process and self.readied is None
+        self.readied = start_daemon(self.config, self.log, self.env, held=True)
 
     def kill(self, sig: int = signal.SIGKILL) -> int:
         """Send ``sig`` and wait for the process to end; its exit status."""
@@ -144,9 +172,13 @@ class LiveTable:
         return said
 
     def close(self) -> None:
-        """Stop the daemon as systemd would (SIGTERM, SIGKILL if it hangs), then the shoe and the server."""
+        """Stop the daemon as systemd would (SIGTERM, SIGKILL if it hangs), and a readied process that
+        never started; then the shoe and the server."""
         if self.daemon is not None:
             self.daemon.stop()
+        if self.readied is not None:
+            self.readied.kill()  # it never started: nothing of the table's is in it
+            self.readied.communicate(timeout=30)  # waits for it, and closes the stdin it waited on
         if self.proc is not None:
             stop_daemon(self.proc)
         if self.shoe is not None:
