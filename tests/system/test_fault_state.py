@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
@@ -24,15 +23,10 @@ from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer, wait_until
 from tests.support.config import write_config
 from tests.support.frames import beetek
-from tests.support.process import live_table, start_daemon
+from tests.support.process import live_table
 
 BASE = "casino/tables/T1"
 RULES = {"round_control": "auto", "burn": "none"}
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.send_signal(signal.SIGTERM)
-    proc.wait(15)
 
 
 def event_seqs(server: GameServer) -> list[int]:
@@ -151,30 +145,18 @@ def test_a_second_daemon_on_the_same_config_refuses_to_start(tmp_path, mosquitto
 @pytest.mark.timeout(60)
 def test_a_second_daemon_with_its_own_outbox_cannot_take_the_shoe(tmp_path, mosquitto: Broker) -> None:
     """Two configs naming one port: the port is opened exclusively, so no card goes to the wrong one."""
-    port = PtyPort(tmp_path / "shoe")
     one, two = tmp_path / "one", tmp_path / "two"
     one.mkdir()
     two.mkdir()
-    config1 = write_config(one, mosquitto, "beetek", port.path, rules=RULES)
-    config2 = write_config(two, mosquitto, "beetek", port.path, table_id="T2", rules=RULES)
-    server = GameServer(mosquitto, ["casino/tables/#"])
-    first = start_daemon(config1, one / "scannerd.log")
-    second = None
-    try:
+    # The game server hears both tables, so a card of the first's shoe published as the second's shows.
+    with live_table(one, mosquitto, "beetek", topics=["casino/tables/#"]) as first:
+        server, port = first.server, first.port
         wait_open(server, 1)
-        second = start_daemon(config2, two / "scannerd.log")
-        wait_until(
-            lambda: "cannot open" in (two / "scannerd.log").read_text(),
-            20,
-            "the second daemon refused the port",
-        )
-        deal_round(port, server)
-    finally:
-        stop(first)
-        if second is not None:
-            stop(second)
-        server.close()
-        port.close()
+        with live_table(two, mosquitto, "beetek", channel=port.path, table_id="T2") as second:
+            wait_until(
+                lambda: "cannot open" in second.log.read_text(), 20, "the second daemon refused the port"
+            )
+            deal_round(port, server)
     assert [c["card"] for c in server.payloads("/card")] == ["8D", "3C", "KH", "5H"]
     assert all(m.topic.startswith("casino/tables/T1/") for m in server.messages("/card"))
 
