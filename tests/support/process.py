@@ -42,19 +42,26 @@ on stdin to start."""
 
 
 def start_daemon(
-    config: Path, log: Path, env: dict[str, str] | None = None, *, held: bool = False
+    config: Path,
+    log: Path,
+    env: dict[str, str] | None = None,
+    *,
+    held: bool = False,
+    prefix: tuple[str, ...] = (),
 ) -> subprocess.Popen[bytes]:
     """``scannerd run --config`` as systemd starts it (with a service's descriptor limit), output to ``log``.
 
     ``env`` adds to the test's environment (a preloaded library, say); the test runner's own notify
     socket is left out, so the daemon has one only where ``env`` gives it a service manager the test plays.
     ``held``: its imports done, it waits for a line on stdin before it starts (``LiveTable.ready``).
+    ``prefix`` is a command it runs under (the sandbox a unit sets up), which must exec the daemon's
+    command line, so that the process signalled and waited for is the daemon itself.
     """
     base = {k: v for k, v in os.environ.items() if not k.upper().startswith(("SCANNERD_", "NOTIFY_"))}
     program = ["-c", HELD] if held else ["-m", "scannerd"]
     with log.open("ab") as out:
         return subprocess.Popen(
-            [sys.executable, *program, "run", "--config", str(config)],
+            [*prefix, sys.executable, *program, "run", "--config", str(config)],
             stdin=subprocess.PIPE if held else None,
             stdout=out,
             stderr=out,
@@ -102,6 +109,8 @@ class LiveTable:
     """Where the last in-process run's dealer display listened, for the next run to listen there too."""
     readied: subprocess.Popen[bytes] | None = None
     """The next start's process, its imports done while this run goes on (``ready``)."""
+    prefix: tuple[str, ...] = ()
+    """What every start of the process runs under (``start_daemon``)."""
 
     @property
     def port(self) -> PtyPort:
@@ -133,13 +142,13 @@ class LiveTable:
             self.proc.stdin.write(b"\n")
             self.proc.stdin.close()
         else:
-            self.proc = start_daemon(self.config, self.log, self.env)
+            self.proc = start_daemon(self.config, self.log, self.env, prefix=self.prefix)
 
     def ready(self) -> None:
         """Have the next ``start``'s process do its imports now, while this run goes on: that start is
         then a restart's own work alone, so many restarts fit in a short test."""
         assert not self.in_process and self.readied is None
-        self.readied = start_daemon(self.config, self.log, self.env, held=True)
+        self.readied = start_daemon(self.config, self.log, self.env, held=True, prefix=self.prefix)
 
     def kill(self, sig: int = signal.SIGKILL) -> int:
         """Send ``sig`` and wait for the process to end; its exit status."""
@@ -201,6 +210,7 @@ def live_table(
     adjust: Callable[[Config], Config] | None = None,
     server_id: str = "",
     topics: list[str] | None = None,
+    prefix: tuple[str, ...] = (),
     start: bool = True,
     **sections: Any,
 ) -> Iterator[LiveTable]:
@@ -213,6 +223,7 @@ def live_table(
     where a config file cannot (a USB bus object for the driver). ``server_id`` gives the game server
     a persistent session, so what is published while it or the broker is away waits for it; ``topics``
     is what it subscribes to, where it must take less than the whole table (or more than one table).
+    ``prefix`` is a command each start of the process runs under: a sandbox the unit would set up.
     ``start=False`` leaves the start to the test, for a daemon that must start after something else
     (the broker stopped, a listener added, the shoe unplugged)."""
     pty: PtyPort | None = None
@@ -225,7 +236,9 @@ def live_table(
     config = write_config(tmp_path, broker, driver, channel, table_id=table_id, **{"rules": AUTO, **sections})
     server = GameServer(broker, topics or [f"casino/tables/{table_id}/#"], client_id=server_id)
     log = tmp_path / "scannerd.log"
-    table = LiveTable(pty, config, log, server, shoe, env, in_process=in_process, adjust=adjust)
+    table = LiveTable(
+        pty, config, log, server, shoe, env, in_process=in_process, adjust=adjust, prefix=prefix
+    )
     try:
         if start:
             table.start()

@@ -78,51 +78,36 @@ def test_a_start_that_dies_before_dealing_with_a_power_cut_leaves_it_for_the_nex
         assert after.validator.next_seq == again.validator.next_seq
 
 
-def _sandboxed(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    """``scannerd run`` with the /proc that ``ProcSubset=pid`` and ``ProtectProc=invisible`` give."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCANNERD_", "NOTIFY_SOCKET"))}
-    inner = (
-        "mount -t proc -o subset=pid,hidepid=invisible proc /proc && "
-        f'exec "{sys.executable}" -m scannerd run --config "{config}"'
-    )
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            ["unshare", "--mount", "--pid", "--fork", "--kill-child=SIGTERM", "sh", "-c", inner],
-            stdout=out,
-            stderr=out,
-            env=env,
-        )
-
-
-def _stop_sandboxed(proc: subprocess.Popen[bytes]) -> None:
-    """unshare waits for its child: signal the daemon itself."""
-    for child in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split():
-        os.kill(int(child), signal.SIGTERM)
-    proc.wait(15)
+PROC_SUBSET_PID = (
+    "unshare",
+    "--mount",
+    "sh",
+    "-c",
+    'mount -t proc -o subset=pid,hidepid=invisible proc /proc && exec "$@"',
+    "sh",
+)
+"""``scannerd run`` under the /proc that ``ProcSubset=pid`` and ``ProtectProc=invisible`` give: systemd
+mounts it in the unit's own mount namespace, in the machine's pid namespace; the shell execs the daemon."""
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root and unshare")
 @pytest.mark.timeout(120)
 def test_a_power_cut_is_assumed_where_the_boot_id_cannot_be_read(tmp_path: Path, mosquitto: Broker) -> None:
     """No way to tell a power cut from a crash: the daemon takes the safe side (seq moves on, round void)."""
-    with live_table(tmp_path, mosquitto, start=False) as table:
-        server, shoe, config, log = table.server, table.shoe, table.config, table.log
+    with live_table(tmp_path, mosquitto, prefix=PROC_SUBSET_PID) as table:
+        server, shoe, log = table.server, table.shoe, table.log
         assert shoe is not None
-        proc = _sandboxed(config, log)  # not table.start(): under the /proc the unit gives
-        try:
-            server.wait_online(BASE)
-            for card in ("9H", "2S"):
-                shoe.send(DeviceCard(card))
-            server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
-            assert shoe.wait_idle(10)
-            _stop_sandboxed(proc)
-            power_cut(tmp_path / "outbox.sqlite3", boot_id="unknown")  # all such a /proc ever shows
-            before = max(e["seq"] for e in kept(server, "card"))
-            proc = _sandboxed(config, log)
-            wait_until(lambda: log.read_text().count("daemon started") >= 2, 30, "started again")
-            server.wait_for(lambda _: any(a["code"] == "DAEMON_RESTARTED" for a in kept(server, "alert")))
-        finally:
-            _stop_sandboxed(proc)
+        server.wait_online(BASE)
+        for card in ("9H", "2S"):
+            shoe.send(DeviceCard(card))
+        server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
+        assert shoe.wait_idle(10)
+        table.kill(signal.SIGTERM)
+        power_cut(tmp_path / "outbox.sqlite3", boot_id="unknown")  # all such a /proc ever shows
+        before = max(e["seq"] for e in kept(server, "card"))
+        table.start()
+        wait_until(lambda: log.read_text().count("daemon started") >= 2, 30, "started again")
+        server.wait_for(lambda _: any(a["code"] == "DAEMON_RESTARTED" for a in kept(server, "alert")))
     restart = next(a for a in kept(server, "alert") if a["code"] == "DAEMON_RESTARTED")
     assert restart["seq"] > before + SEQ_SKIP_AFTER_POWER_LOSS
     assert "the boot id cannot be read" in log.read_text()
