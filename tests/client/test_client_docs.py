@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.runtime.daemon import Daemon
-from simulators.serial_pty import PtyPort
 from tests.support.broker import wait_until
-from tests.support.fault import NATURAL, config
+from tests.support.fault import NATURAL
 from tests.support.frames import beetek
+from tests.support.process import live_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,28 +31,26 @@ def example() -> str:
 @pytest.mark.timeout(60)
 def test_the_documented_example_stores_each_round_once(tmp_path, mosquitto):
     (tmp_path / "example.py").write_text(example())
-    pty = PtyPort(tmp_path / "shoe")
-    daemon = Daemon(config(tmp_path, mosquitto, "beetek", pty.path))
     env = {**os.environ, "MQTT_HOST": mosquitto.host, "MQTT_PORT": str(mosquitto.port), "TABLE": "T1"}
     env["PYTHONPATH"] = str(ROOT)
-    daemon.start()
-    out = tmp_path / "out.txt"
-    with out.open("w") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "example.py"], cwd=tmp_path, env=env, stdout=sink, stderr=subprocess.STDOUT
-        )
-    try:
-        wait_until(lambda: "T1 is at seq" in out.read_text(), 20, "the example's get_state line")
-        for card in NATURAL:
-            pty.write(beetek(card))
-            time.sleep(0.05)
-        last = lambda: daemon.validator.next_seq - 1  # noqa: E731
-        wait_until(lambda: f"T1 {last()} " in out.read_text(), 20, "the last event printed")
-    finally:
-        proc.send_signal(signal.SIGINT)
-        code = proc.wait(15)
-        daemon.stop()
-        pty.close()
+    with live_table(tmp_path, mosquitto, "beetek", in_process=True) as table:
+        daemon = table.daemon
+        assert daemon is not None
+        out = tmp_path / "out.txt"
+        with out.open("w") as sink:
+            proc = subprocess.Popen(
+                [sys.executable, "example.py"], cwd=tmp_path, env=env, stdout=sink, stderr=subprocess.STDOUT
+            )
+        try:
+            wait_until(lambda: "T1 is at seq" in out.read_text(), 20, "the example's get_state line")
+            for card in NATURAL:
+                table.port.write(beetek(card))
+                time.sleep(0.05)
+            last = lambda: daemon.validator.next_seq - 1  # noqa: E731
+            wait_until(lambda: f"T1 {last()} " in out.read_text(), 20, "the last event printed")
+        finally:
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(15)
     printed = out.read_text()
     assert code == 0 and "Traceback" not in printed, printed
     assert "online: True" in printed

@@ -22,12 +22,11 @@ import pytest
 from scannerd.core.cards import ALL_CARDS
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.link.publisher import Publisher
-from scannerd.runtime.daemon import Daemon
-from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, answer_get_state, sample_events, store, wait_until
 from tests.support.client import handled
-from tests.support.fault import EventLog, config
+from tests.support.fault import EventLog
 from tests.support.frames import beetek
+from tests.support.process import live_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -66,40 +65,39 @@ def test_a_consumer_killed_mid_stream_gets_every_event_exactly_once_in_order(
 ) -> None:
     broker = make_broker(persistence=True)  # keeps the consumer's session and its queue
     marks = tmp_path / "marks.sqlite3"
-    pty = PtyPort(tmp_path / "shoe")
-    daemon = Daemon(config(tmp_path, broker, "beetek", pty.path))
     worker: Worker | None = None
     stored = EventLog()
-    daemon.listeners.append(stored)
     rng = random.Random(7)
     dealt = threading.Event()
+    with live_table(tmp_path, broker, "beetek", in_process=True, start=False) as table:
+        daemon = table.build()
+        daemon.listeners.append(stored)
 
-    def deal() -> None:
-        for _ in range(400):
-            pty.write(beetek(rng.choice(ALL_CARDS)))
-            time.sleep(0.005)
-        dealt.set()
+        def deal() -> None:
+            for _ in range(400):
+                table.port.write(beetek(rng.choice(ALL_CARDS)))
+                time.sleep(0.005)
+            dealt.set()
 
-    try:
-        worker = Worker(broker, marks, "game-server")
-        daemon.start()
-        wait_until(lambda: daemon.publisher.connected and daemon.reader.link_up, 15, "daemon up")
-        dealer = threading.Thread(target=deal, daemon=True)
-        dealer.start()
-        wait_until(lambda: len(handled(marks)) >= 150, 30, "the worker to handle 150 events")
-        worker.kill()
-        before_kill = len(handled(marks))
-        time.sleep(0.5)  # the table keeps dealing while the game server is down
-        worker = Worker(broker, marks, "game-server")
-        assert dealt.wait(60), "the dealing did not finish"
-        dealer.join()
-        assert daemon.publisher.flush(20)
-        last = daemon.validator.next_seq - 1
-        wait_until(lambda: any(seq == last for _, _, seq, _ in handled(marks)), 30, f"seq {last}")
-    finally:
-        daemon.stop()
-        output = worker.stop() if worker is not None else ""  # never left running after the test
-        pty.close()
+        try:
+            worker = Worker(broker, marks, "game-server")
+            table.start()
+            wait_until(lambda: daemon.publisher.connected and daemon.reader.link_up, 15, "daemon up")
+            dealer = threading.Thread(target=deal, daemon=True)
+            dealer.start()
+            wait_until(lambda: len(handled(marks)) >= 150, 30, "the worker to handle 150 events")
+            worker.kill()
+            before_kill = len(handled(marks))
+            time.sleep(0.5)  # the table keeps dealing while the game server is down
+            worker = Worker(broker, marks, "game-server")
+            assert dealt.wait(60), "the dealing did not finish"
+            dealer.join()
+            assert daemon.publisher.flush(20)
+            last = daemon.validator.next_seq - 1
+            wait_until(lambda: any(seq == last for _, _, seq, _ in handled(marks)), 30, f"seq {last}")
+        finally:
+            table.kill(signal.SIGTERM)  # before the worker, which is to see every event the table stored
+            output = worker.stop() if worker is not None else ""  # never left running after the test
 
     rows = handled(marks)
     assert [(t, seq, kind) for _, t, seq, kind in rows] == [("T1", e.seq, e.kind) for e in stored.events]

@@ -29,15 +29,11 @@ from scannerd.core.house import HouseRules
 from scannerd.core.inputs import CardDrawn, Command
 from scannerd.core.validator import Validator
 from scannerd.link.mqtt_settings import MqttSettings
-from scannerd.runtime.config import Config
-from scannerd.runtime.daemon import Daemon
-from scannerd.runtime.device_settings import DeviceSettings
-from scannerd.store.outbox_settings import OutboxSettings
-from simulators.serial_pty import FramedPtyDevice, PtyPort
 from tests.link.test_publisher_acl import USERS, shipped_conf
 from tests.link.test_tls import passwords
 from tests.support.broker import Broker, free_port, make_tls, wait_until
 from tests.support.command import scannerd
+from tests.support.process import LiveTable, live_table
 
 PREFIX = "casino/tables"
 
@@ -142,18 +138,12 @@ class Link:
         self._listener.close()
 
 
-def daemon_at(broker: Broker, tmp_path: Path, shoe_port: str) -> Daemon:
-    """Table T1's daemon on ``broker``, reading a framed shoe on ``shoe_port``; not started."""
-    return Daemon(
-        Config(
-            table_id="T1",
-            device=DeviceSettings(driver="framed", port=shoe_port),
-            rules={"burn": "none"},
-            mqtt=MqttSettings(host=broker.host, port=broker.port),
-            outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
-            display={"enabled": False},
-        )
-    )
+def framed_table(
+    tmp_path: Path, broker: Broker, start: bool = True
+) -> contextlib.AbstractContextManager[LiveTable]:
+    """Table T1 in the test's process on a framed shoe, the game server (the test) opening and closing
+    betting."""
+    return live_table(tmp_path, broker, in_process=True, start=start, rules={"burn": "none"})
 
 
 @pytest.fixture
@@ -197,26 +187,24 @@ def test_the_round_shoe_and_alerts_published_by_a_table_are_drawn(mosquitto, wat
 
 
 def test_a_watch_started_mid_round_asks_the_table_for_its_state(mosquitto, tmp_path: Path):
-    port = PtyPort(tmp_path / "shoe", baudrate=115200)
-    shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
-    daemon = daemon_at(mosquitto, tmp_path, port.path)
-    daemon.start()
-    watch = TableWatch(settings(mosquitto))  # no table id: follows the first one heard
-    try:
-        wait_until(lambda: daemon.reader.link_up, 10, "the shoe")
-        daemon.request("betting_open", {"round_id": "R7"})
-        daemon.request("betting_close", {})
-        shoe.send(DeviceCard("9H"))
-        wait_until(lambda: daemon.validator.state()["round"]["player"]["cards"], 10, "the first card")
-        watch.start()
-        wait_until(lambda: "NEXT: BANKER FIRST CARD" in screen(watch), 10, "the state of the round under way")
-        text = screen(watch)
-        assert "TABLE T1" in text and "Round R7" in text and "9\u2665" in text and "daemon ONLINE" in text
-    finally:
-        watch.stop()
-        daemon.stop()
-        shoe.stop()
-        port.close()
+    with framed_table(tmp_path, mosquitto) as table:
+        daemon, shoe = table.daemon, table.shoe
+        assert daemon is not None and shoe is not None
+        watch = TableWatch(settings(mosquitto))  # no table id: follows the first one heard
+        try:
+            wait_until(lambda: daemon.reader.link_up, 10, "the shoe")
+            daemon.request("betting_open", {"round_id": "R7"})
+            daemon.request("betting_close", {})
+            shoe.send(DeviceCard("9H"))
+            wait_until(lambda: daemon.validator.state()["round"]["player"]["cards"], 10, "the first card")
+            watch.start()
+            wait_until(
+                lambda: "NEXT: BANKER FIRST CARD" in screen(watch), 10, "the state of the round under way"
+            )
+            text = screen(watch)
+            assert "TABLE T1" in text and "Round R7" in text and "9\u2665" in text and "daemon ONLINE" in text
+        finally:
+            watch.stop()
 
 
 def test_messages_that_are_not_the_contract_are_ignored_and_the_watch_goes_on(mosquitto, watch):
@@ -254,22 +242,20 @@ def test_nothing_is_shown_as_connected_or_waiting_before_the_table_says_so(mosqu
     assert "shoe CONNECTED" not in text and "WAITING FOR BETS" not in text
 
 
-def test_a_table_whose_daemon_stops_is_shown_offline(mosquitto, tmp_path: Path, shoe):
-    daemon = daemon_at(mosquitto, tmp_path, shoe.port.path)
-    daemon.start()
-    watch = TableWatch(settings(mosquitto), "T1")
-    watch.start()
-    try:
-        wait_until(lambda: "WAITING FOR BETS" in screen(watch), 10, "the table's state")
-        assert "daemon ONLINE" in screen(watch) and "shoe CONNECTED" in screen(watch)
-        daemon.stop()
-        wait_until(lambda: "daemon OFFLINE" in screen(watch), 10, "the table's offline status")
-        text = screen(watch)
-        assert "TABLE OFFLINE" in text and "shoe UNKNOWN" in text
-        assert "shoe CONNECTED" not in text and "WAITING FOR BETS" not in text
-    finally:
-        watch.stop()
-        daemon.stop()
+def test_a_table_whose_daemon_stops_is_shown_offline(mosquitto, tmp_path: Path):
+    with framed_table(tmp_path, mosquitto) as table:
+        watch = TableWatch(settings(mosquitto), "T1")
+        watch.start()
+        try:
+            wait_until(lambda: "WAITING FOR BETS" in screen(watch), 10, "the table's state")
+            assert "daemon ONLINE" in screen(watch) and "shoe CONNECTED" in screen(watch)
+            table.kill(signal.SIGTERM)
+            wait_until(lambda: "daemon OFFLINE" in screen(watch), 10, "the table's offline status")
+            text = screen(watch)
+            assert "TABLE OFFLINE" in text and "shoe UNKNOWN" in text
+            assert "shoe CONNECTED" not in text and "WAITING FOR BETS" not in text
+        finally:
+            watch.stop()
 
 
 def watch_process(
@@ -462,51 +448,50 @@ def test_a_watch_started_before_its_broker_says_disconnected_until_the_broker_is
         broker.stop()
 
 
-def test_a_watch_started_before_the_daemon_asks_its_state_once_it_is_online(mosquitto, tmp_path: Path, shoe):
-    watch = TableWatch(settings(mosquitto), "T1")
-    watch.start()
-    daemon = daemon_at(mosquitto, tmp_path, shoe.port.path)
-    try:
-        wait_until(lambda: watch.connected, 10, "the broker")
-        assert "WAITING FOR THE TABLE" in screen(watch)
-        daemon.start()  # its status says online: now the table can say where it is
-        wait_until(lambda: "WAITING FOR BETS" in screen(watch), 10, "the table's state")
-        assert "daemon ONLINE" in screen(watch)
-    finally:
-        watch.stop()
-        daemon.stop()
+def test_a_watch_started_before_the_daemon_asks_its_state_once_it_is_online(mosquitto, tmp_path: Path):
+    with framed_table(tmp_path, mosquitto, start=False) as table:
+        watch = TableWatch(settings(mosquitto), "T1")
+        watch.start()
+        try:
+            wait_until(lambda: watch.connected, 10, "the broker")
+            assert "WAITING FOR THE TABLE" in screen(watch)
+            table.start()  # its status says online: now the table can say where it is
+            wait_until(lambda: "WAITING FOR BETS" in screen(watch), 10, "the table's state")
+            assert "daemon ONLINE" in screen(watch)
+        finally:
+            watch.stop()
 
 
 @pytest.mark.parametrize("get_state", [True, False], ids=["get-state", "no-get-state"])
 def test_a_watch_whose_link_was_cut_shows_the_table_as_it_is_and_goes_on_at_once(
-    mosquitto, tmp_path: Path, shoe, get_state: bool
+    mosquitto, tmp_path: Path, get_state: bool
 ):
     """The table deals on while the watch's network is down; back, it shows what it can at once."""
-    daemon = daemon_at(mosquitto, tmp_path, shoe.port.path)
-    daemon.start()
-    link = Link(mosquitto)
-    through = MqttSettings(host="127.0.0.1", port=link.port, prefix=PREFIX)
-    watch = TableWatch(through, "T1", get_state=get_state, lines=True)
-    watch.start()
-    try:
-        wait_until(lambda: "daemon ONLINE" in screen(watch), 10, "the table's status")
-        if get_state:
-            wait_until(lambda: "WAITING FOR BETS" in screen(watch), 10, "the table's state")
-        daemon.request("betting_open", {"round_id": "R1"})  # the watch's first event
-        wait_until(lambda: "Round R1 \u00b7 hand 1 \u00b7 betting" in screen(watch), 10, "the round")
-        link.cut()
-        wait_until(lambda: not watch.connected, 10, "the link cut")
-        daemon.request("betting_close", {})  # missed by the watch
-        link.mend()
-        wait_until(lambda: watch.connected, 15, "the link mended")
-        if get_state:
-            wait_until(lambda: "hand 1 \u00b7 dealing" in screen(watch), 10, "the round as it went on")
-        shoe.send(DeviceCard("9H"))
-        began = time.monotonic()
-        wait_until(lambda: "9\u2665" in screen(watch), 10, "the card dealt after it came back")
-        assert time.monotonic() - began < 2.0  # not held back as if the events missed were still to come
-        assert any(line.endswith("card player1 9\u2665 round=R1") for line in watch.take_lines())
-    finally:
-        watch.stop()
-        link.close()
-        daemon.stop()
+    with framed_table(tmp_path, mosquitto) as table:
+        daemon, shoe = table.daemon, table.shoe
+        assert daemon is not None and shoe is not None
+        link = Link(mosquitto)
+        through = MqttSettings(host="127.0.0.1", port=link.port, prefix=PREFIX)
+        watch = TableWatch(through, "T1", get_state=get_state, lines=True)
+        watch.start()
+        try:
+            wait_until(lambda: "daemon ONLINE" in screen(watch), 10, "the table's status")
+            if get_state:
+                wait_until(lambda: "WAITING FOR BETS" in screen(watch), 10, "the table's state")
+            daemon.request("betting_open", {"round_id": "R1"})  # the watch's first event
+            wait_until(lambda: "Round R1 \u00b7 hand 1 \u00b7 betting" in screen(watch), 10, "the round")
+            link.cut()
+            wait_until(lambda: not watch.connected, 10, "the link cut")
+            daemon.request("betting_close", {})  # missed by the watch
+            link.mend()
+            wait_until(lambda: watch.connected, 15, "the link mended")
+            if get_state:
+                wait_until(lambda: "hand 1 \u00b7 dealing" in screen(watch), 10, "the round as it went on")
+            shoe.send(DeviceCard("9H"))
+            began = time.monotonic()
+            wait_until(lambda: "9\u2665" in screen(watch), 10, "the card dealt after it came back")
+            assert time.monotonic() - began < 2.0  # not held back as if the events missed were still to come
+            assert any(line.endswith("card player1 9\u2665 round=R1") for line in watch.take_lines())
+        finally:
+            watch.stop()
+            link.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -10,12 +9,8 @@ from scannerd.contract.events import Event
 from scannerd.contract.payloads import DevicePayload
 from scannerd.core.inputs import CardDrawn, LinkChanged, ValidatorInput
 from scannerd.core.listeners import TableListener
-from scannerd.link.mqtt_settings import MqttSettings
-from scannerd.runtime.config import Config
-from scannerd.runtime.daemon import Daemon
-from scannerd.runtime.device_settings import DeviceSettings
-from scannerd.store.outbox_settings import OutboxSettings
 from tests.support.broker import Broker, wait_until
+from tests.support.process import live_table
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -48,36 +43,24 @@ class Heard(TableListener):
         self.heard.append(f"device {payload.link}")
 
 
-def test_a_listener_hears_a_card_judged_stored_then_its_bytes(
-    tmp_path: Path, mosquitto: Broker, pty: tuple[int, str]
-) -> None:
-    master, port = pty
-    daemon = Daemon(
-        Config(
-            table_id="T1",
-            device=DeviceSettings(driver="beetek", port=port),
-            rules={"burn": "none"},
-            mqtt=MqttSettings(host=mosquitto.host, port=mosquitto.port),
-            outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
-            display={"enabled": False},
-        )
-    )
-    listener = Heard()
-    daemon.listeners.append(listener)
-    daemon.start()
-    try:
+def test_a_listener_hears_a_card_judged_stored_then_its_bytes(tmp_path: Path, mosquitto: Broker) -> None:
+    with live_table(
+        tmp_path, mosquitto, "beetek", in_process=True, start=False, rules={"burn": "none"}
+    ) as table:
+        daemon = table.build()
+        listener = Heard()
+        daemon.listeners.append(listener)
+        table.start()
         wait_until(lambda: daemon.reader.link_up, 10, "link up")
         assert listener.heard[:2] == ["device up", f"input {LinkChanged.__name__}"]  # the shoe opened
         for command in ("new_shoe", "betting_open", "betting_close"):
             daemon.request(command, {})
         with daemon._lock:
             listener.heard.clear()
-        os.write(master, b" [Game]<Card:9H> \r\n")
+        table.port.write(b" [Game]<Card:9H> \r\n")
         wait_until(lambda: any(h.startswith("rx") for h in listener.heard), 10, "the card's bytes")
         assert listener.heard == [
             f"input {CardDrawn.__name__}",
             "events ['card']",
             "rx b' [Game]<Card:9H> \\r\\n'",
         ]
-    finally:
-        daemon.stop()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -13,15 +13,11 @@ from drivers.beetek import BeetekDriver
 from drivers.codecs.framed import encode_event
 from drivers.events import DeviceCard, DeviceEvent, DeviceHello
 from drivers.registry import BUILTIN_DRIVERS, get_driver_class
-from scannerd.link.mqtt_settings import MqttSettings
-from scannerd.runtime.config import Config
-from scannerd.runtime.daemon import Daemon
-from scannerd.runtime.device_settings import DeviceSettings
 from scannerd.store.journal import decode
 from scannerd.store.outbox import Outbox
-from scannerd.store.outbox_settings import OutboxSettings
 from tests.support.broker import Broker, wait_until
 from tests.support.frames import beetek
+from tests.support.process import live_table
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -85,33 +81,20 @@ def stored_device(outbox: Outbox) -> Any:
 
 
 def test_a_plugin_driver_gets_back_after_a_restart_what_it_keeps(
-    tmp_path: Path, mosquitto: Broker, pty: tuple[int, str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, mosquitto: Broker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Any driver, not only the framed shoe's, may keep state: the daemon stores and restores it unasked."""
     monkeypatch.setitem(BUILTIN_DRIVERS, "counting", f"{__name__}:CountingDriver")
-    master, port = pty
-    config = Config(
-        table_id="T1",
-        device=DeviceSettings(driver="counting", port=port),
-        rules={"burn": "none"},
-        mqtt=MqttSettings(host=mosquitto.host, port=mosquitto.port),
-        outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
-        display={"enabled": False},
-    )
-    first = Daemon(config)
-    first.start()
-    try:
+    with live_table(tmp_path, mosquitto, "counting", in_process=True, rules={"burn": "none"}) as table:
+        first = table.daemon
+        assert first is not None
         wait_until(lambda: first.reader.link_up, 10, "link up")
         first.request("new_shoe", {})
         first.request("betting_open", {})
         first.request("betting_close", {})
-        os.write(master, beetek("9H", "2C"))
+        table.port.write(beetek("9H", "2C"))
         wait_until(lambda: len(first.validator.state()["round"]["player"]["cards"]) == 1, 10, "the cards")
         wait_until(lambda: stored_device(first.outbox) == {"cards": 2}, 10, "the state stored")
-    finally:
-        first.stop()
-    again = Daemon(config)
-    try:
+        table.kill(signal.SIGTERM)
+        again = table.build()
         assert isinstance(again.driver.decoder, CountingDecoder) and again.driver.decoder.cards == 2
-    finally:
-        again.stop()

@@ -10,8 +10,8 @@ order is kept, and the retained topics a newcomer reads are intact.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import signal
 import threading
 import time
 from pathlib import Path
@@ -19,13 +19,11 @@ from pathlib import Path
 import pytest
 
 from scannerd.core.cards import ALL_CARDS
-from simulators.serial_pty import PtyPort
 from tests.support.broker import GameServer, assert_complete_in_order, event_seqs, wait_until
-from tests.support.config import write_config
 from tests.support.fault import deduplicated
 from tests.support.frames import beetek
 from tests.support.nats_cluster import NATS_SERVER, NatsCluster
-from tests.support.process import start_daemon
+from tests.support.process import live_table
 
 BASE = "casino/tables/T1"
 
@@ -36,38 +34,33 @@ pytestmark = pytest.mark.skipif(not Path(NATS_SERVER).exists(), reason="nats-ser
 def test_the_table_fails_over_when_its_node_dies_and_loses_nothing(tmp_path: Path) -> None:
     cluster = NatsCluster(tmp_path / "nats").start()
     first, second, third = cluster.nodes
-    port = PtyPort(tmp_path / "shoe")
-    config = write_config(
-        tmp_path,
-        None,
-        "beetek",
-        port.path,
-        rules={"round_control": "auto", "burn": "none"},
-        mqtt={
-            "brokers": [n.address for n in cluster.nodes],
-            "protocol": "3.1.1",
-            "reconnect_max_s": 1,
-            "health_interval_s": 2,
-        },
-        log={"format": "json"},
-    )
-    log = tmp_path / "scannerd.log"
-    server = None
-    proc = None
+    mqtt = {
+        "host": None,  # no one broker: the cluster's nodes, in order
+        "port": None,
+        "brokers": [n.address for n in cluster.nodes],
+        "protocol": "3.1.1",
+        "reconnect_max_s": 1,
+        "health_interval_s": 2,
+    }
     dealt: list[str] = []
     stop_dealing = threading.Event()
+    with contextlib.ExitStack() as stack:
+        stack.callback(cluster.stop)
+        # The game server is on another node than the table's first, with a persistent session.
+        table = stack.enter_context(
+            live_table(tmp_path, third, "beetek", server_id="game-server", mqtt=mqtt, log={"format": "json"})
+        )
+        stack.callback(stop_dealing.set)  # before the shoe's pty goes
+        server, port, log = table.server, table.port, table.log
 
-    def dealer() -> None:
-        i = 0
-        while not stop_dealing.wait(0.05):
-            card = ALL_CARDS[(i * 7) % len(ALL_CARDS)]
-            i += 1
-            dealt.append(card)
-            port.write(beetek(card, crlf=False))
+        def dealer() -> None:
+            i = 0
+            while not stop_dealing.wait(0.05):
+                card = ALL_CARDS[(i * 7) % len(ALL_CARDS)]
+                i += 1
+                dealt.append(card)
+                port.write(beetek(card, crlf=False))
 
-    try:
-        server = GameServer(third, [f"{BASE}/#"], client_id="game-server")
-        proc = start_daemon(config, log)
         server.wait_for(
             lambda got: any(m.topic.endswith("/device") and b'"link":"up"' in m.payload for m in got), 60
         )
@@ -84,15 +77,6 @@ def test_the_table_fails_over_when_its_node_dies_and_loses_nothing(tmp_path: Pat
 
         # A newcomer on another node reads the table's retained topics as the table left them.
         retained = read_retained(second, [f"{BASE}/status", f"{BASE}/device"])
-    finally:
-        stop_dealing.set()
-        if proc is not None:
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(20)
-        if server is not None:
-            server.close()
-        port.close()
-        cluster.stop()
 
     assert kept_cards(server.received) == dealt, log.read_text()[-3000:]
     arrived = event_seqs(server.received)

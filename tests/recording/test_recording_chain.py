@@ -25,9 +25,8 @@ from scannerd.recording.signing import load_private_key, write_key_pair
 from tests.runtime.test_service_start_errors import the_error
 from tests.support.broker import Broker, wait_until
 from tests.support.command import scannerd
-from tests.support.config import write_config
 from tests.support.frames import beetek
-from tests.support.process import live_table, log_lines, start_daemon, wait_shoe_open
+from tests.support.process import live_table, log_lines, wait_shoe_open
 
 T0 = 1_714_564_800.0 + 0.25  # 2024-05-01 12:00:00.25 UTC
 
@@ -456,22 +455,19 @@ def test_a_credential_that_is_not_the_private_key_stops_the_table(
     assert error == f"{credentials / 'recording-key'}: {problem}"
 
 
-def test_a_table_with_neither_key_records_unsigned_and_its_log_says_so(tmp_path: Path) -> None:
+def test_a_table_with_neither_key_records_unsigned_and_its_log_says_so(
+    tmp_path: Path, mosquitto: Broker
+) -> None:
     """No key_file and no credential (the unit found nothing in /etc/credstore): not set to sign."""
     credentials = tmp_path / "credentials"
     credentials.mkdir()
-    config = write_config(
-        tmp_path, None, "beetek", str(tmp_path / "shoe"), record={"dir": str(tmp_path / "rec")}
-    )
-    log = tmp_path / "scannerd.log"
-    proc = start_daemon(config, log, env={"CREDENTIALS_DIRECTORY": str(credentials)})
-    try:
+    env = {"CREDENTIALS_DIRECTORY": str(credentials)}
+    with live_table(tmp_path, mosquitto, "beetek", env=env, record={"dir": str(tmp_path / "rec")}) as table:
+        log = table.log
         wait_until(
             lambda: any(line["event"] == "recording" for line in log_lines(log)), 30, "the recording line"
         )
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(20) == 0
+        assert table.kill(signal.SIGTERM) == 0
     (said,) = [line for line in log_lines(log) if line["event"] == "recording"]
     assert said["level"] == "info" and said["key"] is None
 

@@ -13,11 +13,11 @@ signed with it.
 from __future__ import annotations
 
 import json
-import os
 import random
 import signal
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,7 @@ from simulators.game_server import GameServer as BettingServer
 from simulators.registry import make_device
 from simulators.scenario import parse
 from tests.support.broker import Broker, GameServer
-from tests.support.config import write_config
+from tests.support.process import live_table
 
 EVENT_KINDS = ("card", "round", "alert", "shoe")
 SCENARIO = """
@@ -70,52 +70,47 @@ def test_a_recording_of_a_live_run_replays_to_exactly_what_it_published(
     tmp_path: Path, mosquitto: Broker, driver: str
 ) -> None:
     scenario = parse(SCENARIO)
-    device = make_device(driver, random.Random(scenario.seed), link=tmp_path / "shoe-1")
-    rules = scenario.rules_for(device.reports_cut)
     record = {"dir": str(tmp_path / "recordings"), "rotate": "shoe"}
-    config = write_config(
-        tmp_path, mosquitto, driver, device.channel, rules=rules.model_dump(), record=record
-    )
-    server = GameServer(mosquitto, ["casino/tables/T1/#"])
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("SCANNERD_")}
     (tmp_path / "credentials").mkdir()
     write_key_pair(tmp_path / "credentials" / "recording-key", tmp_path / "recording-key.pub")
-    env["CREDENTIALS_DIRECTORY"] = str(tmp_path / "credentials")
-    with (tmp_path / "stderr").open("w") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
+    env = {"CREDENTIALS_DIRECTORY": str(tmp_path / "credentials")}
     betting = BettingServer(mosquitto.host, mosquitto.port, "T1", betting_time=0.0, round_wait=3.0)
-    try:
-        server.wait_online("casino/tables/T1")
-        betting.start()
+    with (
+        closing(make_device(driver, random.Random(scenario.seed), link=tmp_path / "shoe-1")) as device,
+        live_table(
+            tmp_path,
+            mosquitto,
+            driver,
+            channel=device.channel,
+            env=env,
+            rules=scenario.rules_for(device.reports_cut).model_dump(),
+            record=record,
+        ) as table,
+    ):
+        server = table.server
+        try:
+            server.wait_online("casino/tables/T1")
+            betting.start()
 
-        ends = [0]
+            ends = [0]
 
-        def after(step: Step) -> None:
-            """Like a dealer watching the table's display: on only once it shows the last step done."""
-            if isinstance(step.action, Unplug):
-                server.wait_for(lambda ms: any(b"DEVICE_RECONNECTED" in m.payload for m in ms), 30)
-            if step.expect.round_end:
-                ends[0] += 1
-                server.wait_for(lambda ms: rounds_over(server) >= ends[0], 30)
+            def after(step: Step) -> None:
+                """Like a dealer watching the table's display: on only once it shows the last step done."""
+                if isinstance(step.action, Unplug):
+                    server.wait_for(lambda ms: any(b"DEVICE_RECONNECTED" in m.payload for m in ms), 30)
+                if step.expect.round_end:
+                    ends[0] += 1
+                    server.wait_for(lambda ms: rounds_over(server) >= ends[0], 30)
 
-        dealer = scenario.dealer(device_reports_cut=device.reports_cut, pace=0.0)
-        Feeder(device, on_command=betting.perform, after=after).run(scenario.steps(dealer))
-        betting.request("get_state")  # every card is in once the table has answered a later request
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0, (tmp_path / "stderr").read_text()[-3000:]
-        server.wait_for(lambda ms: any(m.topic.endswith("/status") and b"offline" in m.payload for m in ms))
-    finally:
-        betting.stop()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
-        server.close()
-        device.close()
+            dealer = scenario.dealer(device_reports_cut=device.reports_cut, pace=0.0)
+            Feeder(device, on_command=betting.perform, after=after).run(scenario.steps(dealer))
+            betting.request("get_state")  # every card is in once the table has answered a later request
+            assert table.kill(signal.SIGTERM) == 0, table.log.read_text()[-3000:]
+            server.wait_for(
+                lambda ms: any(m.topic.endswith("/status") and b"offline" in m.payload for m in ms)
+            )
+        finally:
+            betting.stop()
 
     files = sorted((tmp_path / "recordings").glob("*.jsonl.gz"))
     assert len(files) >= 3  # from the start, shoe S1, shoe S2: one file per shoe

@@ -10,10 +10,7 @@ though the replay's ticks fall elsewhere in the second than the live ones did.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +19,7 @@ from drivers.events import DeviceCard
 from scannerd.contract.topics import EVENT_KINDS
 from scannerd.recording.replay import replay
 from tests.support.broker import Broker, GameServer
-from tests.support.config import write_config
+from tests.support.process import live_table
 
 BETTING_S = 1.5
 NATURAL = ("9H", "2S", "9C", "3D")
@@ -39,21 +36,13 @@ def events(messages: list[tuple[str, bytes]]) -> list[tuple[int, str, bytes]]:
 
 @pytest.mark.timeout(120)
 def test_the_table_closes_betting_itself_and_the_recording_replays_exactly(
-    tmp_path: Path, mosquitto: Broker, shoe
-):
+    tmp_path: Path, mosquitto: Broker
+) -> None:
     rules = {"burn": "none", "round_control": "auto", "betting_time_s": BETTING_S}
     record = {"dir": str(tmp_path / "recordings")}
-    config = write_config(tmp_path, mosquitto, "framed", shoe.port.path, rules=rules, record=record)
-    server = GameServer(mosquitto, ["casino/tables/T1/#"])
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("SCANNERD_")}
-    with (tmp_path / "stderr").open("w") as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
-    try:
+    with live_table(tmp_path, mosquitto, rules=rules, record=record) as table:
+        server, shoe = table.server, table.shoe
+        assert shoe is not None
         server.wait_online("casino/tables/T1")
         server.wait_for(lambda ms: "betting" in phases(server), 20)  # the shoe reported in
         shoe.send(DeviceCard("5C"))  # the dealer draws while bets are still being placed
@@ -66,13 +55,7 @@ def test_the_table_closes_betting_itself_and_the_recording_replays_exactly(
         for card in ("2H", "KS", "3C", "4D", "2C", "5S"):
             shoe.send(DeviceCard(card))
         server.wait_for(lambda ms: phases(server).count("complete") == 2, 20)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0, (tmp_path / "stderr").read_text()[-3000:]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
-        server.close()
+        assert table.kill(signal.SIGTERM) == 0, table.log.read_text()[-3000:]
 
     rounds = server.payloads("/round")
     first_betting, first_dealing = rounds[0], next(r for r in rounds if r["phase"] == "dealing")

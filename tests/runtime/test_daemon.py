@@ -3,36 +3,20 @@
 from __future__ import annotations
 
 import json
-import os
+import signal
 import sqlite3
 import threading
 import time
-from pathlib import Path
 
+from drivers.events import DeviceCard
 from scannerd.core.listeners import TableListener
-from scannerd.link.mqtt_settings import MqttSettings
-from scannerd.recording.settings import RecordSettings
-from scannerd.runtime.config import Config
-from scannerd.runtime.daemon import SEQ_SKIP_AFTER_POWER_LOSS, Daemon
-from scannerd.runtime.device_settings import DeviceSettings
-from scannerd.store.outbox_settings import OutboxSettings
-from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
+from scannerd.runtime.daemon import SEQ_SKIP_AFTER_POWER_LOSS
+from tests.support.broker import GameServer, assert_complete_in_order, event_seqs, wait_until
 from tests.support.frames import beetek
 from tests.support.process import live_table
 
 SERVER_ROUNDS = {"burn": "none", "round_control": "server"}
-"""The game server opens and closes betting, as make_config's tables do."""
-
-
-def make_config(tmp_path: Path, broker: Broker, port: str, **rules) -> Config:
-    return Config(
-        table_id="T1",
-        device=DeviceSettings(driver="beetek", port=port),
-        rules={"burn": "none", **rules},
-        mqtt=MqttSettings(host=broker.host, port=broker.port),
-        outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
-        display={"enabled": False},
-    )
+"""The game server opens and closes betting."""
 
 
 def wait_online(server: GameServer) -> None:
@@ -66,93 +50,81 @@ def test_cards_and_commands_flow_to_the_game_server_in_order(tmp_path, mosquitto
     assert server.payloads("/status")[-1]["state"] == "offline"
 
 
-def test_state_survives_a_restart(tmp_path, mosquitto, pty):
+def test_state_survives_a_restart(tmp_path, mosquitto):
     """The shoe, the hand count and seq carry on; the round left open is void, as nobody read meanwhile."""
-    master, port = pty
-    config = make_config(tmp_path, mosquitto, port)
-    daemon = Daemon(config)
-    daemon.start()
-    wait_until(lambda: daemon.reader.link_up, 10, "link up")
-    daemon.request("new_shoe", {"shoe_id": "S1"})
-    daemon.request("betting_open", {"round_id": "R1"})
-    daemon.request("betting_close", {})
-    os.write(master, beetek("9H", "2S"))
-    wait_until(lambda: daemon.validator.state()["round"]["player"]["cards"] == ["9H"], 10, "cards")
-    next_seq = daemon.validator.next_seq
-    daemon.stop()
+    with live_table(tmp_path, mosquitto, "beetek", in_process=True, rules=SERVER_ROUNDS) as table:
+        daemon, server = table.daemon, table.server
+        assert daemon is not None
+        wait_until(lambda: daemon.reader.link_up, 10, "link up")
+        daemon.request("new_shoe", {"shoe_id": "S1"})
+        daemon.request("betting_open", {"round_id": "R1"})
+        daemon.request("betting_close", {})
+        table.port.write(beetek("9H", "2S"))
+        wait_until(lambda: daemon.validator.state()["round"]["player"]["cards"] == ["9H"], 10, "cards")
+        next_seq = daemon.validator.next_seq
+        table.kill(signal.SIGTERM)
 
-    again = Daemon(config)
-    assert again.validator.state()["round"]["round_id"] == "R1"
-    assert again.validator.next_seq == next_seq
-    server = GameServer(mosquitto, ["casino/tables/T1/#"])
-    again.start()
-    try:
+        again = table.build()
+        assert again.validator.state()["round"]["round_id"] == "R1"
+        assert again.validator.next_seq == next_seq
+        table.start()
         wait_until(lambda: again.reader.link_up, 10, "link up")
         server.wait_for(lambda ms: any(b'"void"' in m.payload for m in ms if m.topic.endswith("/round")))
         void = server.payloads("/round")[-1]
         assert (void["round_id"], void["reason"], void["seq"]) == ("R1", "DAEMON_RESTARTED", next_seq + 1)
         again.request("betting_open", {"round_id": "R2"})
         again.request("betting_close", {})
-        os.write(master, beetek("9H", "2S", "9C", "3D"))
+        table.port.write(beetek("9H", "2S", "9C", "3D"))
         server.wait_for(lambda ms: any(b'"complete"' in m.payload for m in ms if m.topic.endswith("/round")))
         done = server.payloads("/round")[-1]
         assert (done["round_id"], done["hand_no"], done["shoe_id"]) == ("R2", 2, "S1")
-    finally:
-        again.stop()
-        server.close()
 
 
-def test_the_cards_of_one_read_are_stored_together(tmp_path, mosquitto, pty):
+def test_the_cards_of_one_read_are_stored_together(tmp_path, mosquitto):
     """A burst costs one commit and one fsync, not one per card."""
-    master, port = pty
-    daemon = Daemon(make_config(tmp_path, mosquitto, port, round_control="auto"))
-    writes: list[int] = []
-    write = daemon.outbox.write
+    with live_table(tmp_path, mosquitto, "beetek", in_process=True, start=False) as table:
+        daemon = table.build()
+        writes: list[int] = []
+        write = daemon.outbox.write
 
-    def counting_write(messages, state=None):
-        messages = list(messages)
-        writes.append(sum(1 for m in messages if m.topic.endswith("/card")))
-        return write(messages, state)
+        def counting_write(messages, state=None):
+            messages = list(messages)
+            writes.append(sum(1 for m in messages if m.topic.endswith("/card")))
+            return write(messages, state)
 
-    daemon.outbox.write = counting_write  # type: ignore[method-assign]
-    daemon.start()
-    try:
+        daemon.outbox.write = counting_write  # type: ignore[method-assign]
+        table.start()
         wait_until(lambda: daemon.reader.link_up, 10, "link up")
         writes.clear()
-        os.write(master, beetek("9H", "2S", "9C", "3D"))  # one write to the pty, so one read
+        table.port.write(beetek("9H", "2S", "9C", "3D"))  # one write to the pty, so one read
         wait_until(lambda: sum(writes) == 4, 10, "four cards stored")
         assert writes == [4]
-    finally:
-        daemon.stop()
 
 
-def test_after_a_power_cut_seq_skips_what_may_have_been_published(tmp_path, mosquitto, pty):
+def test_after_a_power_cut_seq_skips_what_may_have_been_published(tmp_path, mosquitto):
     """Events are sent before the fsync; a power cut may lose the last ones, and their seqs stay used."""
-    _, port = pty
-    config = make_config(tmp_path, mosquitto, port)
-    daemon = Daemon(config)
-    daemon.request("betting_open", {"round_id": "R1"})
-    daemon.request("betting_close", {})  # cards are due: the power cut comes mid-deal
-    next_seq = daemon.validator.next_seq
-    daemon.stop()
-    restarted = Daemon(config)
-    assert restarted.validator.next_seq == next_seq  # a clean stop, then a start: no gap
-    restarted.stop()
-    # As the machine dying leaves it: the outbox still marked open, by an earlier boot.
-    db = sqlite3.connect(config.outbox.path)
-    db.execute("UPDATE meta SET value = '1' WHERE key = 'open'")
-    db.execute("UPDATE meta SET value = 'an-earlier-boot' WHERE key = 'boot_id'")
-    db.commit()
-    db.close()
-    again = Daemon(config)
-    assert again.validator.next_seq == next_seq + SEQ_SKIP_AFTER_POWER_LOSS
-    again.start(device_wait_s=0)
-    try:
+    with live_table(
+        tmp_path, mosquitto, "beetek", in_process=True, start=False, rules=SERVER_ROUNDS
+    ) as table:
+        daemon = table.build()
+        daemon.request("betting_open", {"round_id": "R1"})
+        daemon.request("betting_close", {})  # cards are due: the power cut comes mid-deal
+        next_seq = daemon.validator.next_seq
+        table.kill(signal.SIGTERM)
+        assert table.build().validator.next_seq == next_seq  # a clean stop, then a start: no gap
+        table.kill(signal.SIGTERM)
+        # As the machine dying leaves it: the outbox still marked open, by an earlier boot.
+        db = sqlite3.connect(tmp_path / "outbox.sqlite3")
+        db.execute("UPDATE meta SET value = '1' WHERE key = 'open'")
+        db.execute("UPDATE meta SET value = 'an-earlier-boot' WHERE key = 'boot_id'")
+        db.commit()
+        db.close()
+        again = table.build()
+        assert again.validator.next_seq == next_seq + SEQ_SKIP_AFTER_POWER_LOSS
+        again.start(device_wait_s=0)
         state = again.validator.state()  # the round that was being dealt is void, the dealer told why
         assert (state["round"]["round_id"], state["round"]["phase"]) == ("R1", "void")
         assert "DAEMON_RESTARTED" in [a["code"] for a in state["alerts"]]
-    finally:
-        again.stop()
 
 
 def test_a_bad_request_gets_an_error_and_the_table_keeps_working(tmp_path, mosquitto):
@@ -181,28 +153,21 @@ def test_a_shoe_alarm_reaches_the_game_server_as_an_alert(tmp_path, mosquitto):
 
 def test_a_framed_shoe_that_falls_silent_mid_round_counts_as_disconnected(tmp_path, mosquitto):
     """A cable pulled at the shoe end of an adapter: no read fails, only the heartbeats stop."""
-    from drivers.events import DeviceCard
-    from simulators.serial_pty import FramedPtyDevice, PtyPort
-
-    port = PtyPort(tmp_path / "shoe", baudrate=115200)
-    shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
-    config = make_config(tmp_path, mosquitto, port.path)
-    config = config.model_copy(
-        update={"device": DeviceSettings(driver="framed", port=port.path, stale_after_s=1.5)}
-    )
-    daemon = Daemon(config)
-    daemon.start()
     beating = threading.Event()
     beating.set()
+    with live_table(
+        tmp_path, mosquitto, in_process=True, rules=SERVER_ROUNDS, device={"stale_after_s": 1.5}
+    ) as table:
+        daemon, shoe = table.daemon, table.shoe
+        assert daemon is not None and shoe is not None
 
-    def beat() -> None:
-        while beating.is_set():
-            shoe.heartbeat()
-            time.sleep(0.2)
+        def beat() -> None:
+            while beating.is_set():
+                shoe.heartbeat()
+                time.sleep(0.2)
 
-    heart = threading.Thread(target=beat, daemon=True)
-    heart.start()
-    try:
+        heart = threading.Thread(target=beat, daemon=True)
+        heart.start()
         wait_until(lambda: daemon.reader.link_up, 10, "link up")
         daemon.request("betting_open", {"round_id": "R1"})
         daemon.request("betting_close", {})
@@ -217,60 +182,46 @@ def test_a_framed_shoe_that_falls_silent_mid_round_counts_as_disconnected(tmp_pa
         shoe.heartbeat()
         wait_until(lambda: daemon.validator.link_up, 10, "the shoe heard again")
         assert daemon.table.device_view.payload.link == "up"
-    finally:
-        daemon.stop()
-        shoe.stop()
-        port.close()
 
 
-def test_a_quiet_shoe_without_heartbeats_is_not_judged(tmp_path, mosquitto, pty):
-    _, port = pty
-    config = make_config(tmp_path, mosquitto, port)
-    config = config.model_copy(
-        update={"device": DeviceSettings(driver="beetek", port=port, stale_after_s=0.5)}
-    )
-    daemon = Daemon(config)
-    daemon.start()
-    try:
+def test_a_quiet_shoe_without_heartbeats_is_not_judged(tmp_path, mosquitto):
+    with live_table(
+        tmp_path, mosquitto, "beetek", in_process=True, rules=SERVER_ROUNDS, device={"stale_after_s": 0.5}
+    ) as table:
+        daemon = table.daemon
+        assert daemon is not None
         wait_until(lambda: daemon.reader.link_up, 10, "link up")
-        time.sleep(2.5)  # several ticks past stale_after_s
+        time.sleep(2.5)  # several ticks past stale_after_s: nothing is to happen, so nothing to wait for
         assert daemon.validator.link_up and daemon.validator.state()["alerts"] == []
-    finally:
-        daemon.stop()
 
 
 def test_a_card_is_written_handed_over_synced_acknowledged_then_shown_in_that_order(tmp_path, mosquitto):
     """The durability order of ``Daemon._store``, watched on a framed shoe's card as it happens."""
-    from drivers.events import DeviceCard
-    from simulators.serial_pty import FramedPtyDevice, PtyPort
+    with live_table(tmp_path, mosquitto, in_process=True, start=False, rules=SERVER_ROUNDS) as table:
+        daemon, shoe = table.build(), table.shoe
+        assert shoe is not None
+        steps: list[str] = []
 
-    port = PtyPort(tmp_path / "shoe", baudrate=115200)
-    shoe = FramedPtyDevice(port).start()
-    config = make_config(tmp_path, mosquitto, port.path)
-    daemon = Daemon(config.model_copy(update={"device": DeviceSettings(driver="framed", port=port.path)}))
-    steps: list[str] = []
+        def watch(owner: object, name: str, step: str) -> None:
+            real = getattr(owner, name)
 
-    def watch(owner: object, name: str, step: str) -> None:
-        real = getattr(owner, name)
+            def watched(*args: object) -> object:
+                steps.append(step)
+                return real(*args)
 
-        def watched(*args: object) -> object:
-            steps.append(step)
-            return real(*args)
+            setattr(owner, name, watched)
 
-        setattr(owner, name, watched)
+        watch(daemon.outbox, "write", "write")
+        watch(daemon.publisher, "send", "send")
+        watch(daemon.outbox, "sync", "sync")
+        watch(daemon.driver, "acknowledge", "acknowledge")
 
-    watch(daemon.outbox, "write", "write")
-    watch(daemon.publisher, "send", "send")
-    watch(daemon.outbox, "sync", "sync")
-    watch(daemon.driver, "acknowledge", "acknowledge")
+        class Shown(TableListener):
+            def on_events(self, events: object) -> None:
+                steps.append("listeners")
 
-    class Shown(TableListener):
-        def on_events(self, events: object) -> None:
-            steps.append("listeners")
-
-    daemon.listeners.append(Shown())
-    daemon.start()
-    try:
+        daemon.listeners.append(Shown())
+        table.start()
         wait_until(lambda: daemon.reader.link_up, 10, "link up")
         daemon.request("betting_open", {"round_id": "R1"})
         daemon.request("betting_close", {})
@@ -280,24 +231,20 @@ def test_a_card_is_written_handed_over_synced_acknowledged_then_shown_in_that_or
         wait_until(lambda: "listeners" in steps, 10, "the card stored")
         assert steps[:5] == ["write", "send", "sync", "acknowledge", "listeners"]
         assert shoe.wait_idle(10)  # and the shoe heard the ack
-    finally:
-        daemon.stop()
-        shoe.stop()
-        port.close()
 
 
-def test_a_dealer_button_pressed_once_the_recording_has_ended_is_not_run(tmp_path, mosquitto, pty):
+def test_a_dealer_button_pressed_once_the_recording_has_ended_is_not_run(tmp_path, mosquitto):
     """At stop the last file is sealed before the broker is let go: a request judged after that
     would be published but missing from the recording, and its replay would differ."""
-    _master, port = pty
-    config = make_config(tmp_path, mosquitto, port).model_copy(
-        update={"record": RecordSettings(dir=tmp_path / "rec")}
-    )
-    daemon = Daemon(config)
-    daemon.start()
-    wait_until(lambda: daemon.reader.link_up, 10, "link up")
-    daemon.stop()
-    next_seq = daemon.validator.next_seq
-    response = daemon.request("betting_open", {"round_id": "R9"})
-    assert (response.status, response.error) == ("error", "the table is stopping: not run")
-    assert daemon.validator.next_seq == next_seq and daemon.validator.round is None
+    record = {"dir": str(tmp_path / "rec")}
+    with live_table(
+        tmp_path, mosquitto, "beetek", in_process=True, rules=SERVER_ROUNDS, record=record
+    ) as table:
+        daemon = table.daemon
+        assert daemon is not None
+        wait_until(lambda: daemon.reader.link_up, 10, "link up")
+        table.kill(signal.SIGTERM)
+        next_seq = daemon.validator.next_seq
+        response = daemon.request("betting_open", {"round_id": "R9"})
+        assert (response.status, response.error) == ("error", "the table is stopping: not run")
+        assert daemon.validator.next_seq == next_seq and daemon.validator.round is None

@@ -17,10 +17,9 @@ import paho.mqtt.client as mqtt
 from drivers.events import DeviceCard
 from drivers.registry import ENTRY_POINT_GROUP
 from scannerd.contract.payloads import HealthPayload
-from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer
 from tests.support.frames import beetek
-from tests.support.process import live_table, log_lines, table, wait_shoe_open
+from tests.support.process import live_table, log_lines, wait_shoe_open
 
 FAST_HEALTH = {"health_interval_s": 0.2}
 NOISE = b"\x07\x1b~~ line noise ~~\xff\xfe"  # a cable picking up a motor: no frame anywhere in it
@@ -44,30 +43,26 @@ def health_where(server: GameServer, ok: Any) -> dict[str, Any]:
 def test_line_noise_and_recorded_lines_are_counted_on_the_health_topic(
     tmp_path: Path, mosquitto: Broker
 ) -> None:
-    server = GameServer(mosquitto, ["casino/tables/T1/#"])
-    try:
-        with (
-            PtyPort(link=tmp_path / "shoe") as shoe,
-            table(tmp_path, mosquitto, shoe, mqtt=FAST_HEALTH, record={"dir": str(tmp_path / "rec")}),
-        ):
-            wait_shoe_open(server)
-            quiet = health_where(server, lambda h: h.get("reader") is not None)
-            HealthPayload.model_validate(quiet)  # the published payload is the contract's
-            reader = quiet["reader"]
-            assert (reader["junk_bytes"], reader["bad_frames"], reader["errors"]) == (0, 0, 0)
-            assert reader["unknown_cards"] is None and reader["duplicates"] is None  # framed shoes only
-            assert quiet["recorder"]["alive"] and quiet["recorder"]["files"] == 1
+    record = {"dir": str(tmp_path / "rec")}
+    with live_table(tmp_path, mosquitto, "beetek", mqtt=FAST_HEALTH, record=record) as table:
+        server, shoe = table.server, table.port
+        wait_shoe_open(server)
+        quiet = health_where(server, lambda h: h.get("reader") is not None)
+        HealthPayload.model_validate(quiet)  # the published payload is the contract's
+        reader = quiet["reader"]
+        assert (reader["junk_bytes"], reader["bad_frames"], reader["errors"]) == (0, 0, 0)
+        assert reader["unknown_cards"] is None and reader["duplicates"] is None  # framed shoes only
+        assert quiet["recorder"]["alive"] and quiet["recorder"]["files"] == 1
 
-            shoe.write(beetek("9H") + NOISE + b"<Shuffle:now>\r\n" + beetek("2C"))
-            server.wait_for(lambda ms: len(server.payloads("/card")) >= 2, 30)
-            noisy = health_where(server, lambda h: h["reader"]["junk_bytes"] > 0)["reader"]
-            assert noisy["junk_bytes"] >= len(NOISE.replace(b" ", b""))  # spaces between frames are no junk
-            assert noisy["bad_frames"] == 1  # <Shuffle:now>: a frame, but of nothing this shoe says
-            recorder = health_where(server, lambda h: h["recorder"]["lines"] >= 2)["recorder"]
-            assert recorder["dropped"] == recorder["errors"] == 0
-        assert [p["card"] for p in server.payloads("/card")] == ["9H", "2C"]  # the noise cost no card
-    finally:
-        server.close()
+        shoe.write(beetek("9H") + NOISE + b"<Shuffle:now>\r\n" + beetek("2C"))
+        server.wait_for(lambda ms: len(server.payloads("/card")) >= 2, 30)
+        noisy = health_where(server, lambda h: h["reader"]["junk_bytes"] > 0)["reader"]
+        assert noisy["junk_bytes"] >= len(NOISE.replace(b" ", b""))  # spaces between frames are no junk
+        assert noisy["bad_frames"] == 1  # <Shuffle:now>: a frame, but of nothing this shoe says
+        recorder = health_where(server, lambda h: h["recorder"]["lines"] >= 2)["recorder"]
+        assert recorder["dropped"] == recorder["errors"] == 0
+        table.running()
+    assert [p["card"] for p in server.payloads("/card")] == ["9H", "2C"]  # the noise cost no card
 
 
 def test_a_framed_shoe_adds_its_session_counters(tmp_path: Path, mosquitto: Broker) -> None:
@@ -121,6 +116,6 @@ def test_a_driver_that_counts_nothing_leaves_health_and_cards_going(
         reader = latest_health(server)["reader"]
         assert (reader["junk_bytes"], reader["bad_frames"], reader["errors"]) == (None, None, 0)
         assert [p["card"] for p in server.payloads("/card")] == ["AS", "QD"]
-        assert table.proc is not None and table.proc.poll() is None
+        table.running()
     said = [line for line in log_lines(log) if line["event"].startswith("the driver gives no counters")]
     assert len(said) == 1 and said[0]["driver"] == "quiet", said

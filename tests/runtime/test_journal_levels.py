@@ -10,25 +10,19 @@ unplugged the way they go on a real table.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from simulators.serial_pty import PtyPort
-from tests.support.broker import Broker, GameServer, wait_until
-from tests.support.config import write_config
+from tests.support.broker import Broker, wait_until
 from tests.support.fault import NATURAL
 from tests.support.frames import beetek
+from tests.support.process import LiveTable, live_table, wait_shoe_open
 
 WARNING = 4
 """syslog's priority for warning; ``journalctl -p warning`` shows this and every lower number."""
-
-AUTO = {"burn": "none", "round_control": "auto"}
 
 
 def journal(path: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -46,26 +40,16 @@ def shown(entries: list[tuple[int, dict[str, Any]]]) -> list[dict[str, Any]]:
 
 
 @contextmanager
-def daemon(config: Path, log: Path) -> Iterator[subprocess.Popen[bytes]]:
-    """``scannerd run`` as under systemd, its stderr being "the journal"; stopped with SIGTERM, exit 0."""
-    env = {k: v for k, v in os.environ.items() if not k.upper().startswith(("SCANNERD_", "NOTIFY_"))}
-    with log.open("w") as stderr:
-        st = os.fstat(stderr.fileno())
-        env["JOURNAL_STREAM"] = f"{st.st_dev}:{st.st_ino}"
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-        )
-    try:
-        yield proc
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0, log.read_text()[-2000:]
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=30)
+def journaled(tmp_path: Path, broker: Broker, **sections: Any) -> Iterator[LiveTable]:
+    """A live table on a beetek shoe, its log "the journal": ``$JOURNAL_STREAM`` names the file as
+    journald names the stream it gives a unit. Stopped with SIGTERM at the end, exit 0."""
+    with live_table(tmp_path, broker, "beetek", start=False, **sections) as table:
+        table.log.touch()  # named by its device and inode before the daemon starts, so made first
+        st = table.log.stat()
+        table.env = {"JOURNAL_STREAM": f"{st.st_dev}:{st.st_ino}"}
+        table.start()
+        yield table
+        assert table.kill(signal.SIGTERM) == 0, table.log.read_text()[-2000:]
 
 
 def logged(log: Path, predicate: Callable[[dict[str, Any]], bool], what: str) -> None:
@@ -77,15 +61,11 @@ def logged(log: Path, predicate: Callable[[dict[str, Any]], bool], what: str) ->
 
 
 def test_a_clean_stop_logs_nothing_at_warning(tmp_path: Path, mosquitto: Broker) -> None:
-    server = GameServer(mosquitto, ["casino/tables/T1/#"])
-    log = tmp_path / "journal"
-    with PtyPort(link=tmp_path / "shoe-1") as shoe:
-        config = write_config(tmp_path, mosquitto, "beetek", shoe.path, rules=AUTO)
-        with daemon(config, log):
-            server.wait_online("casino/tables/T1")
-            shoe.write(beetek(*NATURAL))
-            server.wait_for(lambda ms: len(server.payloads("/card")) == 4)
-    server.close()
+    with journaled(tmp_path, mosquitto) as table:
+        server, log = table.server, table.log
+        wait_shoe_open(server)  # online comes before the shoe is open, and a card sent before is lost
+        table.port.write(beetek(*NATURAL))
+        server.wait_for(lambda ms: len(server.payloads("/card")) == 4)
     entries = journal(log)
     assert shown(entries) == [], "a clean stop and a good round are no trouble"
     events = [line["event"] for _, line in entries]
@@ -97,25 +77,22 @@ def test_misdeals_link_losses_and_outbox_warnings_are_at_warning(
     tmp_path: Path, make_broker: Callable[..., Broker]
 ) -> None:
     broker = make_broker()
-    server = GameServer(broker, ["casino/tables/T1/#"])
-    log = tmp_path / "journal"
-    with PtyPort(link=tmp_path / "shoe-1") as shoe:
-        # The smallest outbox budget, warned at 3 KiB: a few rounds waiting for the broker.
-        outbox = {"max_bytes": 64 * 1024, "warn_fraction": 0.05}
-        config = write_config(tmp_path, broker, "beetek", shoe.path, rules=AUTO, outbox=outbox)
-        with daemon(config, log):
-            server.wait_online("casino/tables/T1")
-            shoe.write(beetek("9H", "1S"))  # a card the shoe could not read in a round: a misdeal
-            logged(log, lambda line: line.get("code") == "UNREADABLE_CARD", "the misdeal in the log")
-            server.close()
-            broker.stop()  # the game server's broker goes away
-            logged(log, lambda line: line["event"] == "mqtt disconnected", "the link to the broker lost")
-            shoe.write(beetek(*NATURAL * 3))  # three rounds wait in the outbox
-            logged(log, lambda line: line.get("code") == "OUTBOX_NEARLY_FULL", "the outbox warning")
-            shoe.unplug()  # the shoe's cable pulled
-            logged(log, lambda line: line["event"] == "device link down", "the shoe's link lost")
-            broker.start()
-            logged(log, lambda line: line.get("outbox_level") == "ok", "the outbox drained")
+    # The smallest outbox budget, warned at 3 KiB: a few rounds waiting for the broker.
+    outbox = {"max_bytes": 64 * 1024, "warn_fraction": 0.05}
+    with journaled(tmp_path, broker, outbox=outbox) as table:
+        server, shoe, log = table.server, table.port, table.log
+        wait_shoe_open(server)
+        shoe.write(beetek("9H", "1S"))  # a card the shoe could not read in a round: a misdeal
+        logged(log, lambda line: line.get("code") == "UNREADABLE_CARD", "the misdeal in the log")
+        server.close()
+        broker.stop()  # the game server's broker goes away
+        logged(log, lambda line: line["event"] == "mqtt disconnected", "the link to the broker lost")
+        shoe.write(beetek(*NATURAL * 3))  # three rounds wait in the outbox
+        logged(log, lambda line: line.get("code") == "OUTBOX_NEARLY_FULL", "the outbox warning")
+        shoe.unplug()  # the shoe's cable pulled
+        logged(log, lambda line: line["event"] == "device link down", "the shoe's link lost")
+        broker.start()
+        logged(log, lambda line: line.get("outbox_level") == "ok", "the outbox drained")
     entries = journal(log)
     trouble = [(line["event"], line.get("code") or line.get("outbox_level")) for line in shown(entries)]
     # A reconnection tried while the broker is away says why it failed (once), whenever it falls.

@@ -9,7 +9,6 @@ the broker) after SIGTERM.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -17,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer
 from tests.support.config import write_config
 from tests.support.frames import beetek
 from tests.support.notify_listener import NotifyListener
+from tests.support.process import live_table
 
 
 def status_states(server: GameServer) -> list[str]:
@@ -29,41 +28,26 @@ def status_states(server: GameServer) -> list[str]:
 
 
 def test_run_under_a_service_manager(tmp_path: Path, mosquitto: Broker) -> None:
-    server = GameServer(mosquitto, ["casino/tables/T9/#"])
-    with PtyPort(link=tmp_path / "shoe-1") as shoe, NotifyListener(tmp_path / "notify") as manager:
-        rules = {"burn": "none", "round_control": "auto"}
-        config = write_config(tmp_path, mosquitto, "beetek", shoe.path, table_id="T9", rules=rules)
-        env = {k: v for k, v in os.environ.items() if not k.upper().startswith("SCANNERD_")}
-        env.update(manager.env, WATCHDOG_USEC="3000000")
-        with (tmp_path / "stderr").open("w") as stderr:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "scannerd", "run", "--config", str(config)],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=stderr,
-            )
-        try:
+    with NotifyListener(tmp_path / "notify") as manager:
+        env = manager.env | {"WATCHDOG_USEC": "3000000"}
+        with live_table(tmp_path, mosquitto, "beetek", table_id="T9", env=env) as table:
+            server = table.server
             ready = manager.wait_for("READY", "1")
             assert "mqtt" in ready["STATUS"] and "pending" in ready["STATUS"]
             manager.wait_for("WATCHDOG", "1")
             server.wait_for(lambda ms: "online" in status_states(server))
 
-            shoe.write(beetek("9H", "2C"))  # cards of an 'auto' round
+            table.port.write(beetek("9H", "2C"))  # cards of an 'auto' round
             server.wait_for(lambda ms: len(server.payloads("/card")) >= 2)
             assert [p["card"] for p in server.payloads("/card")] == ["9H", "2C"]
             manager.wait_for("WATCHDOG", "1")
 
-            proc.send_signal(signal.SIGTERM)
+            stopped = table.kill(signal.SIGTERM)
             manager.wait_for("STOPPING", "1")
-            assert proc.wait(timeout=30) == 0
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=30)
-    server.wait_for(lambda ms: status_states(server)[-1:] == ["offline"])
-    server.close()
+            assert stopped == 0
+            server.wait_for(lambda ms: status_states(server)[-1:] == ["offline"])
 
-    lines = [json.loads(line) for line in (tmp_path / "stderr").read_text().splitlines()]
+    lines = [json.loads(line) for line in table.log.read_text().splitlines()]
     assert lines, "stderr is not a terminal here, so the log is JSON lines"
     assert all(line["table_id"] == "T9" for line in lines)
     events = [line["event"] for line in lines]

@@ -3,15 +3,12 @@
 import random
 import threading
 import time
+from contextlib import closing
 
 import pytest
 
 from scannerd.contract.events import RoundEvent
 from scannerd.link.mqtt_settings import MqttSettings
-from scannerd.runtime.config import Config
-from scannerd.runtime.daemon import Daemon
-from scannerd.runtime.device_settings import DeviceSettings
-from scannerd.store.outbox_settings import OutboxSettings
 from simulators.actions import Draw, ServerCommand, Unreadable
 from simulators.feeder import Feeder
 from simulators.game_server import GameServer
@@ -19,6 +16,7 @@ from simulators.registry import make_device
 from simulators.scenario import parse
 from tests.support.broker import GameServer as Observer
 from tests.support.broker import answer_get_state, wait_until
+from tests.support.process import live_table
 
 BASE = "casino/tables/T1"
 
@@ -69,55 +67,53 @@ def test_without_a_broker_start_fails_clearly():
 def test_simulated_table_drives_the_daemon_over_mqtt(tmp_path, mosquitto):
     """Dealer + Bee-Tek shoe on a pty + game-server stand-in -> the real daemon -> MQTT."""
     sc = parse("seed 5\nrounds 3\nround extra-card\nround early-card\nround unreadable\nrounds 2")
-    device = make_device("beetek", random.Random(5), link=tmp_path / "shoe")
-    rules = sc.rules_for(device.reports_cut)
     dealer = sc.dealer(device_reports_cut=False, pace=0)
-    observer = Observer(mosquitto, [f"{BASE}/#"])
-    daemon = Daemon(
-        Config(
-            table_id="T1",
-            device=DeviceSettings(driver="beetek", port=device.channel),
-            rules=rules.model_dump(),
-            mqtt=MqttSettings(host=mosquitto.host, port=mosquitto.port),
-            outbox=OutboxSettings(path=tmp_path / "outbox.sqlite3"),
-            display={"enabled": False},
-        )
-    )
-    gs = GameServer(mosquitto.host, mosquitto.port, "T1", betting_time=0.1, round_wait=10)
-    daemon.start()
-    cards = 0
-    expected_alerts: list[str] = []
-    winners: list[str] = []
+    with (
+        closing(make_device("beetek", random.Random(5), link=tmp_path / "shoe")) as device,
+        live_table(
+            tmp_path,
+            mosquitto,
+            "beetek",
+            channel=device.channel,
+            in_process=True,
+            rules=sc.rules_for(device.reports_cut).model_dump(),
+        ) as table,
+    ):
+        daemon, observer = table.daemon, table.server
+        assert daemon is not None
+        cards = 0
+        expected_alerts: list[str] = []
+        winners: list[str] = []
 
-    def after(step):
-        # Let the daemon publish each card before the next command overtakes it.
-        nonlocal cards
-        expected_alerts.extend(step.expect.alerts)
-        if step.expect.round_end == "complete":
-            winners.append(step.expect.winner)
-        if isinstance(step.action, Draw | Unreadable):
-            cards += 1
-            observer.wait_for(lambda ms: len([m for m in ms if m.topic == f"{BASE}/card"]) >= cards)
+        def after(step):
+            # Let the daemon publish each card before the next command overtakes it.
+            nonlocal cards
+            expected_alerts.extend(step.expect.alerts)
+            if step.expect.round_end == "complete":
+                winners.append(step.expect.winner)
+            if isinstance(step.action, Draw | Unreadable):
+                cards += 1
+                observer.wait_for(lambda ms: len([m for m in ms if m.topic == f"{BASE}/card"]) >= cards)
 
-    try:
-        wait_until(lambda: daemon.reader.link_up, 10, "link up")
-        observer.wait_for(lambda ms: any(m.topic == f"{BASE}/status" and b"online" in m.payload for m in ms))
-        gs.start()
-        Feeder(device, on_command=gs.perform, after=after).run(sc.steps(dealer))
-        observer.wait_for(
-            lambda ms: len([m for m in ms if m.topic == f"{BASE}/alert"]) >= len(expected_alerts)
-        )
-        assert [a["code"] for a in observer.payloads(f"{BASE}/alert")] == expected_alerts
-        assert expected_alerts == ["EXTRA_CARD", "CARD_BEFORE_BETS_CLOSED", "UNREADABLE_CARD"]
+        gs = GameServer(mosquitto.host, mosquitto.port, "T1", betting_time=0.1, round_wait=10)
+        try:
+            wait_until(lambda: daemon.reader.link_up, 10, "link up")
+            observer.wait_for(
+                lambda ms: any(m.topic == f"{BASE}/status" and b"online" in m.payload for m in ms)
+            )
+            gs.start()
+            Feeder(device, on_command=gs.perform, after=after).run(sc.steps(dealer))
+            observer.wait_for(
+                lambda ms: len([m for m in ms if m.topic == f"{BASE}/alert"]) >= len(expected_alerts)
+            )
+            assert [a["code"] for a in observer.payloads(f"{BASE}/alert")] == expected_alerts
+            assert expected_alerts == ["EXTRA_CARD", "CARD_BEFORE_BETS_CLOSED", "UNREADABLE_CARD"]
 
-        def completed():
-            return [r["winner"] for r in observer.payloads(f"{BASE}/round") if r["phase"] == "complete"]
+            def completed():
+                return [r["winner"] for r in observer.payloads(f"{BASE}/round") if r["phase"] == "complete"]
 
-        observer.wait_for(lambda ms: len(completed()) >= len(winners))
-        assert completed() == winners
-        assert all(r["status"] == "ok" for r in observer.payloads("/response/betting_open"))
-    finally:
-        gs.stop()
-        daemon.stop()
-        observer.close()
-        device.close()
+            observer.wait_for(lambda ms: len(completed()) >= len(winners))
+            assert completed() == winners
+            assert all(r["status"] == "ok" for r in observer.payloads("/response/betting_open"))
+        finally:
+            gs.stop()

@@ -1,4 +1,4 @@
-"""Helpers for the fault tests: an in-process daemon's config, and a log of what it stored.
+"""Helpers for the fault tests: the table's broker settings, and a log of what it stored.
 
 The fault tests break one thing at a time around a whole daemon (the broker,
 the process, the device, the disk) and then check the events against what the
@@ -11,52 +11,17 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from scannerd.contract.events import AlertData, CardData, EventData, RoundData
 from scannerd.core.listeners import TableListener
-from scannerd.link.mqtt_settings import MqttSettings
-from scannerd.runtime.config import Config
-from scannerd.runtime.device_settings import DeviceSettings
-from scannerd.store.outbox_settings import OutboxSettings
-from tests.support.broker import Broker
 
-AUTO_ROUNDS = {"round_control": "auto", "burn": "none"}
-"""No game server: the first card opens a round, so a test deals cards and nothing else."""
+RECONNECT_1S = {"reconnect_min_s": 1, "reconnect_max_s": 1}
+"""A fault test's ``[mqtt]``: the table tries the broker again every second, so an outage spans
+several tries."""
 
 NATURAL = ("9H", "2S", "9C", "3D")
 """Player 8 against banker 5: a complete round in four cards."""
-
-
-def config(
-    tmp_path: Path,
-    broker: Broker,
-    driver: str,
-    port: str,
-    *,
-    rules: dict[str, Any] | None = None,
-    options: dict[str, Any] | None = None,
-    max_bytes: int | None = None,
-    outbox: Path | None = None,
-) -> Config:
-    """A table ``T1`` for an in-process daemon; reconnects to the broker within 2 s.
-
-    ``options`` may hold objects the config file could not (a pyusb backend):
-    they bypass validation on purpose, as only a test hands them in.
-    """
-    device = DeviceSettings.model_construct(driver=driver, port=port, baudrate=None, options=options or {})
-    box: dict[str, Any] = {"path": outbox or tmp_path / "outbox.sqlite3"}
-    if max_bytes is not None:
-        box["max_bytes"] = max_bytes
-    return Config(
-        table_id="T1",
-        device=device,
-        rules=rules or AUTO_ROUNDS,
-        mqtt=MqttSettings(host=broker.host, port=broker.port, reconnect_min_s=1, reconnect_max_s=1),
-        outbox=OutboxSettings(**box),
-        display={"enabled": False},
-    )
 
 
 class EventLog(TableListener):

@@ -14,11 +14,10 @@ from collections.abc import Callable
 import pytest
 
 from scannerd.core.cards import ALL_CARDS
-from scannerd.runtime.daemon import Daemon
-from simulators.serial_pty import PtyPort
-from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
-from tests.support.fault import config, deduplicated
+from tests.support.broker import Broker, assert_complete_in_order, event_seqs, wait_until
+from tests.support.fault import RECONNECT_1S, deduplicated
 from tests.support.frames import beetek
+from tests.support.process import live_table
 
 OUTAGE_S = 6.0  # six times the daemon's longest reconnect wait here (1 s): several failed attempts
 CARD_EVERY_S = 0.1
@@ -32,20 +31,20 @@ def test_broker_stopped_during_play_loses_and_repeats_nothing(
     # as a production broker would; the daemon's own guarantee does not depend on it.
     broker = make_broker(persistence=True)
     rng = random.Random(30)
-    pty = PtyPort(tmp_path / "shoe")
-    server = GameServer(broker, ["casino/tables/T1/#"], client_id="game-server")
-    daemon = Daemon(config(tmp_path, broker, "beetek", pty.path))
     dealt: list[str] = []
+    with live_table(
+        tmp_path, broker, "beetek", in_process=True, server_id="game-server", mqtt=RECONNECT_1S
+    ) as table:
+        daemon, server = table.daemon, table.server
+        assert daemon is not None
 
-    def deal(n: int) -> None:
-        for _ in range(n):
-            card = rng.choice(ALL_CARDS)
-            pty.write(beetek(card))
-            dealt.append(card)
-            time.sleep(CARD_EVERY_S)
+        def deal(n: int) -> None:
+            for _ in range(n):
+                card = rng.choice(ALL_CARDS)
+                table.port.write(beetek(card))
+                dealt.append(card)
+                time.sleep(CARD_EVERY_S)
 
-    daemon.start()
-    try:
         wait_until(lambda: daemon.publisher.connected and daemon.reader.link_up, 15, "daemon up")
         deal(20)
         broker.stop()
@@ -62,10 +61,6 @@ def test_broker_stopped_during_play_loses_and_repeats_nothing(
         last = daemon.validator.next_seq - 1
         server.wait_for(lambda got: last in event_seqs(got), timeout=30)
         assert daemon.publisher.flush(15)
-    finally:
-        daemon.stop()
-        server.close()
-        pty.close()
 
     arrived = event_seqs(server.received)
     assert_complete_in_order(arrived, last)

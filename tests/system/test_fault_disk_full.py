@@ -26,9 +26,9 @@ import structlog
 from drivers.events import DeviceCard
 from scannerd.core.cards import ALL_CARDS
 from scannerd.runtime.daemon import Daemon
-from simulators.serial_pty import FramedPtyDevice, PtyPort
-from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
-from tests.support.fault import config, deduplicated
+from tests.support.broker import Broker, assert_complete_in_order, event_seqs, wait_until
+from tests.support.fault import RECONNECT_1S, deduplicated
+from tests.support.process import live_table
 
 BUDGET = 64 * 1024  # the smallest budget the settings allow
 
@@ -62,26 +62,32 @@ def test_a_full_outbox_holds_the_shoe_back_and_recovers_when_room_returns(
     tmp_path: Path, make_broker: Callable[..., Broker], limit: str
 ) -> None:
     broker = make_broker(persistence=True)
-    # The game server's session outlives the broker's absence, as in production.
-    server = GameServer(broker, ["casino/tables/T1/#"], client_id="game-server")
-    broker.stop()  # the game server is away: events pile up in the outbox
     with contextlib.ExitStack() as stack:
-        stack.callback(server.close)
         if limit == "budget":
-            box = dict(max_bytes=BUDGET)
+            box: dict[str, object] = {"max_bytes": BUDGET}
         else:
             disk = stack.enter_context(small_disk(tmp_path / "disk"))
-            box = dict(outbox=disk / "outbox.sqlite3")
-        port = PtyPort(tmp_path / "shoe", baudrate=115200)
-        stack.callback(port.close)
-        shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
-        stack.callback(shoe.stop)
-        daemon = Daemon(config(tmp_path, broker, "framed", port.path, **box))  # type: ignore[arg-type]
+            box = {"path": str(disk / "outbox.sqlite3")}
+        # The game server's session outlives the broker's absence, as in production.
+        table = stack.enter_context(
+            live_table(
+                tmp_path,
+                broker,
+                in_process=True,
+                start=False,
+                server_id="game-server",
+                mqtt=RECONNECT_1S,
+                outbox=box,
+            )
+        )
+        server, shoe = table.server, table.shoe
+        assert shoe is not None
+        broker.stop()  # the game server is away: events pile up in the outbox
+        daemon = table.build()
         if limit == "file-system":
             ballast = fill(disk, leave=96 * 1024)
         logs = stack.enter_context(structlog.testing.capture_logs())
-        daemon.start()
-        stack.callback(daemon.stop)
+        table.start()
         rng = random.Random(64)
         dealt: list[str] = []
 
@@ -135,18 +141,15 @@ def test_a_disk_that_fills_under_an_empty_outbox_recovers_by_itself(
     once the disk has space again, only the daemon's own retry can store the held card and let the
     shoe go on. (A stalled round would raise an alert and store something; the stall time is set far
     off so that it cannot stand in for the retry.)"""
-    server = GameServer(mosquitto, ["casino/tables/T1/card"])
+    rules = {"round_control": "auto", "burn": "none", "stall_timeout_s": 3600}
     with contextlib.ExitStack() as stack:
-        stack.callback(server.close)
         disk = stack.enter_context(small_disk(tmp_path / "disk"))
-        port = PtyPort(tmp_path / "shoe", baudrate=115200)
-        stack.callback(port.close)
-        shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
-        stack.callback(shoe.stop)
-        rules = {"round_control": "auto", "burn": "none", "stall_timeout_s": 3600}
-        daemon = Daemon(config(tmp_path, mosquitto, "framed", port.path, rules=rules, outbox=disk / "ob.db"))
-        daemon.start()
-        stack.callback(daemon.stop)
+        outbox = {"path": str(disk / "ob.db")}
+        table = stack.enter_context(
+            live_table(tmp_path, mosquitto, in_process=True, rules=rules, outbox=outbox)
+        )
+        daemon, server, shoe = table.daemon, table.server, table.shoe
+        assert daemon is not None and shoe is not None
         dealt = ["AS", "KD", "9H", "2S", "9C", "3D", "QH", "7C"]
         wait_until(lambda: daemon.reader.link_up and daemon.publisher.connected, 15, "the daemon up")
         for card in dealt[:4]:
@@ -165,8 +168,8 @@ def test_a_disk_that_fills_under_an_empty_outbox_recovers_by_itself(
         ballast.unlink()
         assert shoe.wait_idle(30), "nothing retried the held card once there was room"
         assert daemon.publisher.flush(15)
-        server.wait_for(lambda got: len(got) >= len(dealt))
-    assert [e["card"] for e in deduplicated([m.payload for m in server.messages()])] == dealt
+        server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) >= len(dealt))
+    assert [e["card"] for e in deduplicated([m.payload for m in server.messages("/card")])] == dealt
 
 
 def open_alerts(daemon: Daemon) -> list[str]:

@@ -25,10 +25,10 @@ from tests.support.broker import Broker, GameServer, free_port, wait_until
 from tests.support.frames import beetek
 from tests.support.process import (
     IDLE_CONNECTIONS,
+    live_table,
     log_lines,
     open_idle_streams,
     state_answers,
-    table,
     table_pc_limits,
     wait_shoe_open,
 )
@@ -53,13 +53,11 @@ def test_a_taken_display_port_leaves_the_table_dealing_and_the_display_comes_up_
 ) -> None:
     port = free_port()
     squatter = socket.create_server(("127.0.0.1", port))  # another program has the port
-    server = GameServer(mosquitto, ["casino/tables/T1/#"])
     listen = f"127.0.0.1:{port}"
     try:
-        with (
-            PtyPort(link=tmp_path / "shoe") as shoe,
-            table(tmp_path, mosquitto, shoe, display={"enabled": True, "listen": listen}) as log,
-        ):
+        display = {"enabled": True, "listen": listen}
+        with live_table(tmp_path, mosquitto, "beetek", display=display) as table:
+            server, shoe, log = table.server, table.port, table.log
             server.wait_for(lambda ms: (display_health(server) or {}).get("state") == "retrying", 30)
             health = display_health(server)
             assert health is not None and (health["state"], health["listen"]) == ("retrying", listen)
@@ -72,44 +70,39 @@ def test_a_taken_display_port_leaves_the_table_dealing_and_the_display_comes_up_
             with urllib.request.urlopen(f"http://{listen}/api/state", timeout=10) as resp:
                 assert json.loads(resp.read())["table_id"] == "T1"
             deal(shoe, server, ["AH", "3C"])
+            table.running()
         failures = [line for line in log_lines(log) if line["event"].startswith("display cannot listen")]
         assert len(failures) == 1, failures  # once, however many attempts it took
         assert failures[0]["listen"] == listen and "Address already in use" in failures[0]["reason"]
         assert "Traceback" not in log.read_text()
     finally:
         squatter.close()
-        server.close()
 
 
 def test_a_display_host_that_does_not_resolve_leaves_the_table_dealing(
     tmp_path: Path, mosquitto: Broker
 ) -> None:
-    server = GameServer(mosquitto, ["casino/tables/T1/#"])
     listen = "display.invalid:8080"  # .invalid never resolves (RFC 6761)
-    try:
-        with (
-            PtyPort(link=tmp_path / "shoe") as shoe,
-            table(tmp_path, mosquitto, shoe, display={"enabled": True, "listen": listen}) as log,
-        ):
-            server.wait_for(lambda ms: (display_health(server) or {}).get("state") == "retrying", 30)
-            deal(shoe, server, ["9H", "2C", "KD", "5S"])
-        (failure,) = [line for line in log_lines(log) if line["event"].startswith("display cannot listen")]
-        assert failure["listen"] == listen and failure["reason"]
-        assert "Traceback" not in log.read_text()
-    finally:
-        server.close()
+    with live_table(tmp_path, mosquitto, "beetek", display={"enabled": True, "listen": listen}) as table:
+        server, log = table.server, table.log
+        server.wait_for(lambda ms: (display_health(server) or {}).get("state") == "retrying", 30)
+        deal(table.port, server, ["9H", "2C", "KD", "5S"])
+        table.running()
+    (failure,) = [line for line in log_lines(log) if line["event"].startswith("display cannot listen")]
+    assert failure["listen"] == listen and failure["reason"]
+    assert "Traceback" not in log.read_text()
 
 
 def test_a_flood_of_idle_display_connections_leaves_the_table_its_broker(
     tmp_path: Path, make_broker: Callable[..., Broker]
 ) -> None:
     broker = make_broker(persistence=True)
-    server = GameServer(broker, ["casino/tables/T1/#"], client_id="game-server")
     port = free_port()
     held: list[socket.socket] = []
     try:
         display = {"enabled": True, "listen": f"127.0.0.1:{port}"}
-        with PtyPort(link=tmp_path / "shoe") as shoe, table(tmp_path, broker, shoe, display=display) as log:
+        with live_table(tmp_path, broker, "beetek", server_id="game-server", display=display) as table:
+            server, shoe, log = table.server, table.port, table.log
             server.wait_for(lambda ms: (display_health(server) or {}).get("state") == "listening", 30)
             deal(shoe, server, ["9H", "2C"])
 
@@ -127,6 +120,7 @@ def test_a_flood_of_idle_display_connections_leaves_the_table_its_broker(
                 sock.close()
             held = []
             wait_until(lambda: state_answers(port), 30, "the display to serve again")
+            table.running()
         lines = log.read_text().splitlines()
         assert "Traceback" not in log.read_text()
         assert len(lines) < 100, f"{len(lines)} log lines:\n" + "\n".join(lines[-20:])
@@ -135,7 +129,6 @@ def test_a_flood_of_idle_display_connections_leaves_the_table_its_broker(
     finally:
         for sock in held:
             sock.close()
-        server.close()
 
 
 def test_the_daemon_lifts_the_descriptor_limit_a_service_starts_with() -> None:

@@ -26,15 +26,12 @@ from drivers.events import DeviceCard
 from scannerd.contract.topics import Topics
 from scannerd.core.table import SavedState, Table
 from scannerd.runtime.config import load_config
-from scannerd.runtime.daemon import Daemon
 from scannerd.store.journal import SNAPSHOT_EVERY, Restored, restore
 from scannerd.store.outbox import Outbox
-from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer, wait_until
-from tests.support.config import write_config
 from tests.support.fault import deduplicated
 from tests.support.frames import beetek
-from tests.support.process import AUTO, live_table, log_lines, wait_shoe_open
+from tests.support.process import live_table, log_lines, wait_shoe_open
 
 BASE = "casino/tables/T1"
 SHOE = random.Random(3).sample([c for c in ALL_CARDS for _ in range(8)], 8 * len(ALL_CARDS))
@@ -74,28 +71,21 @@ def kept(server: GameServer) -> list[dict]:
 @pytest.mark.timeout(120)
 def test_the_state_judged_again_from_the_journal_equals_the_live_one(tmp_path, mosquitto: Broker) -> None:
     """A real daemon deals rounds; its outbox as a kill would leave it restores to its live state (==)."""
-    port = PtyPort(tmp_path / "shoe")
-    config_path = write_config(tmp_path, mosquitto, "beetek", port.path, rules=AUTO)
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    daemon = Daemon(load_config(config_path))
-    daemon.start()
-    try:
+    with live_table(tmp_path, mosquitto, "beetek", in_process=True) as table:
+        daemon, server = table.daemon, table.server
+        assert daemon is not None
         wait_until(lambda: daemon.reader.link_up, 10, "link up")
         daemon.request("dealer_sign_in", {"dealer_id": "D-7"})
         for card in SHOE[:40]:
-            port.write(beetek(card, crlf=False))
+            table.port.write(beetek(card, crlf=False))
             time.sleep(0.005)  # a read a card, as a dealer's pace gives
         server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 40)
         wait_until(lambda: daemon.outbox.health().pending == 0, 10, "all published")
         with daemon._lock:  # no input between the copy and the state it is compared with
             copy = copy_of(daemon.outbox.path, tmp_path / "killed.sqlite3")
             live = daemon.saved_state()
-    finally:
-        daemon.stop()
-        server.close()
-        port.close()
     assert journal_rows(copy) > 10  # the cards went to the journal, not each into a snapshot
-    got = restored(copy, config_path)
+    got = restored(copy, table.config)
     assert got.broken is None and got.replayed == journal_rows(copy)
     assert got.saved == live
 

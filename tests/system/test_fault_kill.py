@@ -11,13 +11,12 @@ acknowledged come again and are published then.
 
 from __future__ import annotations
 
-import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
@@ -25,102 +24,60 @@ import pytest
 
 from drivers.events import DeviceCard
 from scannerd.core.cards import ALL_CARDS
-from simulators.serial_pty import FramedPtyDevice, PtyPort
-from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
+from simulators.serial_pty import FramedPtyDevice
+from tests.support.broker import Broker, assert_complete_in_order, event_seqs, wait_until
 from tests.support.fault import deduplicated
+from tests.support.process import live_table
 
 KILLS = 12
 
 
-def write_config(tmp_path: Path, broker: Broker, port: str) -> Path:
-    path = tmp_path / "scannerd.toml"
-    path.write_text(
-        'table_id = "T1"\n'
-        f'[device]\ndriver = "framed"\nport = "{port}"\n'
-        '[rules]\nround_control = "auto"\nburn = "none"\n'
-        f'[mqtt]\nhost = "{broker.host}"\nport = {broker.port}\nreconnect_max_s = 1\n'
-        f'[outbox]\npath = "{tmp_path / "outbox.sqlite3"}"\n'
-        "[display]\nenabled = false\n"
-        '[log]\nlevel = "info"\nformat = "json"\n'
-    )
-    return path
-
-
-# ``scannerd run`` itself (``cli.main``), in a process that has done its imports and waits for the word
-# to start: readied while the previous daemon still runs, so twenty restarts fit in a short test.
-_SPARE = (
-    "import sys, scannerd.cli, scannerd.runtime.daemon\n"
-    "sys.stdin.readline()\n"
-    "sys.exit(scannerd.cli.main(sys.argv[1:]))"
-)
-
-
-def spare(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCANNERD_", "NOTIFY_SOCKET"))}
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            [sys.executable, "-c", _SPARE, "run", "--config", str(config)],
-            stdin=subprocess.PIPE,
-            stdout=out,
-            stderr=out,
-            env=env,
-        )
-
-
-def go(proc: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
-    assert proc.stdin is not None
-    proc.stdin.write(b"\n")
-    proc.stdin.close()
-    return proc
-
-
-@pytest.mark.timeout(180)
-def test_sigkill_at_random_moments_loses_and_repeats_no_acknowledged_card(tmp_path, mosquitto) -> None:
-    rng = random.Random(20)
-    port = PtyPort(tmp_path / "shoe", baudrate=115200)
-    shoe = FramedPtyDevice(port, retransmit_after=0.05).start()
-    server = GameServer(mosquitto, ["casino/tables/T1/#"])
-    config = write_config(tmp_path, mosquitto, port.path)
-    log = tmp_path / "scannerd.log"
+@contextmanager
+def dealing(shoe: FramedPtyDevice, rng: random.Random) -> Iterator[list[str]]:
+    """A dealer faster than any, so the shoe has cards waiting whenever a kill lands, until the block
+    ends; the cards dealt."""
     dealt: list[str] = []
-    stop_dealing = threading.Event()
+    stop = threading.Event()
 
-    def dealer() -> None:
-        # Faster than a dealer, so the shoe has cards waiting whenever a kill lands.
-        while not stop_dealing.wait(0.04):
+    def deal() -> None:
+        while not stop.wait(0.04):
             card = rng.choice(ALL_CARDS)
             dealt.append(card)
             shoe.send(DeviceCard(card))
 
-    proc = go(spare(config, log))
-    waiting = spare(config, log)
-    dealing = threading.Thread(target=dealer, daemon=True)
+    dealer = threading.Thread(target=deal, daemon=True)
+    dealer.start()
     try:
+        yield dealt
+    finally:
+        stop.set()
+        dealer.join(5)
+
+
+@pytest.mark.timeout(180)
+def test_sigkill_at_random_moments_loses_and_repeats_no_acknowledged_card(
+    tmp_path: Path, mosquitto: Broker
+) -> None:
+    rng = random.Random(20)
+    log = {"level": "info", "format": "json"}
+    with live_table(tmp_path, mosquitto, mqtt={"reconnect_max_s": 1}, log=log) as table:
+        shoe, server = table.shoe, table.server
+        assert shoe is not None
+        table.ready()  # each restart is readied while the daemon before it runs: twelve fit in a short test
         wait_until(lambda: len(shoe.device.acked) >= 1, 30, "the boot hello acknowledged")
-        dealing.start()
-        for _ in range(KILLS):
-            acked = len(shoe.device.acked)
-            # Live long enough to take some cards, then die at a random point of the card path.
-            wait_until(lambda n=acked: len(shoe.device.acked) > n, 30, "the daemon acknowledging cards")
-            time.sleep(rng.uniform(0.0, 0.3))
-            proc.send_signal(signal.SIGKILL)
-            assert proc.wait(10) == -signal.SIGKILL
-            proc, waiting = go(waiting), spare(config, log)
-        stop_dealing.set()
-        dealing.join(5)
+        with dealing(shoe, rng) as dealt:
+            for _ in range(KILLS):
+                acked = len(shoe.device.acked)
+                # Live long enough to take some cards, then die at a random point of the card path.
+                wait_until(lambda n=acked: len(shoe.device.acked) > n, 30, "the daemon acknowledging cards")
+                time.sleep(rng.uniform(0.0, 0.3))
+                assert table.kill() == -signal.SIGKILL
+                table.start()
+                table.ready()
         assert shoe.wait_idle(60), "the shoe still waits for acknowledgements"
         server.wait_for(lambda got: len(published_cards(got)) >= len(dealt), 60)
-    finally:
-        stop_dealing.set()
-        waiting.kill()
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(15)
-        waiting.wait(15)
-        shoe.stop()
-        port.close()
-        server.close()
 
-    assert published_cards(server.received) == dealt, log.read_text()[-3000:]
+    assert published_cards(server.received) == dealt, table.log.read_text()[-3000:]
     arrived = event_seqs(server.received)
     assert_complete_in_order(arrived, max(arrived))
     assert len(dealt) > KILLS * 5

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import signal
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,11 +20,10 @@ from pathlib import Path
 import pytest
 
 from scannerd.core.cards import ALL_CARDS
-from scannerd.runtime.daemon import Daemon
-from simulators.serial_pty import PtyPort
-from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs, wait_until
-from tests.support.fault import config, deduplicated
+from tests.support.broker import Broker, assert_complete_in_order, event_seqs, wait_until
+from tests.support.fault import RECONNECT_1S, deduplicated
 from tests.support.frames import beetek
+from tests.support.process import live_table
 from tests.system.test_fault_disk_full import open_alerts, small_disk
 
 
@@ -35,19 +35,27 @@ def test_an_outbox_that_filled_its_disk_drains_with_the_disk_still_full(
     """``restarted-while-full``: systemd restarts the daemon while events wait in memory: none is lost."""
     # The backlog reaches the game server in one rush: let the broker queue all of it for the game server.
     broker = make_broker(persistence=True, extra="allow_anonymous true\nmax_queued_messages 0\n")
-    server = GameServer(broker, ["casino/tables/T1/#"], client_id="game-server")
-    broker.stop()
     rng = random.Random(7)
     dealt: list[str] = []
     with contextlib.ExitStack() as stack:
-        stack.callback(server.close)
         disk = stack.enter_context(small_disk(tmp_path / "disk", size="4m"))
-        port = PtyPort(tmp_path / "shoe", baudrate=115200)
-        stack.callback(port.close)
-        box = config(tmp_path, broker, "beetek", port.path, outbox=disk / "outbox.sqlite3", max_bytes=1 << 30)
-        daemon = Daemon(box)
-        daemon.start()
-        stack.callback(daemon.stop)
+        box = {"path": str(disk / "outbox.sqlite3"), "max_bytes": 1 << 30}
+        table = stack.enter_context(
+            live_table(
+                tmp_path,
+                broker,
+                "beetek",
+                in_process=True,
+                start=False,
+                server_id="game-server",
+                mqtt=RECONNECT_1S,
+                outbox=box,
+            )
+        )
+        server, port = table.server, table.port
+        broker.stop()
+        daemon = table.build()
+        table.start()
         wait_until(lambda: daemon.reader.link_up, 15, "the shoe found")
 
         def deal(n: int) -> None:
@@ -66,11 +74,10 @@ def test_an_outbox_that_filled_its_disk_drains_with_the_disk_still_full(
         assert daemon.check() == []
         wait_until(lambda: "OUTBOX_FULL" in open_alerts(daemon), 15, "the outbox-full alert for the dealer")
         if restart:
-            daemon.stop()
+            table.kill(signal.SIGTERM)
             assert daemon.outbox.lost_at_close == 0
-            daemon = Daemon(box)
-            daemon.start()
-            stack.callback(daemon.stop)
+            daemon = table.build()
+            table.start()
 
         broker.start()  # the disk is still full: nothing but the outbox can make room
         last = daemon.validator.next_seq - 1

@@ -21,11 +21,9 @@ from pathlib import Path
 import pytest
 
 from drivers.events import DeviceCard
-from scannerd.runtime.daemon import SEQ_SKIP_AFTER_POWER_LOSS, Daemon
-from simulators.serial_pty import PtyPort
-from tests.support.broker import Broker, GameServer, wait_until
-from tests.support.fault import config as daemon_config
-from tests.support.process import framed_shoe
+from scannerd.runtime.daemon import SEQ_SKIP_AFTER_POWER_LOSS
+from tests.support.broker import Broker, wait_until
+from tests.support.process import live_table
 from tests.system.test_fault_restart import kept
 
 BASE = "casino/tables/T1"
@@ -43,93 +41,73 @@ def power_cut(outbox: Path, boot_id: str = "an-earlier-boot") -> None:
 def test_a_start_that_dies_before_dealing_with_a_power_cut_leaves_it_for_the_next(
     tmp_path: Path, mosquitto: Broker
 ) -> None:
-    port = PtyPort(tmp_path / "shoe")
-    cfg = daemon_config(tmp_path, mosquitto, "beetek", port.path, rules={"burn": "none"})
-    daemon = Daemon(cfg)
-    daemon.request("betting_open", {"round_id": "R1"})
-    daemon.request("betting_close", {})
-    next_seq = daemon.validator.next_seq
-    daemon.stop()
-    power_cut(cfg.outbox.path)
-    # The first start after the cut is killed while it builds the daemon, before it voided anything.
-    built = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import os, sys; from scannerd.runtime.daemon import Daemon; "
-            "from tests.support.fault import config; "
-            "from tests.support.broker import Broker; from pathlib import Path; "
-            f"Daemon(config(Path({str(tmp_path)!r}), Broker(Path({str(tmp_path)!r}), port={mosquitto.port}), "
-            f"'beetek', {port.path!r}, rules={{'burn': 'none'}})); os._exit(9)",
-        ],
-        cwd=Path(__file__).parents[2],
-        capture_output=True,
-    )
-    assert built.returncode == 9, built.stderr.decode()[-2000:]
-    again = Daemon(cfg)
-    assert again.validator.next_seq == next_seq + SEQ_SKIP_AFTER_POWER_LOSS
-    again.start(device_wait_s=0)
-    try:
+    with live_table(
+        tmp_path,
+        mosquitto,
+        "beetek",
+        in_process=True,
+        start=False,
+        rules={"burn": "none"},
+    ) as table:
+        daemon = table.build()
+        daemon.request("betting_open", {"round_id": "R1"})
+        daemon.request("betting_close", {})
+        next_seq = daemon.validator.next_seq
+        table.kill(signal.SIGTERM)
+        power_cut(tmp_path / "outbox.sqlite3")
+        # The first start after the cut is killed while it builds the daemon, before it voided anything.
+        built = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import os; from scannerd.runtime.config import load_config; "
+                "from scannerd.runtime.daemon import Daemon; "
+                f"Daemon(load_config({str(table.config)!r})); os._exit(9)",
+            ],
+            cwd=Path(__file__).parents[2],
+            capture_output=True,
+        )
+        assert built.returncode == 9, built.stderr.decode()[-2000:]
+        again = table.build()
+        assert again.validator.next_seq == next_seq + SEQ_SKIP_AFTER_POWER_LOSS
+        again.start(device_wait_s=0)
         state = again.validator.state()
         assert (state["round"]["round_id"], state["round"]["phase"]) == ("R1", "void")
-    finally:
-        again.stop()
-    after = Daemon(cfg)  # dealt with and stored: the next start is an ordinary one
-    try:
+        table.kill(signal.SIGTERM)
+        after = table.build()  # dealt with and stored: the next start is an ordinary one
         assert after.validator.next_seq == again.validator.next_seq
-    finally:
-        after.stop()
-    port.close()
 
 
-def _sandboxed(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    """``scannerd run`` with the /proc that ``ProcSubset=pid`` and ``ProtectProc=invisible`` give."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SCANNERD_", "NOTIFY_SOCKET"))}
-    inner = (
-        "mount -t proc -o subset=pid,hidepid=invisible proc /proc && "
-        f'exec "{sys.executable}" -m scannerd run --config "{config}"'
-    )
-    with log.open("ab") as out:
-        return subprocess.Popen(
-            ["unshare", "--mount", "--pid", "--fork", "--kill-child=SIGTERM", "sh", "-c", inner],
-            stdout=out,
-            stderr=out,
-            env=env,
-        )
-
-
-def _stop_sandboxed(proc: subprocess.Popen[bytes]) -> None:
-    """unshare waits for its child: signal the daemon itself."""
-    for child in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split():
-        os.kill(int(child), signal.SIGTERM)
-    proc.wait(15)
+PROC_SUBSET_PID = (
+    "unshare",
+    "--mount",
+    "sh",
+    "-c",
+    'mount -t proc -o subset=pid,hidepid=invisible proc /proc && exec "$@"',
+    "sh",
+)
+"""``scannerd run`` under the /proc that ``ProcSubset=pid`` and ``ProtectProc=invisible`` give: systemd
+mounts it in the unit's own mount namespace, in the machine's pid namespace; the shell execs the daemon."""
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None, reason="needs root and unshare")
 @pytest.mark.timeout(120)
 def test_a_power_cut_is_assumed_where_the_boot_id_cannot_be_read(tmp_path: Path, mosquitto: Broker) -> None:
     """No way to tell a power cut from a crash: the daemon takes the safe side (seq moves on, round void)."""
-    port, shoe, config = framed_shoe(tmp_path, mosquitto)
-    log = tmp_path / "scannerd.log"
-    server = GameServer(mosquitto, [f"{BASE}/#"])
-    proc = _sandboxed(config, log)
-    try:
+    with live_table(tmp_path, mosquitto, prefix=PROC_SUBSET_PID) as table:
+        server, shoe, log = table.server, table.shoe, table.log
+        assert shoe is not None
         server.wait_online(BASE)
         for card in ("9H", "2S"):
             shoe.send(DeviceCard(card))
         server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
         assert shoe.wait_idle(10)
-        _stop_sandboxed(proc)
+        table.kill(signal.SIGTERM)
         power_cut(tmp_path / "outbox.sqlite3", boot_id="unknown")  # all such a /proc ever shows
         before = max(e["seq"] for e in kept(server, "card"))
-        proc = _sandboxed(config, log)
+        table.start()
         wait_until(lambda: log.read_text().count("daemon started") >= 2, 30, "started again")
         server.wait_for(lambda _: any(a["code"] == "DAEMON_RESTARTED" for a in kept(server, "alert")))
-    finally:
-        _stop_sandboxed(proc)
-        shoe.stop()
-        server.close()
-        port.close()
     restart = next(a for a in kept(server, "alert") if a["code"] == "DAEMON_RESTARTED")
     assert restart["seq"] > before + SEQ_SKIP_AFTER_POWER_LOSS
     assert "the boot id cannot be read" in log.read_text()

@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from scannerd.runtime.daemon import Daemon
+from scannerd.runtime.config import Config
 from simulators.actions import Draw
 from simulators.feeder import SimDevice
 from simulators.registry import make_device
 from simulators.usb_backend import VirtualUsbBus
-from tests.support.broker import Broker, GameServer, wait_until
-from tests.support.fault import NATURAL, EventLog, config, deduplicated
+from tests.support.broker import Broker, wait_until
+from tests.support.fault import NATURAL, EventLog, deduplicated
+from tests.support.process import live_table
 
 REPLUGS = 20
 PARTIAL = ("AS", "KD")  # player1 and banker1: cards are still due when the cable goes
@@ -39,22 +40,35 @@ def shoe(request: pytest.FixtureRequest, tmp_path: Path, usb_bus: VirtualUsbBus)
 def test_twenty_replugs_mid_round_void_that_round_and_lose_nothing_else(
     tmp_path: Path, mosquitto: Broker, shoe: SimDevice, usb_bus: VirtualUsbBus
 ) -> None:
-    server = GameServer(mosquitto, ["casino/tables/T1/card"])
-    options = {"backend": usb_bus} if shoe.driver.startswith("usb") else {}
-    daemon = Daemon(config(tmp_path, mosquitto, shoe.driver, shoe.channel, options=options))
+    def on_the_bus(config: Config) -> Config:
+        """A USB shoe is found on the simulated bus, an object no config file can name."""
+        if not shoe.driver.startswith("usb"):
+            return config
+        device = config.device.model_copy(update={"options": {"backend": usb_bus}})
+        return config.model_copy(update={"device": device})
+
     log = EventLog()
-    daemon.listeners.append(log)
     dealt: list[str] = []
+    with live_table(
+        tmp_path,
+        mosquitto,
+        shoe.driver,
+        channel=shoe.channel,
+        in_process=True,
+        start=False,
+        adjust=on_the_bus,
+    ) as table:
+        daemon, server = table.build(), table.server
+        daemon.listeners.append(log)
 
-    def deal(cards: tuple[str, ...]) -> None:
-        expected = len(dealt) + len(cards)
-        for card in cards:
-            shoe.emit(Draw(card))
-            dealt.append(card)
-        log.wait(lambda lg: len(lg.cards()) >= expected, f"{cards} recorded")
+        def deal(cards: tuple[str, ...]) -> None:
+            expected = len(dealt) + len(cards)
+            for card in cards:
+                shoe.emit(Draw(card))
+                dealt.append(card)
+            log.wait(lambda lg: len(lg.cards()) >= expected, f"{cards} recorded")
 
-    daemon.start()
-    try:
+        table.start()
         wait_until(lambda: daemon.reader.link_up, 15, "the shoe found")
         for n in range(1, REPLUGS + 1):
             deal(PARTIAL)
@@ -65,14 +79,11 @@ def test_twenty_replugs_mid_round_void_that_round_and_lose_nothing_else(
             deal(NATURAL)
             log.wait(lambda lg, n=n: len(lg.round_ends()) == 2 * n, "the next round complete")
         assert daemon.publisher.flush(30)
-        server.wait_for(lambda got: len(got) >= len(dealt))
+        server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) >= len(dealt))
         assert daemon.check() == []
-    finally:
-        daemon.stop()
-        server.close()
 
     assert log.round_ends() == [("void", "DEVICE_DISCONNECTED"), ("complete", None)] * REPLUGS
     assert log.alerts() == ["DEVICE_DISCONNECTED", "DEVICE_RECONNECTED"] * REPLUGS
     assert log.cards() == dealt
-    assert [e["card"] for e in deduplicated([m.payload for m in server.messages()])] == dealt
+    assert [e["card"] for e in deduplicated([m.payload for m in server.messages("/card")])] == dealt
     assert daemon.reader.reconnects == REPLUGS
