@@ -108,3 +108,14 @@ def test_a_careless_dealer_on_a_noisy_wire(driver, tmp_path):
     loop, seen = session(driver, parse("seed 8\nerror-rate 0.25\nunplug-seconds 0.2\nplay 60"), tmp_path)
     assert loop.problems == []
     assert len(set(seen)) >= 4  # several kinds of mistake were made and caught
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("driver", DRIVERS)
+@pytest.mark.parametrize("house", ["game=dragon_tiger", "commission=ez"])
+def test_every_game_through_every_driver_with_a_careless_dealer(driver, house, tmp_path):
+    """The driver contract's other axis: each game's deal and misdeals through each real transport."""
+    scenario = parse(f"seed 9\nhouse {house}\nerror-rate 0.25\nunplug-seconds 0.2\nplay 30")
+    loop, seen = session(driver, scenario, tmp_path)
+    assert loop.problems == []
+    assert len(set(seen)) >= 3
