@@ -70,6 +70,12 @@ def page(browser: Any, pit: Pit, sim: SimulatedPit) -> Any:
     wait_for(
         browser, lambda b: js(b, "scannerdPit.view.counts.offline") == len(OFFLINE), 10, "tables offline"
     )
+    # The lost shoe's alert comes on its own message, after the table's status: waited for too.
+    alerts = {t: {a["alert_id"] for a in sim.tables[t].validator.state()["alerts"]} for t in sim.tables}
+    shown = (
+        "Object.fromEntries(scannerdPit.view.tables.map(t => [t.table_id, t.alerts.map(a => a.alert_id)]))"
+    )
+    wait_for(browser, lambda b: {t: set(ids) for t, ids in js(b, shown).items()} == alerts, 10, "every alert")
     return browser
 
 
