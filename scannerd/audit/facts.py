@@ -17,6 +17,7 @@ from typing import Any
 
 from drivers.base import DriverInitError
 from scannerd.contract.events import AlertData, DealerData, EventData, RoundData
+from scannerd.core.games import played
 from scannerd.core.table import SavedState
 from scannerd.recording.format import PastTheEnd, RecordingError, RecordingReader
 from scannerd.recording.replay import replayer_for
@@ -62,10 +63,15 @@ class ShuffleFact:
 
 @dataclass
 class FileFacts:
-    """One file: what its replay published, its chain, and the table's state where it begins and ends."""
+    """One file: what its replay published, its chain, and the table's state where it begins and ends.
+
+    ``game`` is the game its header's rules deal (``scannerd.core.games.played``): every round in it
+    is judged by that game's chances for ``decks`` decks.
+    """
 
     path: Path
     table_id: str = ""
+    game: str = "punto_banco"
     decks: int = 8
     rounds: list[RoundFact] = field(default_factory=list)
     misdeals: list[MisdealFact] = field(default_factory=list)
@@ -136,6 +142,7 @@ def collect(path: Path) -> FileFacts:
         with RecordingReader(path) as reader:
             header = reader.header
             facts.table_id, facts.decks = header.table_id, header.rules.decks
+            facts.game = played(header.rules.game).name
             saved = SavedState.from_dict(header.state)
             facts.begins = saved.validator if saved is not None else None
             replayer = replayer_for(reader)

@@ -1,12 +1,13 @@
 """The statistics of a table's results: a goodness-of-fit test against the exact odds, and a band.
 
-Results are banker, player or tie: three categories, two degrees of
-freedom. Pearson's statistic X^2 = sum (observed - expected)^2 / expected
-is, for a fair game, close to chi-square with two degrees of freedom, whose
-upper tail has the closed form exp(-x/2): no statistics library is needed
-for it, and none is shipped to a table PC. The approximation wants every
-expected count at ``MIN_EXPECTED`` or more; with a tie chance of 0.095 that
-is about 53 hands, so a shorter group gets no p-value rather than a
+Every game has three results (its two sides and the tie): three
+categories, two degrees of freedom. Pearson's statistic
+X^2 = sum (observed - expected)^2 / expected is, for a fair game, close to
+chi-square with two degrees of freedom, whose upper tail has the closed form
+exp(-x/2): no statistics library is needed for it, and none is shipped to a
+table PC. The approximation wants every expected count at ``MIN_EXPECTED``
+or more; with punto banco's tie chance of 0.095 that is about 53 hands (67 at
+Dragon Tiger, tie 0.075), so a shorter group gets no p-value rather than a
 misleading one.
 
 The band around a running frequency is pointwise: after n hands the
@@ -20,19 +21,19 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-RESULTS = ("banker", "player", "tie")
 MIN_EXPECTED = 5.0
 Z = 1.96
 """The band's half-width in standard deviations: 95% pointwise."""
+
 
 POINTS = 120
 """At most this many points of a running frequency are kept: enough for a plot, small in the JSON."""
 
 
 def chi_square(observed: Mapping[str, int], expected: Mapping[str, float]) -> tuple[float, float | None]:
-    """Pearson's statistic over banker, player and tie, and its p-value (None when too few hands)."""
-    x2 = sum((observed.get(r, 0) - expected[r]) ** 2 / expected[r] for r in RESULTS if expected[r] > 0)
-    if min(expected[r] for r in RESULTS) < MIN_EXPECTED:
+    """Pearson's statistic over a game's three results, and its p-value (None when too few hands)."""
+    x2 = sum((observed.get(r, 0) - e) ** 2 / e for r, e in expected.items() if e > 0)
+    if min(expected.values()) < MIN_EXPECTED:
         return x2, None
     return x2, math.exp(-x2 / 2)
 
@@ -43,13 +44,13 @@ def band(p: float, n: int) -> tuple[float, float]:
     return p - half, p + half
 
 
-def running(results: Sequence[str]) -> list[tuple[int, float, float, float]]:
-    """(n, banker, player, tie frequencies after n hands), at up to ``POINTS`` evenly spread n."""
-    counts = dict.fromkeys(RESULTS, 0)
+def running(results: Sequence[str], names: Sequence[str]) -> list[tuple[float, ...]]:
+    """(n, then the frequency of each of ``names`` after n hands), at up to ``POINTS`` evenly spread n."""
+    counts = dict.fromkeys(names, 0)
     step = max(1, math.ceil(len(results) / POINTS))
-    out: list[tuple[int, float, float, float]] = []
+    out: list[tuple[float, ...]] = []
     for n, result in enumerate(results, start=1):
         counts[result] += 1
         if n % step == 0 or n == len(results):
-            out.append((n, counts["banker"] / n, counts["player"] / n, counts["tie"] / n))
+            out.append((n, *(counts[name] / n for name in names)))
     return out

@@ -8,6 +8,7 @@ import pytest
 
 from scannerd.audit import stats
 from scannerd.audit.published import differences
+from scannerd.core.games import GAMES
 from scannerd.core.games.punto_banco import outcome_odds
 
 ODDS = {k: float(v) for k, v in outcome_odds(8).items()}
@@ -33,6 +34,13 @@ def test_the_p_value_is_the_chi_square_tail_with_two_degrees_of_freedom():
     assert p == pytest.approx(math.exp(-x2 / 2))
 
 
+def test_every_game_has_three_results_so_the_closed_form_tail_holds():
+    """exp(-x/2) is the tail of two degrees of freedom: three results, the sides and the tie."""
+    for game in GAMES.values():
+        assert len(game.outcome_odds(8)) == 3, game.name
+        assert "tie" in game.outcome_odds(8)
+
+
 def test_too_few_hands_give_no_p_value():
     assert stats.chi_square({"banker": 20, "player": 20, "tie": 2}, expected(42))[1] is None
     assert stats.chi_square({"banker": 26, "player": 24, "tie": 6}, expected(56))[1] is not None
@@ -46,8 +54,8 @@ def test_the_band_narrows_with_the_square_root_of_the_hands():
 
 
 def test_running_frequencies_keep_at_most_their_points_and_end_at_the_last_hand():
-    results = ["banker", "player", "tie", "banker"] * 250
-    points = stats.running(results)
+    results = ["dragon", "tiger", "tie", "dragon"] * 250
+    points = stats.running(results, ("dragon", "tiger", "tie"))
     assert len(points) <= stats.POINTS
     assert points[-1] == (1000, 0.5, 0.25, 0.25)
 
