@@ -6,14 +6,17 @@ dealer signed in, and its own time); a suspect shuffle to its shoe, and
 through the shoe to its table, dealers and days. Each hand is judged by its
 table's game and deck count (the recording header's rules; exact chances
 from scannerd/core/games), and a group that holds hands of more than one
-game tests each game on its own (scannerd/audit/tally.py).
+game tests each game on its own (scannerd/audit/tally.py). Tables and the
+totals also set each fact's count against its chance.
 
 Flagged, and so exit status 1: a shoe the table raised ``SHUFFLE_SUSPECT``
 for; a file whose chain, sequence or signature does not check out (exactly
 what ``scannerd verify`` reports); a file whose replay does not end in the
-state the next file's header recorded (scannerd/audit/published.py). Results
-far from the odds are shown with their p-value but not flagged: an archive
-has thousands of groups, and some are bound to look unusual by chance.
+state the next file's header recorded (scannerd/audit/published.py); a fact
+of a table, or of all tables, whose count is far out (``stats.FACT_Z``
+standard deviations: a fair table's chance of it is tiny). Results far from
+the odds are shown with their p-value but not flagged: an archive has
+thousands of groups, and some are bound to look unusual by chance.
 
 A file that cannot be used at all (not a recording, a damaged line) is
 listed with its reason and left out of every figure.
@@ -32,7 +35,7 @@ from scannerd import __version__
 from scannerd.audit.chances import Chances, chances
 from scannerd.audit.facts import FileFacts, RoundFact, ShuffleFact
 from scannerd.audit.published import differences
-from scannerd.audit.stats import Z
+from scannerd.audit.stats import FACT_Z, Z
 from scannerd.audit.tally import GameTally
 from scannerd.core.games import GAMES
 from scannerd.recording.signing import fingerprint
@@ -43,7 +46,7 @@ if TYPE_CHECKING:
 
 FORMAT = "scannerd-audit"
 VERSION = 2
-"""2: a group's results are per game (``games``)."""
+"""2: a group's results are per game (``games``), and tables and totals hold their facts."""
 
 BREAK_S = 300.0
 """A gap this long between two rounds of a shoe is a break, not dealing: the round counts its own length."""
@@ -62,7 +65,7 @@ def _day(ts: float) -> str:
 class Group:
     """The hands, voids, misdeals and time of one table, shoe, dealer or day (or of everything).
 
-    ``detailed`` (tables and the totals): each game's results in the order dealt.
+    ``detailed`` (tables and the totals): each game's results in the order dealt, and its facts.
     """
 
     key: str
@@ -85,7 +88,7 @@ class Group:
             tally = self.games.get(odds.game)
             if tally is None:
                 tally = self.games[odds.game] = GameTally(tuple(odds.results), self.detailed)
-            tally.add(rnd.winner, odds)
+            tally.add(rnd.winner, rnd.facts, odds)
 
     def to_json(self) -> dict[str, Any]:
         hours = self.seconds / 3600
@@ -178,7 +181,7 @@ def build(
     shoe_rows = [_shoe_row(shoe, groups["shoes"], verdict, good) for shoe in shoes.values()]
     totals = total.to_json()
     tables = [g.to_json() for _, g in sorted(groups["tables"].items())]
-    flags = _flags(shoe_rows, file_rows)
+    flags = _flags(shoe_rows, file_rows) + _fact_flags([(None, totals), *((t["key"], t) for t in tables)])
     used = sorted({chances(f.game, f.decks) for f in good}, key=_in_order)
     return {
         "format": FORMAT,
@@ -189,7 +192,11 @@ def build(
         "flagged": bool(flags),
         "flags": flags,
         "odds": _by_game(used, lambda c: {r: round(p, 6) for r, p in c.results.items()}),
+        "fact_odds": _by_game(
+            used, lambda c: {f: {v: round(p, 6) for v, p in by.items()} for f, by in c.facts.items()}
+        ),
         "band_z": Z,
+        "fact_z": FACT_Z,
         "totals": totals,
         "tables": tables,
         "dealers": [g.to_json() for _, g in sorted(groups["dealers"].items())],
@@ -272,6 +279,7 @@ def _merged_rounds(files: list[FileFacts]) -> list[tuple[RoundFact, Chances]]:
                         max(earlier.ended, rnd.ended),
                         rnd.winner or earlier.winner,
                         rnd.void or earlier.void,
+                        rnd.facts or earlier.facts,
                     ),
                     odds,
                 )
@@ -409,6 +417,26 @@ def _flags(shoes: list[dict[str, Any]], files: list[dict[str, Any]]) -> list[dic
         if row["replay_differs"]:
             flags.append(
                 {"kind": "replay", "table_id": row["table_id"], "file": row["name"], "detail": row["replay"]}
+            )
+    return flags
+
+
+def _fact_flags(groups: list[tuple[str | None, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A flag for each fact of a table (or of all tables: ``table_id`` None) with a value far out."""
+    flags: list[dict[str, Any]] = []
+    for table_id, group in groups:
+        for game, tally in group["games"].items():
+            far: dict[str, list[str]] = {}
+            for row in tally["facts"]:
+                if row["far"]:
+                    far.setdefault(row["fact"], []).append(
+                        f"{row['value']} {row['observed']} of {tally['fact_hands']} hands "
+                        f"({row['observed'] / tally['fact_hands']:.4f}) against a chance of "
+                        f"{row['chance']:.4f}, z = {row['z']:+.2f}"
+                    )
+            flags.extend(
+                {"kind": "facts", "table_id": table_id, "game": game, "fact": fact, "detail": "; ".join(said)}
+                for fact, said in far.items()
             )
     return flags
 

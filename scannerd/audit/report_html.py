@@ -5,9 +5,9 @@ evidence, so everything is in the page: the style inline, the plots as
 hand-drawn SVG (a few polylines need no plotting library on a table PC). It
 shows exactly what report.json holds (it is drawn from the same data), in
 the order someone looks: what is flagged, the totals, the running
-frequencies of each table inside their band, then the tables per table,
-dealer, day and shoe (suspect shoes highlighted), and every file's chain,
-signature and replay check.
+frequencies of each table inside their band, each game's facts against
+their chances, then the tables per table, dealer, day and shoe (suspect
+shoes highlighted), and every file's chain, signature and replay check.
 A figure of a game is always that game's: a report of two games shows each
 game's results in columns (and plots) of its own.
 """
@@ -99,6 +99,7 @@ def render(report: dict[str, Any]) -> str:
             for number, (key, game, tally, group) in enumerate(_plotted(report))
         ),
         "</div>",
+        *(_fact_table(game, report) for game in totals["games"]),
         _group_table("Per table", "tables", report["tables"], report),
         _group_table("Per dealer", "dealers", report["dealers"], report),
         _group_table("Per day (UTC)", "days", report["days"], report),
@@ -150,6 +151,7 @@ _KIND_WORDS = {
     "shuffle": "suspect shuffle(s)",
     "chain": "file(s) not intact",
     "replay": "replay difference(s)",
+    "facts": "fact(s) far from their chance",
 }
 
 
@@ -160,6 +162,8 @@ def _flags(flags: list[dict[str, Any]]) -> str:
     for f in flags:
         if f["kind"] == "shuffle":
             where = f"{f['table_id']} shoe {f['shoe_id']} ({f['day']}, dealt by {', '.join(f['dealers'])})"
+        elif f["kind"] == "facts":
+            where = f"{f['table_id'] or 'all tables'}, {_title(f['game'])}: {f['fact']}"
         else:
             where = f["file"]
         rows.append(
@@ -350,6 +354,48 @@ def _group_table(title: str, kind: str, groups: list[dict[str, Any]], report: di
     return (
         f'<h2 id="{kind}">{_e(title)}</h2><div class="scroll"><table id="{kind}-table">'
         f"<tr>{head}</tr>{''.join(rows)}</table></div>"
+    )
+
+
+def _fact_table(game: str, report: dict[str, Any]) -> str:
+    """A game's facts over all tables, value by value, and where a value is far out (flagged).
+
+    Recordings from before tables chose their game state no facts: the table says so rather than
+    showing a row of zeros against every chance.
+    """
+    totals = report["totals"]["games"][game]
+    title = f"Facts of {_title(game)}: each value against its exact chance"
+    hands = totals["fact_hands"]
+    if not hands:
+        note = "No hand states its facts: recorded before tables chose their game."
+        return f'<h2 id="facts-{game}">{_e(title)}</h2><p class="note">{_e(note)}</p>'
+    far: dict[tuple[str, str], list[str]] = {}
+    for key, g in [("all tables", report["totals"]), *((t["key"], t) for t in report["tables"])]:
+        for row in g["games"].get(game, {}).get("facts", []):
+            if row["far"]:
+                far.setdefault((row["fact"], row["value"]), []).append(f"{key} (z = {row['z']:+.2f})")
+    rows = []
+    for row in totals["facts"]:
+        where = far.get((row["fact"], row["value"]), [])
+        observed = f"{row['observed']} ({row['observed'] / hands:.4f})"
+        z = DASH if row["z"] is None else f"{row['z']:+.2f}"
+        rows.append(
+            f'<tr{_flagged(bool(where))}><td class="key">{_e(row["fact"])}</td>'
+            f'<td class="key">{_e(row["value"])}</td><td>{row["chance"]:.4f}</td><td>{_e(observed)}</td>'
+            f"<td>{row['expected']:g}</td><td>{_e(z)}</td>"
+            f'<td class="text{_bad(bool(where))}">{_e(", ".join(where))}</td></tr>'
+        )
+    head = (
+        '<th class="text">fact</th><th class="text">value</th><th>chance</th><th>observed</th>'
+        '<th>expected</th><th>z (all tables)</th><th class="text">far out at</th>'
+    )
+    note = (
+        f"{hands} hands state their facts. A value is far out, and flagged, at |z| >= {report['fact_z']:g} "
+        f"at a table or over all tables (docs/audit.md)."
+    )
+    return (
+        f'<h2 id="facts-{game}">{_e(title)}</h2><p class="note">{_e(note)}</p>'
+        f'<div class="scroll"><table id="facts-{game}-table"><tr>{head}</tr>{"".join(rows)}</table></div>'
     )
 
 

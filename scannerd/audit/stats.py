@@ -1,4 +1,4 @@
-"""The statistics of a table's results: a goodness-of-fit test against the exact odds, and a band.
+"""The statistics of a table's results and facts: goodness of fit, a binomial z per fact, and a band.
 
 Every game has three results (its two sides and the tie): three
 categories, two degrees of freedom. Pearson's statistic
@@ -9,6 +9,13 @@ table PC. The approximation wants every expected count at ``MIN_EXPECTED``
 or more; with punto banco's tie chance of 0.095 that is about 53 hands (67 at
 Dragon Tiger, tie 0.075), so a shorter group gets no p-value rather than a
 misleading one.
+
+A fact's value (Panda 8, a Dragon's big card) is there or not in each hand:
+its count is a sum of independent yes-or-no trials, each with its own exact
+chance, so z = (observed - expected) / sqrt(sum p (1 - p)) is close to a
+standard normal for a fair game. A value is far out at |z| >= ``FACT_Z``,
+tested once it is expected ``FACT_MIN_EXPECTED`` times or more, and missed
+as often (docs/audit.md gives what that threshold costs a fair table).
 
 The band around a running frequency is pointwise: after n hands the
 frequency of a result with chance p falls within p +- Z sqrt(p (1 - p) / n)
@@ -25,6 +32,11 @@ MIN_EXPECTED = 5.0
 Z = 1.96
 """The band's half-width in standard deviations: 95% pointwise."""
 
+FACT_Z = 5.0
+"""How far out a fact's value is flagged, in standard deviations (two-sided: 5.7e-7 of fair tests)."""
+
+FACT_MIN_EXPECTED = 10.0
+"""A value expected fewer times (or missed fewer times) than this is not tested: its count is too skewed."""
 
 POINTS = 120
 """At most this many points of a running frequency are kept: enough for a plot, small in the JSON."""
@@ -36,6 +48,13 @@ def chi_square(observed: Mapping[str, int], expected: Mapping[str, float]) -> tu
     if min(expected.values()) < MIN_EXPECTED:
         return x2, None
     return x2, math.exp(-x2 / 2)
+
+
+def fact_z(observed: int, expected: float, variance: float, hands: int) -> float | None:
+    """How many standard deviations a value's count lies from its expectation; None when too rare to say."""
+    if min(expected, hands - expected) < FACT_MIN_EXPECTED:
+        return None
+    return (observed - expected) / math.sqrt(variance)
 
 
 def band(p: float, n: int) -> tuple[float, float]:

@@ -156,6 +156,7 @@ def test_the_report_has_the_figures_per_table_shoe_dealer_and_day(week):
     assert 60 < totals["hands_per_hour"] < 120  # a dealer's card every 5 s: about 90 hands an hour
     assert totals["misdeals"] and totals["all_misdeals_per_100_hands"] > 0
     assert len(game["running"]) <= 120 and game["running"][-1][0] == totals["hands"]
+    assert game["fact_hands"] == totals["hands"]  # every hand of the week states its facts
     truth = {(s.table_id, s.shoe_id): s for s in week.shoes}
     for shoe in r["shoes"]:
         dealt = truth[(shoe["table_id"], shoe["shoe_id"])]
@@ -474,6 +475,7 @@ def test_nothing_on_the_page_is_wider_than_a_1920_screen(page):
         assert table["box"]["height"] > 0 and table["box"]["width"] > 0, f"{table['id']} is not shown"
     assert {t["id"] for t in g["tables"]} == {
         "flags",
+        "facts-punto_banco-table",
         "tables-table",
         "dealers-table",
         "days-table",
