@@ -2,8 +2,10 @@
 
 One job per module: ``facts`` replays one file (in a worker) and keeps what
 the report needs of it; ``published`` compares a file's replay with the
-state the table saved when the next file began; ``stats`` holds the
-goodness-of-fit test and the confidence band; ``aggregate`` groups the facts
-per table, shoe, dealer and day and decides what is flagged; ``report_json``
-and ``report_html`` write the report.
+state the table saved when the next file began; ``chances`` holds each
+game's exact odds as the audit weighs hands with them; ``stats`` the
+goodness-of-fit test, a fact's z and the confidence band; ``tally`` one
+game's hands in a group; ``aggregate`` groups the facts per table, shoe,
+dealer and day and decides what is flagged; ``report_json`` and
+``report_html`` write the report.
 """

@@ -3,16 +3,20 @@
 A round belongs to its table, its shoe, the dealer who opened it and the
 UTC day it opened on; a misdeal to the same four through its round (or the
 dealer signed in, and its own time); a suspect shuffle to its shoe, and
-through the shoe to its table, dealers and days. Each group is judged
-against the exact odds of its tables' shoes (scannerd/core/games/punto_banco.py), hand by
-hand, so tables of different deck counts can be pooled.
+through the shoe to its table, dealers and days. Each hand is judged by its
+table's game and deck count (the recording header's rules; exact chances
+from scannerd/core/games), and a group that holds hands of more than one
+game tests each game on its own (scannerd/audit/tally.py). Tables and the
+totals also set each fact's count against its chance.
 
 Flagged, and so exit status 1: a shoe the table raised ``SHUFFLE_SUSPECT``
 for; a file whose chain, sequence or signature does not check out (exactly
 what ``scannerd verify`` reports); a file whose replay does not end in the
-state the next file's header recorded (scannerd/audit/published.py). Results
-far from the odds are shown with their p-value but not flagged: an archive
-has thousands of groups, and some are bound to look unusual by chance.
+state the next file's header recorded (scannerd/audit/published.py); a fact
+of a table, or of all tables, whose count is far out (``stats.FACT_Z``
+standard deviations: a fair table's chance of it is tiny). Results far from
+the odds are shown with their p-value but not flagged: an archive has
+thousands of groups, and some are bound to look unusual by chance.
 
 A file that cannot be used at all (not a recording, a damaged line) is
 listed with its reason and left out of every figure.
@@ -22,16 +26,18 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from scannerd import __version__
-from scannerd.audit import stats
+from scannerd.audit.chances import Chances, chances
 from scannerd.audit.facts import FileFacts, RoundFact, ShuffleFact
 from scannerd.audit.published import differences
-from scannerd.core.games.punto_banco import outcome_odds
+from scannerd.audit.stats import FACT_Z, Z
+from scannerd.audit.tally import GameTally
+from scannerd.core.games import GAMES
 from scannerd.recording.signing import fingerprint
 from scannerd.recording.verify import Verdict, judge
 
@@ -39,7 +45,8 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 FORMAT = "scannerd-audit"
-VERSION = 1
+VERSION = 2
+"""2: a group's results are per game (``games``), and tables and totals hold their facts."""
 
 BREAK_S = 300.0
 """A gap this long between two rounds of a shoe is a break, not dealing: the round counts its own length."""
@@ -56,33 +63,34 @@ def _day(ts: float) -> str:
 
 @dataclass
 class Group:
-    """The hands, voids, misdeals and time of one table, shoe, dealer or day (or of everything)."""
+    """The hands, voids, misdeals and time of one table, shoe, dealer or day (or of everything).
+
+    ``detailed`` (tables and the totals): each game's results in the order dealt, and its facts.
+    """
 
     key: str
-    hands: int = 0
-    results: Counter[str] = field(default_factory=Counter)
-    expected: dict[str, float] = field(default_factory=lambda: dict.fromkeys(stats.RESULTS, 0.0))
+    detailed: bool = False
+    hands: int = 0  # of every game
+    games: dict[str, GameTally] = field(default_factory=dict)
     voids: Counter[str] = field(default_factory=Counter)
     misdeals: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
     shoes: set[ShoeKey] = field(default_factory=set)
     suspect: set[ShoeKey] = field(default_factory=set)
-    sequence: list[str] = field(default_factory=list)  # the results in the order dealt
 
-    def add_round(self, table: str, rnd: RoundFact, seconds: float, odds: dict[str, float]) -> None:
+    def add_round(self, table: str, rnd: RoundFact, seconds: float, odds: Chances) -> None:
         self.shoes.add((table, rnd.shoe_id or NO_SHOE))
         self.seconds += seconds
         if rnd.void is not None:
             self.voids[rnd.void] += 1
         elif rnd.winner is not None:
             self.hands += 1
-            self.results[rnd.winner] += 1
-            self.sequence.append(rnd.winner)
-            for result in stats.RESULTS:
-                self.expected[result] += odds[result]
+            tally = self.games.get(odds.game)
+            if tally is None:
+                tally = self.games[odds.game] = GameTally(tuple(odds.results), self.detailed)
+            tally.add(rnd.winner, rnd.facts, odds)
 
-    def to_json(self, running: bool = False) -> dict[str, Any]:
-        x2, p = stats.chi_square(self.results, self.expected) if self.hands else (0.0, None)
+    def to_json(self) -> dict[str, Any]:
         hours = self.seconds / 3600
         per_100 = {
             code: round(100 * n / self.hands, 2) for code, n in sorted(self.misdeals.items()) if self.hands
@@ -90,10 +98,7 @@ class Group:
         out: dict[str, Any] = {
             "key": self.key,
             "hands": self.hands,
-            "results": {r: self.results[r] for r in stats.RESULTS},
-            "expected": {r: round(self.expected[r], 2) for r in stats.RESULTS},
-            "chi_square": round(x2, 3),
-            "p_value": None if p is None else round(p, 4),
+            "games": {game: self.games[game].to_json() for game in GAMES if game in self.games},
             "void_rounds": sum(self.voids.values()),
             "voids": dict(sorted(self.voids.items())),
             "misdeals": dict(sorted(self.misdeals.items())),
@@ -106,9 +111,6 @@ class Group:
             "shoes": len(self.shoes),
             "suspect_shoes": sorted(f"{t}/{s}" for t, s in self.suspect),
         }
-        if running:
-            points = stats.running(self.sequence)
-            out["running"] = [[n, round(b, 4), round(pl, 4), round(t, 4)] for n, b, pl, t in points]
         return out
 
 
@@ -116,6 +118,7 @@ class Group:
 class _Shoe:
     table_id: str
     shoe_id: str
+    game: str
     dealers: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     first: float | None = None
@@ -132,22 +135,22 @@ def build(
     verdict = judge([f.chained for f in good if f.chained is not None], key)
     replay_checks = _replay_checks(good)
     groups: dict[str, dict[str, Group]] = {"tables": {}, "shoes": {}, "dealers": {}, "days": {}}
-    total = Group("all")
+    total = Group("all", detailed=True)
     shoes: dict[ShoeKey, _Shoe] = {}
-    odds_by_decks: dict[int, dict[str, float]] = {}
+
+    def group_of(kind: str, key: str) -> Group:
+        return groups[kind].setdefault(key, Group(key, detailed=kind == "tables"))
 
     def members(table: str, shoe: str, dealer: str | None, ts: float) -> list[Group]:
         keys = {"tables": table, "shoes": f"{table}/{shoe}", "dealers": dealer or NO_DEALER, "days": _day(ts)}
-        return [total, *(groups[kind].setdefault(k, Group(k)) for kind, k in keys.items())]
+        return [total, *(group_of(kind, k) for kind, k in keys.items())]
 
     for table, table_files in itertools.groupby(good, key=lambda f: f.table_id):
-        groups["tables"].setdefault(table, Group(table))  # a table whose files hold no hand is a table
+        group_of("tables", table)  # a table whose files hold no hand is a table
         files = _told_apart(list(table_files))
-        decks = files[0].decks
-        odds = odds_by_decks.setdefault(decks, {r: float(v) for r, v in outcome_odds(decks).items()})
-        for rnd, seconds in _timed(_merged_rounds(files)):
+        for rnd, odds, seconds in _timed(_merged_rounds(files)):
             shoe_id = rnd.shoe_id or NO_SHOE
-            shoe = shoes.setdefault((table, shoe_id), _Shoe(table, shoe_id))
+            shoe = shoes.setdefault((table, shoe_id), _Shoe(table, shoe_id, odds.game))
             shoe.first = rnd.opened if shoe.first is None else min(shoe.first, rnd.opened)
             shoe.last = rnd.ended if shoe.last is None else max(shoe.last, rnd.ended)
             dealer = rnd.dealer_id or NO_DEALER
@@ -161,7 +164,7 @@ def build(
                     group.misdeals[misdeal.code] += 1
             for shuffle in f.shuffles:
                 shoe_id = shuffle.shoe_id or NO_SHOE
-                shoe = shoes.setdefault((table, shoe_id), _Shoe(table, shoe_id))
+                shoe = shoes.setdefault((table, shoe_id), _Shoe(table, shoe_id, f.game))
                 shoe.shuffle = _stronger(shoe.shuffle, shuffle)
             for shoe_id in {r.shoe_id or NO_SHOE for r in f.rounds}:
                 shoes[(table, shoe_id)].files.append(f.path.name)
@@ -169,14 +172,17 @@ def build(
         if shoe.shuffle is not None:
             suspect = (table, shoe_id)
             total.suspect.add(suspect)
-            groups["tables"].setdefault(table, Group(table)).suspect.add(suspect)
-            groups["shoes"].setdefault(f"{table}/{shoe_id}", Group(f"{table}/{shoe_id}")).suspect.add(suspect)
+            group_of("tables", table).suspect.add(suspect)
+            group_of("shoes", f"{table}/{shoe_id}").suspect.add(suspect)
             for kind, keys in (("dealers", shoe.dealers), ("days", _shoe_days(shoe))):
                 for k in keys:
-                    groups[kind].setdefault(k, Group(k)).suspect.add(suspect)
+                    group_of(kind, k).suspect.add(suspect)
     file_rows = [_file_row(f, verdict, replay_checks, key) for f in facts]
     shoe_rows = [_shoe_row(shoe, groups["shoes"], verdict, good) for shoe in shoes.values()]
-    flags = _flags(shoe_rows, file_rows)
+    totals = total.to_json()
+    tables = [g.to_json() for _, g in sorted(groups["tables"].items())]
+    flags = _flags(shoe_rows, file_rows) + _fact_flags([(None, totals), *((t["key"], t) for t in tables)])
+    used = sorted({chances(f.game, f.decks) for f in good}, key=_in_order)
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -185,16 +191,33 @@ def build(
         "key": None if key is None else fingerprint(key),
         "flagged": bool(flags),
         "flags": flags,
-        "odds": {str(d): {r: round(p, 6) for r, p in o.items()} for d, o in sorted(odds_by_decks.items())},
-        "band_z": stats.Z,
-        "totals": total.to_json(running=True),
-        "tables": [g.to_json(running=True) for _, g in sorted(groups["tables"].items())],
+        "odds": _by_game(used, lambda c: {r: round(p, 6) for r, p in c.results.items()}),
+        "fact_odds": _by_game(
+            used, lambda c: {f: {v: round(p, 6) for v, p in by.items()} for f, by in c.facts.items()}
+        ),
+        "band_z": Z,
+        "fact_z": FACT_Z,
+        "totals": totals,
+        "tables": tables,
         "dealers": [g.to_json() for _, g in sorted(groups["dealers"].items())],
         "days": [g.to_json() for _, g in sorted(groups["days"].items())],
         "shoes": shoe_rows,
         "files": file_rows,
         "notes": verdict.notes + [note for f in good for note in f.notes],
     }
+
+
+def _in_order(odds: Chances) -> tuple[int, int]:
+    """Games in the order ``GAMES`` names them (punto banco first), then deck counts."""
+    return list(GAMES).index(odds.game), odds.decks
+
+
+def _by_game(used: list[Chances], figures: Callable[[Chances], dict[str, Any]]) -> dict[str, Any]:
+    """``figures`` of each game and deck count the files deal: game, then deck count as a string."""
+    out: dict[str, dict[str, Any]] = {}
+    for odds in used:
+        out.setdefault(odds.game, {})[str(odds.decks)] = figures(odds)
+    return out
 
 
 def _told_apart(files: list[FileFacts]) -> list[FileFacts]:
@@ -235,33 +258,39 @@ def _told_apart(files: list[FileFacts]) -> list[FileFacts]:
     return out
 
 
-def _merged_rounds(files: list[FileFacts]) -> list[RoundFact]:
-    """A table's rounds in the order opened; a round that straddles two files is one round."""
-    merged: dict[tuple[str | None, str], RoundFact] = {}
+def _merged_rounds(files: list[FileFacts]) -> list[tuple[RoundFact, Chances]]:
+    """A table's rounds in the order opened, each with its file's chances; one that straddles two is one."""
+    merged: dict[tuple[str | None, str], tuple[RoundFact, Chances]] = {}
     for f in files:
+        odds = chances(f.game, f.decks)
         for rnd in f.rounds:
             key = (rnd.shoe_id, rnd.round_id)
             before = merged.get(key)
             if before is None:
-                merged[key] = rnd
+                merged[key] = rnd, odds
             else:
-                merged[key] = RoundFact(
-                    rnd.shoe_id,
-                    rnd.round_id,
-                    before.dealer_id or rnd.dealer_id,
-                    min(before.opened, rnd.opened),
-                    max(before.ended, rnd.ended),
-                    rnd.winner or before.winner,
-                    rnd.void or before.void,
+                earlier = before[0]
+                merged[key] = (
+                    RoundFact(
+                        rnd.shoe_id,
+                        rnd.round_id,
+                        earlier.dealer_id or rnd.dealer_id,
+                        min(earlier.opened, rnd.opened),
+                        max(earlier.ended, rnd.ended),
+                        rnd.winner or earlier.winner,
+                        rnd.void or earlier.void,
+                        rnd.facts or earlier.facts,
+                    ),
+                    odds,
                 )
-    return sorted(merged.values(), key=lambda r: r.opened)
+    return sorted(merged.values(), key=lambda r: r[0].opened)
 
 
-def _timed(rounds: list[RoundFact]) -> Iterable[tuple[RoundFact, float]]:
+def _timed(rounds: list[tuple[RoundFact, Chances]]) -> Iterable[tuple[RoundFact, Chances, float]]:
     """Each round with the time it took: until the next round of its shoe opened, unless that was a break."""
-    for rnd, after in itertools.zip_longest(rounds, rounds[1:]):
+    for (rnd, odds), after in itertools.zip_longest(rounds, [r for r, _ in rounds[1:]]):
         gap = after.opened - rnd.opened if after is not None and after.shoe_id == rnd.shoe_id else None
-        yield rnd, gap if gap is not None and gap <= BREAK_S else rnd.ended - rnd.opened
+        yield rnd, odds, gap if gap is not None and gap <= BREAK_S else rnd.ended - rnd.opened
 
 
 def _stronger(a: ShuffleFact | None, b: ShuffleFact) -> ShuffleFact:
@@ -339,6 +368,7 @@ def _shoe_row(
     return group.to_json() | {
         "table_id": shoe.table_id,
         "shoe_id": shoe.shoe_id,
+        "game": shoe.game,
         "dealers": shoe.dealers,
         "first": shoe.first,
         "last": shoe.last,
@@ -387,6 +417,26 @@ def _flags(shoes: list[dict[str, Any]], files: list[dict[str, Any]]) -> list[dic
         if row["replay_differs"]:
             flags.append(
                 {"kind": "replay", "table_id": row["table_id"], "file": row["name"], "detail": row["replay"]}
+            )
+    return flags
+
+
+def _fact_flags(groups: list[tuple[str | None, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """A flag for each fact of a table (or of all tables: ``table_id`` None) with a value far out."""
+    flags: list[dict[str, Any]] = []
+    for table_id, group in groups:
+        for game, tally in group["games"].items():
+            far: dict[str, list[str]] = {}
+            for row in tally["facts"]:
+                if row["far"]:
+                    far.setdefault(row["fact"], []).append(
+                        f"{row['value']} {row['observed']} of {tally['fact_hands']} hands "
+                        f"({row['observed'] / tally['fact_hands']:.4f}) against a chance of "
+                        f"{row['chance']:.4f}, z = {row['z']:+.2f}"
+                    )
+            flags.extend(
+                {"kind": "facts", "table_id": table_id, "game": game, "fact": fact, "detail": "; ".join(said)}
+                for fact, said in far.items()
             )
     return flags
 

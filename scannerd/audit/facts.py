@@ -2,7 +2,8 @@
 
 This runs in a replay worker (a process of the pool or a Dask worker), so it
 hands back plain, picklable facts rather than the thousands of events they
-come from: a round is its shoe, dealer, times and result; a misdeal its
+come from: a round is its shoe, dealer, times, result and the facts its
+side bets read (a dozen name and value pairs); a misdeal its
 code; a suspect shuffle its latest figures (the restatement at the shoe's
 end replaces the early alert). The file's chain is walked here too, since
 the file is at hand; whether the files follow one another is decided once
@@ -17,16 +18,23 @@ from typing import Any
 
 from drivers.base import DriverInitError
 from scannerd.contract.events import AlertData, DealerData, EventData, RoundData
+from scannerd.core.games import played
 from scannerd.core.table import SavedState
 from scannerd.recording.format import PastTheEnd, RecordingError, RecordingReader
 from scannerd.recording.replay import replayer_for
 from scannerd.recording.replay_many import reader_notes
 from scannerd.recording.verify import ChainedFile, read_chained
 
+Facts = tuple[tuple[str, Any], ...]
+"""A complete round's facts as its event states them, (name, value) in the contract's order."""
+
 
 @dataclass(frozen=True, slots=True)
 class RoundFact:
-    """A round as the table judged it: ``winner`` for a complete hand, ``void`` (the reason) if void."""
+    """A round as the table judged it: ``winner`` for a complete hand, ``void`` (the reason) if void.
+
+    ``facts`` is empty for a round that states none: one recorded before tables chose their game.
+    """
 
     shoe_id: str | None
     round_id: str
@@ -35,6 +43,7 @@ class RoundFact:
     ended: float  # of its last
     winner: str | None = None
     void: str | None = None
+    facts: Facts = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +71,15 @@ class ShuffleFact:
 
 @dataclass
 class FileFacts:
-    """One file: what its replay published, its chain, and the table's state where it begins and ends."""
+    """One file: what its replay published, its chain, and the table's state where it begins and ends.
+
+    ``game`` is the game its header's rules deal (``scannerd.core.games.played``): every round in it
+    is judged by that game's chances for ``decks`` decks.
+    """
 
     path: Path
     table_id: str = ""
+    game: str = "punto_banco"
     decks: int = 8
     rounds: list[RoundFact] = field(default_factory=list)
     misdeals: list[MisdealFact] = field(default_factory=list)
@@ -95,6 +109,7 @@ class _Collector:
             rnd["dealer_id"] = rnd["dealer_id"] or event.dealer_id
             if event.phase == "complete":
                 rnd["winner"] = event.winner
+                rnd["facts"] = tuple(event.facts.items()) if event.facts else ()
             elif event.phase == "void":
                 rnd["void"] = event.reason or "unknown"
         elif isinstance(event, DealerData):
@@ -121,7 +136,16 @@ class _Collector:
 
     def finish(self) -> None:
         self.facts.rounds = [
-            RoundFact(shoe, round_id, r["dealer_id"], r["opened"], r["ended"], r.get("winner"), r.get("void"))
+            RoundFact(
+                shoe,
+                round_id,
+                r["dealer_id"],
+                r["opened"],
+                r["ended"],
+                r.get("winner"),
+                r.get("void"),
+                r.get("facts", ()),
+            )
             for (shoe, round_id), r in self.rounds.items()
         ]
         self.facts.misdeals = list(self.misdeals.values())
@@ -136,6 +160,7 @@ def collect(path: Path) -> FileFacts:
         with RecordingReader(path) as reader:
             header = reader.header
             facts.table_id, facts.decks = header.table_id, header.rules.decks
+            facts.game = played(header.rules.game).name
             saved = SavedState.from_dict(header.state)
             facts.begins = saved.validator if saved is not None else None
             replayer = replayer_for(reader)

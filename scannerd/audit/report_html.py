@@ -5,9 +5,11 @@ evidence, so everything is in the page: the style inline, the plots as
 hand-drawn SVG (a few polylines need no plotting library on a table PC). It
 shows exactly what report.json holds (it is drawn from the same data), in
 the order someone looks: what is flagged, the totals, the running
-frequencies of each table inside their band, then the tables per table,
-dealer, day and shoe (suspect shoes highlighted), and every file's chain,
-signature and replay check.
+frequencies of each table inside their band, each game's facts against
+their chances, then the tables per table, dealer, day and shoe (suspect
+shoes highlighted), and every file's chain, signature and replay check.
+A figure of a game is always that game's: a report of two games shows each
+game's results in columns (and plots) of its own.
 """
 
 from __future__ import annotations
@@ -21,9 +23,17 @@ from scannerd.audit.report_json import write_text
 
 NAME = "report.html"
 DASH = "\u2013"  # a figure there is none of
-COLOURS = {"banker": "#c62828", "player": "#1565c0", "tie": "#2e7d32"}
+# Dragon and Tiger as the dealer display colours them; Dragon shares Banker's red (never on one plot).
+COLOURS = {
+    "banker": "#c62828",
+    "player": "#1565c0",
+    "dragon": "#c62828",
+    "tiger": "#c98a00",
+    "tie": "#2e7d32",
+}
+TITLES = {"punto_banco": "punto banco", "dragon_tiger": "Dragon Tiger"}
 UNUSUAL_P = 0.01  # a p-value shown highlighted (not flagged: some groups of many are bound to be)
-Y_MAX = 0.6  # the plots' frequency axis: banker and player sit near 0.45, tie near 0.1
+Y_MAX = 0.6  # the plots' frequency axis: a side's win sits near 0.45, a tie near 0.1
 
 STYLE = """
 * { box-sizing: border-box; }
@@ -50,6 +60,7 @@ th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: right; vertical-a
          overflow-wrap: break-word; }
 td { white-space: nowrap; }
 td.text { white-space: normal; }
+td.result { white-space: normal; }
 td.key { text-align: left; }
 th { background: #eee; position: sticky; top: 0; }
 td.text, th.text { text-align: left; }
@@ -67,6 +78,7 @@ def write(report: dict[str, Any], out: Path) -> Path:
 def render(report: dict[str, Any]) -> str:
     totals = report["totals"]
     flags = report["flags"]
+    mixed = len(report["odds"]) > 1
     parts = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -80,15 +92,18 @@ def render(report: dict[str, Any]) -> str:
         _flags(flags),
         _figures(report),
         '<h2 id="plots">Running frequency of each result, inside its 95% band</h2>',
-        _legend(),
+        _legend(report),
         '<div class="plots">',
-        _plot("All tables", totals, report, 0, wide=True),
-        *(_plot(g["key"], g, report, i) for i, g in enumerate(report["tables"], start=1)),
+        *(
+            _plot(_titled(key, game, mixed), tally, len(group["suspect_shoes"]), number, wide=group is totals)
+            for number, (key, game, tally, group) in enumerate(_plotted(report))
+        ),
         "</div>",
+        *(_fact_table(game, report) for game in totals["games"]),
         _group_table("Per table", "tables", report["tables"], report),
         _group_table("Per dealer", "dealers", report["dealers"], report),
         _group_table("Per day (UTC)", "days", report["days"], report),
-        _shoe_table(report),
+        *(_shoe_table(report, game) for game in _results(report)),
         _file_table(report),
         "".join(f'<p class="note">{_e(n)}</p>' for n in report["notes"]),
         "</body></html>",
@@ -98,6 +113,21 @@ def render(report: dict[str, Any]) -> str:
 
 def _e(text: object) -> str:
     return html.escape(str(text))
+
+
+def _title(game: str) -> str:
+    return TITLES.get(game, game)
+
+
+def _titled(key: str, game: str, mixed: bool) -> str:
+    """A plot's title: its group, and its game when the report holds more than one."""
+    return f"{key}, {_title(game)}" if mixed else key
+
+
+def _plotted(report: dict[str, Any]) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+    """(title, game, the game's figures, the group) of every plot: all tables first, then each table."""
+    groups = [("All tables", report["totals"]), *((t["key"], t) for t in report["tables"])]
+    return [(key, game, tally, g) for key, g in groups for game, tally in g["games"].items()]
 
 
 def _signatures(key: str | None) -> str:
@@ -112,7 +142,7 @@ def _short_key(fingerprint: str) -> str:
 def _verdict(flags: list[dict[str, Any]]) -> str:
     if not flags:
         return '<p class="verdict good" id="verdict">Nothing flagged</p>'
-    kinds = {k: sum(f["kind"] == k for f in flags) for k in ("shuffle", "chain", "replay")}
+    kinds = {k: sum(f["kind"] == k for f in flags) for k in _KIND_WORDS}
     said = ", ".join(f"{n} {_KIND_WORDS[k]}" for k, n in kinds.items() if n)
     return f'<p class="verdict bad" id="verdict">FLAGGED: {said}</p>'
 
@@ -121,6 +151,7 @@ _KIND_WORDS = {
     "shuffle": "suspect shuffle(s)",
     "chain": "file(s) not intact",
     "replay": "replay difference(s)",
+    "facts": "fact(s) far from their chance",
 }
 
 
@@ -131,6 +162,8 @@ def _flags(flags: list[dict[str, Any]]) -> str:
     for f in flags:
         if f["kind"] == "shuffle":
             where = f"{f['table_id']} shoe {f['shoe_id']} ({f['day']}, dealt by {', '.join(f['dealers'])})"
+        elif f["kind"] == "facts":
+            where = f"{f['table_id'] or 'all tables'}, {_title(f['game'])}: {f['fact']}"
         else:
             where = f["file"]
         rows.append(
@@ -150,7 +183,7 @@ def _figures(report: dict[str, Any]) -> str:
         ("hands", t["hands"]),
         ("shoes", t["shoes"]),
         ("suspect shoes", len(t["suspect_shoes"])),
-        ("goodness of fit p", _p(t["p_value"])),
+        *((f"goodness of fit p, {_title(game)}", _p(g["p_value"])) for game, g in t["games"].items()),
         ("misdeals / 100 hands", _num(t["all_misdeals_per_100_hands"])),
         ("void rounds", t["void_rounds"]),
         ("hands / hour", _num(t["hands_per_hour"])),
@@ -170,21 +203,30 @@ def _num(x: float | None) -> str:
     return DASH if x is None else f"{x:g}"
 
 
-def _legend() -> str:
+def _results(report: dict[str, Any]) -> dict[str, list[str]]:
+    """Each game's results, in the game's order, for the games the report's files deal."""
+    return {game: list(next(iter(by_decks.values()))) for game, by_decks in report["odds"].items()}
+
+
+def _legend(report: dict[str, Any]) -> str:
+    shown = dict.fromkeys(r for names in _results(report).values() for r in names)
     items = (
-        "".join(f'<span><i style="background:{c}"></i>{r}</span>' for r, c in COLOURS.items())
+        "".join(f'<span><i style="background:{COLOURS[r]}"></i>{r}</span>' for r in shown)
         + "<span>shaded: 95% band around the exact chance; dashed: the exact chance</span>"
     )
     return f'<p class="legend">{items}</p>'
 
 
-def _plot(title: str, group: dict[str, Any], report: dict[str, Any], number: int, wide: bool = False) -> str:
-    """Running frequencies of banker, player and tie against hands dealt, each in its band."""
-    points = group.get("running") or []
+def _plot(title: str, tally: dict[str, Any], suspect: int, number: int, wide: bool = False) -> str:
+    """Running frequencies of a game's results against hands dealt, each in its band.
+
+    The chance a line is judged against is the group's expected count over its hands: the exact
+    chance of its tables' shoes, hand by hand, whatever their deck counts.
+    """
+    points = tally["running"]
     width, height, left, bottom, top, right = (1000 if wide else 500), 240, 44, 24, 8, 10
     plot_w, plot_h = width - left - right, height - top - bottom
     n_max = points[-1][0] if points else 1
-    odds = next(iter(report["odds"].values()), None) or dict.fromkeys(stats.RESULTS, 0.0)
 
     def x(n: float) -> float:
         return left + plot_w * (n / n_max)
@@ -208,8 +250,8 @@ def _plot(title: str, group: dict[str, Any], report: dict[str, Any], number: int
         svg.append(f'<text x="{x(n):.1f}" y="{height - 6}" font-size="11" text-anchor="{anchor}">{n}</text>')
     svg.append(f'<text x="{x(n_max * 0.75):.1f}" y="{height - 6}" font-size="11">hands</text>')
     ns = [p[0] for p in points]
-    for i, result in enumerate(stats.RESULTS, start=1):
-        colour, chance = COLOURS[result], float(odds[result])
+    for i, (result, expected) in enumerate(tally["expected"].items(), start=1):
+        colour, chance = COLOURS[result], expected / max(tally["hands"], 1)
         if ns:
             bands = [stats.band(chance, n) for n in ns]
             upper = " ".join(f"{x(n):.1f},{y(hi):.1f}" for n, (_, hi) in zip(ns, bands, strict=True))
@@ -230,10 +272,9 @@ def _plot(title: str, group: dict[str, Any], report: dict[str, Any], number: int
             f'stroke="{colour}" stroke-dasharray="4 3" stroke-width="1"/>'
         )
     svg.append("</svg>")
-    suspect = group.get("suspect_shoes") or []
-    caption = f"{_e(title)}: {group['hands']} hands, p = {_p(group['p_value'])}"
+    caption = f"{_e(title)}: {tally['hands']} hands, p = {_p(tally['p_value'])}"
     if suspect:
-        caption += f', <span class="bad">{len(suspect)} suspect shoe(s)</span>'
+        caption += f', <span class="bad">{suspect} suspect shoe(s)</span>'
     cls = ' class="all"' if wide else ""
     return f"<figure{cls}><figcaption>{caption}</figcaption>{''.join(svg)}</figure>"
 
@@ -251,31 +292,45 @@ def _codes(report: dict[str, Any]) -> list[str]:
     return sorted(report["totals"]["misdeals"])
 
 
-def _group_cells(g: dict[str, Any], codes: list[str]) -> list[str]:
-    r = g["results"]
+def _game_cells(g: dict[str, Any], results: dict[str, list[str]]) -> list[str]:
+    """Each game's results and p-value in the group (dashes for a game it has no hands of)."""
+    out: list[str] = []
+    # A count and its frequency may go on two lines when a report of two games has twice the columns.
+    wrap = ' class="result"' if len(results) > 1 else ""
+    for game, names in results.items():
+        tally = g["games"].get(game)
+        if tally is None:
+            out += [f"<td>{DASH}</td>"] * (len(names) + 1)
+            continue
+        r, p = tally["results"], tally["p_value"]
+        out += [f"<td{wrap}>{r[k]} ({r[k] / tally['hands']:.3f})</td>" for k in names]
+        if p is not None and p < UNUSUAL_P:
+            out.append(f'<td class="unusual" title="unusual, not flagged: docs/audit.md">{_p(p)}</td>')
+        else:
+            out.append(f"<td>{_e(_p(p))}</td>")
+    return out
+
+
+def _group_cells(g: dict[str, Any], codes: list[str], results: dict[str, list[str]]) -> list[str]:
     cells = [
-        str(g["hands"]),
-        *(f"{r[k]} ({r[k] / g['hands']:.3f})" if g["hands"] else "0" for k in stats.RESULTS),
-        _p(g["p_value"]),
         str(g["void_rounds"]),
         _num(g["all_misdeals_per_100_hands"]),
         *(_num(g["misdeals_per_100_hands"].get(code)) if g["hands"] else DASH for code in codes),
         _num(g["hands_per_hour"]),
         str(g["shoes"]),
     ]
-    out = [f"<td>{_e(c)}</td>" for c in cells]
-    if g["p_value"] is not None and g["p_value"] < UNUSUAL_P:
-        out[4] = f'<td class="unusual" title="unusual, not flagged: docs/audit.md">{_e(cells[4])}</td>'
-    return out
+    return [f"<td>{g['hands']}</td>", *_game_cells(g, results), *(f"<td>{_e(c)}</td>" for c in cells)]
 
 
-def _group_head(first: str, codes: list[str]) -> list[str]:
+def _group_head(first: str, codes: list[str], results: dict[str, list[str]]) -> list[str]:
+    mixed = len(results) > 1
     names = [
         "hands",
-        "banker",
-        "player",
-        "tie",
-        "p (fit)",
+        *(
+            f"{name} ({_title(game)})" if mixed else name
+            for game, names in results.items()
+            for name in (*names, "p (fit)")
+        ),
         "voids",
         "misdeals /100",
         *(f"{c.replace('_', ' ')} /100" for c in codes),  # spaces: the long codes wrap in their heading
@@ -286,14 +341,14 @@ def _group_head(first: str, codes: list[str]) -> list[str]:
 
 
 def _group_table(title: str, kind: str, groups: list[dict[str, Any]], report: dict[str, Any]) -> str:
-    codes = _codes(report)
-    head = "".join(_group_head(kind.rstrip("s"), codes)) + "<th>suspect shoes</th>"
+    codes, results = _codes(report), _results(report)
+    head = "".join(_group_head(kind.rstrip("s"), codes, results)) + "<th>suspect shoes</th>"
     rows = []
     for g in groups:
         suspect = ", ".join(g["suspect_shoes"])
         rows.append(
             f'<tr{_flagged(bool(suspect))}><td class="key">{_e(g["key"])}</td>'
-            f"{''.join(_group_cells(g, codes))}"
+            f"{''.join(_group_cells(g, codes, results))}"
             f'<td class="text">{_e(suspect)}</td></tr>'
         )
     return (
@@ -302,14 +357,57 @@ def _group_table(title: str, kind: str, groups: list[dict[str, Any]], report: di
     )
 
 
-def _shoe_table(report: dict[str, Any]) -> str:
-    """Every shoe, the suspect ones first and highlighted."""
-    codes = _codes(report)
-    shoes = sorted(report["shoes"], key=lambda s: (not s["suspect"], s["table_id"], s["first"] or 0))
+def _fact_table(game: str, report: dict[str, Any]) -> str:
+    """A game's facts over all tables, value by value, and where a value is far out (flagged).
+
+    Recordings from before tables chose their game state no facts: the table says so rather than
+    showing a row of zeros against every chance.
+    """
+    totals = report["totals"]["games"][game]
+    title = f"Facts of {_title(game)}: each value against its exact chance"
+    hands = totals["fact_hands"]
+    if not hands:
+        note = "No hand states its facts: recorded before tables chose their game."
+        return f'<h2 id="facts-{game}">{_e(title)}</h2><p class="note">{_e(note)}</p>'
+    far: dict[tuple[str, str], list[str]] = {}
+    for key, g in [("all tables", report["totals"]), *((t["key"], t) for t in report["tables"])]:
+        for row in g["games"].get(game, {}).get("facts", []):
+            if row["far"]:
+                far.setdefault((row["fact"], row["value"]), []).append(f"{key} (z = {row['z']:+.2f})")
+    rows = []
+    for row in totals["facts"]:
+        where = far.get((row["fact"], row["value"]), [])
+        observed = f"{row['observed']} ({row['observed'] / hands:.4f})"
+        z = DASH if row["z"] is None else f"{row['z']:+.2f}"
+        rows.append(
+            f'<tr{_flagged(bool(where))}><td class="key">{_e(row["fact"])}</td>'
+            f'<td class="key">{_e(row["value"])}</td><td>{row["chance"]:.4f}</td><td>{_e(observed)}</td>'
+            f"<td>{row['expected']:g}</td><td>{_e(z)}</td>"
+            f'<td class="text{_bad(bool(where))}">{_e(", ".join(where))}</td></tr>'
+        )
+    head = (
+        '<th class="text">fact</th><th class="text">value</th><th>chance</th><th>observed</th>'
+        '<th>expected</th><th>z (all tables)</th><th class="text">far out at</th>'
+    )
+    note = (
+        f"{hands} hands state their facts. A value is far out, and flagged, at |z| >= {report['fact_z']:g} "
+        f"at a table or over all tables (docs/audit.md)."
+    )
+    return (
+        f'<h2 id="facts-{game}">{_e(title)}</h2><p class="note">{_e(note)}</p>'
+        f'<div class="scroll"><table id="facts-{game}-table"><tr>{head}</tr>{"".join(rows)}</table></div>'
+    )
+
+
+def _shoe_table(report: dict[str, Any], game: str) -> str:
+    """Every shoe of a game, the suspect ones first and highlighted: a shoe is dealt one game."""
+    codes, results = _codes(report), {game: _results(report)[game]}
+    dealt = [s for s in report["shoes"] if s["game"] == game]
+    shoes = sorted(dealt, key=lambda s: (not s["suspect"], s["table_id"], s["first"] or 0))
     head = (
         '<th class="text">table</th><th class="text">shoe</th><th class="text">day</th>'
         '<th class="text">dealers</th>'
-        + "".join(_group_head("", codes)[1:])
+        + "".join(_group_head("", codes, results)[1:])
         + '<th class="text">shuffle</th><th class="text">chain</th>'
     )
     rows = []
@@ -325,12 +423,12 @@ def _shoe_table(report: dict[str, Any]) -> str:
             f'<tr{_flagged(s["suspect"])}><td class="key">{_e(s["table_id"])}</td>'
             f'<td class="key">{_e(s["shoe_id"])}</td>'
             f'<td class="key">{_e(s["day"] or "")}</td><td class="text">{_e(", ".join(s["dealers"]))}</td>'
-            f'{"".join(_group_cells(s, codes))}<td class="text{_bad(bool(shuffle))}">{_e(said)}</td>'
+            f'{"".join(_group_cells(s, codes, results))}<td class="text{_bad(bool(shuffle))}">{_e(said)}</td>'
             f'<td class="text{_bad(s["chain"] != "intact")}">{_e(s["chain"])}</td></tr>'
         )
     return (
-        '<h2 id="shoes">Per shoe (suspect shuffles first)</h2><div class="scroll"><table id="shoes-table">'
-        f"<tr>{head}</tr>{''.join(rows)}</table></div>"
+        f'<h2 id="shoes-{game}">Per shoe of {_e(_title(game))} (suspect shuffles first)</h2>'
+        f'<div class="scroll"><table id="shoes-{game}-table"><tr>{head}</tr>{"".join(rows)}</table></div>'
     )
 
 

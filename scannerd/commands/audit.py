@@ -7,12 +7,12 @@ as ``scannerd verify`` does, and the results written to ``DIR/report.json``
 and ``DIR/report.html``.
 
 Exit status: 0 nothing flagged; 1 a suspect shuffle, a chain or signature
-that does not check out, or a replay that does not end where the table said
-it was (each named on stdout); 2 input that cannot be used (no such path, no
-recordings, a file that is not a recording, a key that is not a key, an
-output directory that cannot be written), named in one line on stderr. The
-report is written whenever there is anything to report, the unusable files
-listed in it.
+that does not check out, a replay that does not end where the table said
+it was, or a fact far from its chance (each named on stdout); 2 input that
+cannot be used (no such path, no recordings, a file that is not a
+recording, a key that is not a key, an output directory that cannot be
+written), named in one line on stderr. The report is written whenever there
+is anything to report, the unusable files listed in it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from scannerd.audit import report_html, report_json
 from scannerd.audit.aggregate import build, unreadable
@@ -93,8 +94,7 @@ def run(args: argparse.Namespace) -> int:
     for row in unreadable(report):
         print(f"scannerd audit: {row['error']}", file=sys.stderr)
     for flag in report["flags"]:
-        where = f"{flag['table_id']} shoe {flag['shoe_id']}" if flag["kind"] == "shuffle" else flag["file"]
-        print(f"FLAGGED {flag['kind']}: {where}: {flag['detail']}")
+        print(f"FLAGGED {flag['kind']}: {_where(flag)}: {flag['detail']}")
     totals = report["totals"]
     print(
         f"audit: {len(paths)} file(s), {len(report['tables'])} table(s), {len(report['shoes'])} shoe(s), "
@@ -103,6 +103,15 @@ def run(args: argparse.Namespace) -> int:
     if unreadable(report):
         return EXIT_BAD_INPUT
     return EXIT_FLAGGED if report["flagged"] else 0
+
+
+def _where(flag: dict[str, Any]) -> str:
+    """What a flag is about, in a few words: a table's shoe, a file, or a table's (or all tables') fact."""
+    if flag["kind"] == "shuffle":
+        return f"{flag['table_id']} shoe {flag['shoe_id']}"
+    if flag["kind"] == "facts":
+        return f"{flag['table_id'] or 'all tables'} {flag['game']} {flag['fact']}"
+    return str(flag["file"])
 
 
 def _bad(text: str) -> int:

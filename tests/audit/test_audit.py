@@ -143,14 +143,20 @@ def test_the_report_has_the_figures_per_table_shoe_dealer_and_day(week):
         assert sum(g["hands"] for g in groups) == totals["hands"], kind
         assert sum(g["void_rounds"] for g in groups) == totals["void_rounds"], kind
         for g in groups:
-            assert sum(g["results"].values()) == g["hands"]
-            for field in ("chi_square", "p_value", "misdeals_per_100_hands", "hands_per_hour", "expected"):
+            assert list(g["games"]) == ["punto_banco"]
+            game = g["games"]["punto_banco"]
+            assert sum(game["results"].values()) == game["hands"] == g["hands"]
+            for field in ("chi_square", "p_value", "expected"):
+                assert field in game, (kind, field)
+            for field in ("misdeals_per_100_hands", "hands_per_hour"):
                 assert field in g, (kind, field)
-    assert r["odds"] == {"8": {"banker": 0.458597, "player": 0.446247, "tie": 0.095156}}
-    assert 0 <= totals["p_value"] <= 1
+    assert r["odds"] == {"punto_banco": {"8": {"banker": 0.458597, "player": 0.446247, "tie": 0.095156}}}
+    game = totals["games"]["punto_banco"]
+    assert 0 <= game["p_value"] <= 1
     assert 60 < totals["hands_per_hour"] < 120  # a dealer's card every 5 s: about 90 hands an hour
     assert totals["misdeals"] and totals["all_misdeals_per_100_hands"] > 0
-    assert len(totals["running"]) <= 120 and totals["running"][-1][0] == totals["hands"]
+    assert len(game["running"]) <= 120 and game["running"][-1][0] == totals["hands"]
+    assert game["fact_hands"] == totals["hands"]  # every hand of the week states its facts
     truth = {(s.table_id, s.shoe_id): s for s in week.shoes}
     for shoe in r["shoes"]:
         dealt = truth[(shoe["table_id"], shoe["shoe_id"])]
@@ -431,7 +437,7 @@ return {
   flagged: box(document.getElementById('flagged')),
   verdict: document.getElementById('verdict').textContent,
   firstPlot: box(document.querySelector('.plots')),
-  shoeRows: [...document.querySelectorAll('#shoes-table tr')].slice(1).map((r) => ({
+  shoeRows: [...document.querySelectorAll('#shoes-punto_banco-table tr')].slice(1).map((r) => ({
     flag: r.classList.contains('flag'), table: r.cells[0].textContent, shoe: r.cells[1].textContent})),
   external: [...document.querySelectorAll('[src], link[href], script')].length,
 };
@@ -469,10 +475,11 @@ def test_nothing_on_the_page_is_wider_than_a_1920_screen(page):
         assert table["box"]["height"] > 0 and table["box"]["width"] > 0, f"{table['id']} is not shown"
     assert {t["id"] for t in g["tables"]} == {
         "flags",
+        "facts-punto_banco-table",
         "tables-table",
         "dealers-table",
         "days-table",
-        "shoes-table",
+        "shoes-punto_banco-table",
         "files-table",
     }
 

@@ -1,4 +1,4 @@
-"""The audit's statistics: the chi-square tail in closed form, the band, the running frequencies."""
+"""The audit's statistics: the chi-square tail in closed form, a fact's z, the band, running frequencies."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from scannerd.audit import stats
 from scannerd.audit.published import differences
+from scannerd.core.games import GAMES
 from scannerd.core.games.punto_banco import outcome_odds
 
 ODDS = {k: float(v) for k, v in outcome_odds(8).items()}
@@ -33,6 +34,13 @@ def test_the_p_value_is_the_chi_square_tail_with_two_degrees_of_freedom():
     assert p == pytest.approx(math.exp(-x2 / 2))
 
 
+def test_every_game_has_three_results_so_the_closed_form_tail_holds():
+    """exp(-x/2) is the tail of two degrees of freedom: three results, the sides and the tie."""
+    for game in GAMES.values():
+        assert len(game.outcome_odds(8)) == 3, game.name
+        assert "tie" in game.outcome_odds(8)
+
+
 def test_too_few_hands_give_no_p_value():
     assert stats.chi_square({"banker": 20, "player": 20, "tie": 2}, expected(42))[1] is None
     assert stats.chi_square({"banker": 26, "player": 24, "tie": 6}, expected(56))[1] is not None
@@ -46,10 +54,52 @@ def test_the_band_narrows_with_the_square_root_of_the_hands():
 
 
 def test_running_frequencies_keep_at_most_their_points_and_end_at_the_last_hand():
-    results = ["banker", "player", "tie", "banker"] * 250
-    points = stats.running(results)
+    results = ["dragon", "tiger", "tie", "dragon"] * 250
+    points = stats.running(results, ("dragon", "tiger", "tie"))
     assert len(points) <= stats.POINTS
     assert points[-1] == (1000, 0.5, 0.25, 0.25)
+
+
+def test_a_facts_z_is_its_distance_from_expected_in_binomial_standard_deviations():
+    """400 hands at p = 0.25: 100 expected, sd sqrt(75); a value seen 130 times is 3.46 sd out."""
+    assert stats.fact_z(130, 100.0, 75.0, 400) == pytest.approx(30 / math.sqrt(75))
+    assert stats.fact_z(70, 100.0, 75.0, 400) == pytest.approx(-30 / math.sqrt(75))
+
+
+def test_a_value_expected_or_missed_fewer_than_ten_times_is_not_tested():
+    assert stats.fact_z(30, 9.9, 9.7, 590) is None  # a perfect pair in 590 hands
+    assert stats.fact_z(30, 10.0, 9.8, 592) is not None
+    assert stats.fact_z(580, 582.0, 9.8, 592) is not None  # its absence: missed 10 times, tested
+    assert stats.fact_z(580, 582.1, 9.8, 592) is None  # missed 9.9 times: not
+
+
+def flagged_by_chance(hands: int, p: float) -> float:
+    """The exact chance that a fair table's value of chance ``p`` is flagged after ``hands`` hands."""
+    sd = math.sqrt(hands * p * (1 - p))
+
+    def log_binomial(k: int) -> float:
+        ways = math.lgamma(hands + 1) - math.lgamma(k + 1) - math.lgamma(hands - k + 1)
+        return ways + k * math.log(p) + (hands - k) * math.log(1 - p)
+
+    far = (k for k in range(hands + 1) if abs(k - hands * p) >= stats.FACT_Z * sd)
+    return sum(math.exp(log_binomial(k)) for k in far)
+
+
+@pytest.mark.parametrize(
+    ("hands", "p"),
+    [(592, 0.0169), (3000, 0.0169), (200, 0.05), (1000, 0.0345), (20, 0.5), (400, 0.5), (2000, 0.4615)],
+)
+def test_a_fair_value_is_flagged_by_chance_less_than_once_in_fifty_thousand_tests(hands, p):
+    """The threshold's cost as docs/audit.md states it: exactly, not by the normal approximation.
+
+    A rare value (a perfect pair, 0.0169) expected only ten times has a skewed count; its upper
+    tail beyond 5 sd is about 1.5e-5, against 5.7e-7 for the normal; expected 50 times, under
+    4e-6; expected hundreds of times, close to the normal's.
+    """
+    chance = flagged_by_chance(hands, p)
+    assert chance < 2e-5
+    if hands * p >= 50:
+        assert chance < 4e-6
 
 
 def test_a_replay_that_ends_where_the_table_said_has_no_differences_but_for_clock_times():
