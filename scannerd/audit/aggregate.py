@@ -75,12 +75,18 @@ class Group:
     voids: Counter[str] = field(default_factory=Counter)
     misdeals: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
+    phase_seconds: list[float] = field(default_factory=lambda: [0.0, 0.0])  # betting, dealing: summed
+    phase_rounds: list[int] = field(default_factory=lambda: [0, 0])  # the rounds each sum is of
     shoes: set[ShoeKey] = field(default_factory=set)
     suspect: set[ShoeKey] = field(default_factory=set)
 
     def add_round(self, table: str, rnd: RoundFact, seconds: float, odds: Chances) -> None:
         self.shoes.add((table, rnd.shoe_id or NO_SHOE))
         self.seconds += seconds
+        for phase, spent in enumerate(rnd.times):
+            if spent is not None:
+                self.phase_seconds[phase] += spent
+                self.phase_rounds[phase] += 1
         if rnd.void is not None:
             self.voids[rnd.void] += 1
         elif rnd.winner is not None:
@@ -108,6 +114,12 @@ class Group:
             else None,
             "hours": round(hours, 2),
             "hands_per_hour": round(self.hands / hours, 1) if hours else None,
+            **{
+                f"mean_{phase}_s": round(spent / n, 1) if n else None
+                for phase, spent, n in zip(
+                    ("betting", "dealing"), self.phase_seconds, self.phase_rounds, strict=True
+                )
+            },
             "shoes": len(self.shoes),
             "suspect_shoes": sorted(f"{t}/{s}" for t, s in self.suspect),
         }
@@ -280,6 +292,7 @@ def _merged_rounds(files: list[FileFacts]) -> list[tuple[RoundFact, Chances]]:
                         rnd.winner or earlier.winner,
                         rnd.void or earlier.void,
                         rnd.facts or earlier.facts,
+                        rnd.times if rnd.times != (None, None) else earlier.times,
                     ),
                     odds,
                 )

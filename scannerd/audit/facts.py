@@ -44,6 +44,7 @@ class RoundFact:
     winner: str | None = None
     void: str | None = None
     facts: Facts = ()
+    times: tuple[float | None, float | None] = (None, None)  # seconds betting, dealing: as its event says
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +113,8 @@ class _Collector:
                 rnd["facts"] = tuple(event.facts.items()) if event.facts else ()
             elif event.phase == "void":
                 rnd["void"] = event.reason or "unknown"
+            if event.times is not None:
+                rnd["times"] = (event.times.betting_s, event.times.dealing_s)
         elif isinstance(event, DealerData):
             self.dealer = event.dealer_id
         elif isinstance(event, AlertData) and not event.acknowledged:
@@ -145,6 +148,7 @@ class _Collector:
                 r.get("winner"),
                 r.get("void"),
                 r.get("facts", ()),
+                r.get("times", (None, None)),
             )
             for (shoe, round_id), r in self.rounds.items()
         ]

@@ -20,6 +20,7 @@ from typing import Any
 
 from scannerd.audit import stats
 from scannerd.audit.report_json import write_text
+from scannerd.core.games import GAMES
 
 NAME = "report.html"
 DASH = "\u2013"  # a figure there is none of
@@ -31,7 +32,6 @@ COLOURS = {
     "tiger": "#c98a00",
     "tie": "#2e7d32",
 }
-TITLES = {"punto_banco": "punto banco", "dragon_tiger": "Dragon Tiger"}
 UNUSUAL_P = 0.01  # a p-value shown highlighted (not flagged: some groups of many are bound to be)
 Y_MAX = 0.6  # the plots' frequency axis: a side's win sits near 0.45, a tie near 0.1
 
@@ -116,7 +116,7 @@ def _e(text: object) -> str:
 
 
 def _title(game: str) -> str:
-    return TITLES.get(game, game)
+    return GAMES[game].title if game in GAMES else game
 
 
 def _titled(key: str, game: str, mixed: bool) -> str:
@@ -317,6 +317,8 @@ def _group_cells(g: dict[str, Any], codes: list[str], results: dict[str, list[st
         _num(g["all_misdeals_per_100_hands"]),
         *(_num(g["misdeals_per_100_hands"].get(code)) if g["hands"] else DASH for code in codes),
         _num(g["hands_per_hour"]),
+        _num(g["mean_betting_s"]),
+        _num(g["mean_dealing_s"]),
         str(g["shoes"]),
     ]
     return [f"<td>{g['hands']}</td>", *_game_cells(g, results), *(f"<td>{_e(c)}</td>" for c in cells)]
@@ -335,6 +337,8 @@ def _group_head(first: str, codes: list[str], results: dict[str, list[str]]) -> 
         "misdeals /100",
         *(f"{c.replace('_', ' ')} /100" for c in codes),  # spaces: the long codes wrap in their heading
         "hands /hour",
+        "betting s /round",
+        "dealing s /round",
         "shoes",
     ]
     return [f'<th class="text">{_e(first)}</th>', *(f"<th>{_e(n)}</th>" for n in names)]

@@ -104,7 +104,7 @@ class HouseRules(Section):
 
     @model_validator(mode="after")
     def _commission_is_baccarat(self) -> Self:
-        if self.commission != "standard" and self.game == "dragon_tiger":
+        if self.commission != "standard" and self.game not in (None, "punto_banco"):
             raise ValueError(f"commission = {self.commission!r} is punto banco's; Dragon Tiger has none")
         return self
 

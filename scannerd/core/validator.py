@@ -31,7 +31,7 @@ from scannerd.contract.events import (
 )
 from scannerd.contract.idents import check_ident
 from scannerd.core.cards import BURN_COUNT
-from scannerd.core.games import PUNTO_BANCO, played, position_words
+from scannerd.core.games import played, position_words
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import (
     Anchored,
@@ -828,7 +828,7 @@ class Validator:
         p, b = rnd.player, rnd.banker  # the first side's cards and the second's
         p_total, b_total = game.total(p), game.total(b)
         complete = rnd.phase == "complete"
-        baccarat = complete and game is PUNTO_BANCO  # the event's natural and pairs are punto banco's
+        baccarat = complete and game.calls_naturals
         event = RoundData(
             seq=self.next_seq,
             ts=float(ts),

@@ -324,7 +324,7 @@ class TableView:
         totals = [game.total([c for c in hand if c in CARD_POINTS]) for hand in shown]  # forged, held: none
         held = bool(rnd["hidden"])
         winner = game.winner(*totals) if rnd["phase"] == "complete" and not held else None
-        baccarat = game is PUNTO_BANCO
+        baccarat = game.calls_naturals
         # The cut card can make the open round the last one without a round event.
         last_hand = rnd["last_hand"] or (
             shoe is not None and shoe["last_hand_no"] is not None and shoe["last_hand_no"] == rnd["hand_no"]

@@ -130,6 +130,7 @@ class PitBoard:
         return {
             "table_id": table_id,
             "game": view.game.name,
+            "badge": view.game.badge,
             "online": self.online(table_id, now),
             "link": snap["link"],
             "shoe": shoe

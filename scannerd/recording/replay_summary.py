@@ -50,7 +50,7 @@ class Summary:
 
     def lines(self) -> list[str]:
         results = ", ".join(f"{w} {self.winners[w]}" for w in (*reversed(self.game.sides), "tie"))
-        naturals = f"; {self.naturals} naturals" if self.game is PUNTO_BANCO else ""
+        naturals = f"; {self.naturals} naturals" if self.game.calls_naturals else ""
         return [
             f"hands     {self.hands} ({results}{naturals})",
             f"voids     {_counts(self.voids)}",

@@ -24,6 +24,7 @@ import pytest
 from drivers.codecs.beetek import parse_card
 from scannerd.audit.stats import FACT_Z
 from scannerd.core.games.dragon_tiger import RANK_VALUE
+from scannerd.recording.replay import replay
 from tests.support.browser import VIEWPORT
 from tests.support.command import scannerd
 
@@ -135,6 +136,23 @@ def test_the_reports_exact_chances_for_eight_decks(month):
 CARD = re.compile(r"\[Game\]<Card:([^>]*)>")
 
 
+def test_each_table_says_its_pace_as_its_rounds_said_it(month):
+    """Hands per hour and the mean time betting and dealing, against the round events' own times."""
+    for key, path in month.files.items():
+        spent: dict[str, list[float]] = {"betting_s": [], "dealing_s": []}
+        for message in replay(path):
+            event = json.loads(message.payload)
+            if message.topic.endswith("/round") and event.get("times"):
+                for phase, seconds in event["times"].items():
+                    if seconds is not None:
+                        spent[phase].append(seconds)
+        table = month.table(key)
+        for phase, values in spent.items():
+            assert values, (key, phase)
+            assert table[f"mean_{phase}"] == round(sum(values) / len(values), 1), (key, phase)
+        assert table["hands_per_hour"] > 0
+
+
 def stack_for_dragon(path: Path) -> int:
     """Give Dragon the higher card in every other round Tiger would have won: the shoe stacked for Dragon.
 
@@ -197,6 +215,7 @@ def test_a_recording_from_before_tables_chose_their_game_is_judged_without_facts
     tally = report["totals"]["games"]["punto_banco"]
     assert tally["hands"] == report["totals"]["hands"] > 0
     assert tally["fact_hands"] == 0 and tally["facts"] == []
+    assert report["totals"]["mean_betting_s"] is None and report["totals"]["mean_dealing_s"] is None
     page = (tmp_path / "out" / "report.html").read_text()
     assert "No hand states its facts: recorded before tables chose their game." in page
     capsys.readouterr()

@@ -27,6 +27,10 @@ class Game:
     """
 
     name: str
+    title: str
+    """The game's name for people: a report's heading."""
+    badge: str
+    """What marks a table of this game among the baccarat tables (the pit's tiles); none for baccarat."""
     sides: tuple[str, str]
     positions: tuple[str, ...]
     """Every position a card of the round can take, in the order the first cards are dealt."""
@@ -44,6 +48,9 @@ class Game:
     """The exact chance of each value of each fact."""
     initials: Mapping[str, str]
     """The one-letter code of each winner, for the results the table keeps for the roads."""
+    calls_naturals: bool
+    """Whether a hand's natural and pair are called: the round event's ``natural`` and pairs, the
+    dealer's NATURAL and PAIR marks. Baccarat's; null and never shown at other games."""
 
     def side_of(self, position: str) -> int:
         """0 for a position on the first side, 1 on the second."""
@@ -57,6 +64,8 @@ class Game:
 
 PUNTO_BANCO = Game(
     name="punto_banco",
+    title="punto banco",
+    badge="",
     sides=("player", "banker"),
     positions=("player1", "banker1", "player2", "banker2", "player3", "banker3"),
     next_position=punto_banco.next_position,
@@ -66,10 +75,13 @@ PUNTO_BANCO = Game(
     outcome_odds=punto_banco.outcome_odds,
     fact_odds=punto_banco.fact_odds,
     initials={"B": "banker", "P": "player", "T": "tie"},
+    calls_naturals=True,
 )
 
 DRAGON_TIGER = Game(
     name="dragon_tiger",
+    title="Dragon Tiger",
+    badge="DT",
     sides=("dragon", "tiger"),
     positions=("dragon", "tiger"),
     next_position=dragon_tiger.next_position,
@@ -79,6 +91,7 @@ DRAGON_TIGER = Game(
     outcome_odds=dragon_tiger.outcome_odds,
     fact_odds=dragon_tiger.fact_odds,
     initials={"D": "dragon", "G": "tiger", "T": "tie"},  # G: T is the tie's, as at punto banco
+    calls_naturals=False,
 )
 
 _ORDINALS = {"1": "FIRST", "2": "SECOND", "3": "THIRD"}

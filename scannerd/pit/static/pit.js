@@ -60,7 +60,7 @@ function tile(t) {
 
   const head = el("div", "head");
   head.append(el("span", "tid", t.table_id));
-  if (t.game === "dragon_tiger") head.append(el("span", "game", "DT"));
+  if (t.badge) head.append(el("span", "game", t.badge));
   const result = el("span", "result", t.last_result ? LETTER[t.last_result.winner] : "");
   result.dataset.winner = t.last_result ? t.last_result.winner : "";
   result.title = "last result";
