@@ -246,6 +246,8 @@ def _hand(name: str, hand: dict[str, Any], winner: bool, style: str) -> Text:
         line.append("  PAIR", style="bold")
     if winner:
         line.append("  WINS", style="bold green")
+    for label in hand.get("calls", ()):
+        line.append(f"  {label}", style="bold black on yellow")
     return line
 
 

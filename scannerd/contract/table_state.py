@@ -9,9 +9,21 @@ validator's plain data to them over every golden session.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
-from scannerd.contract.events import AlertEvent, Count, Hand, Phase, Position, ShoeStatus, Winner
+from scannerd.contract.events import (
+    AlertEvent,
+    Count,
+    DragonTigerFacts,
+    Hand,
+    Phase,
+    Position,
+    PuntoBancoFacts,
+    ShoeStatus,
+    Winner,
+)
 from scannerd.core.house import MAX_DECKS, GameName
 
 
@@ -54,6 +66,9 @@ class RoundView(BaseModel):
     dealer_id: str | None = Field(
         None, description="Present only when a dealer was signed in at its opening."
     )
+    facts: PuntoBancoFacts | DragonTigerFacts | None = Field(
+        None, description="A complete round's facts, as its event states them."
+    )
     hidden: list[Position] | None = Field(
         None, description="Squeeze tables only: the positions whose cards the screens still hold face down."
     )
@@ -77,6 +92,9 @@ class TableState(BaseModel):
 
     table_id: str
     game: GameName | None = Field(None, description="The game the table deals ([rules] game).")
+    commission: Literal["no_commission", "ez"] | None = Field(
+        None, description="Present only at a punto banco table of another variant than 'standard'."
+    )
     squeeze: bool | None = Field(None, description="Present (true) only at a table that squeezes.")
     seq: Count = Field(description="The seq of the last event the table has published (0: none yet).")
     link_up: bool = Field(description="Whether the table reads its shoe now.")

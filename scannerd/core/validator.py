@@ -937,9 +937,13 @@ class Validator:
                 round_view["dealer_id"] = rnd.dealer_id
             if self.rules.squeeze:
                 round_view["hidden"] = [position for position, _ in rnd.hidden]
+            if rnd.phase == "complete" and self.rules.game is not None:  # as its complete event says
+                round_view["facts"] = self.game.facts(rnd.player, rnd.banker)
         state: dict[str, Any] = {"table_id": self.table_id}
         if self.rules.game is not None:  # a table from before games were chosen answers as it did
             state["game"] = self.rules.game
+        if self.rules.game is not None and self.rules.commission != "standard":
+            state["commission"] = self.rules.commission
         if self.rules.squeeze:
             state["squeeze"] = True
         state |= {

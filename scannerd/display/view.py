@@ -61,6 +61,7 @@ def _round_of(rnd: Mapping[str, Any], game: Game, hidden: list[str]) -> dict[str
         "hands": [list((rnd.get(side) or {}).get("cards", [])) for side in game.sides],
         "betting_ends_ts": rnd.get("betting_ends_ts"),
         "hidden": list(hidden),
+        "facts": dict(rnd["facts"]) if rnd.get("facts") else None,
     }
 
 
@@ -86,6 +87,9 @@ class TableView:
         self.round_control = round_control
         self.game = game  # as the table says it (its state, its rounds) when not given
         self.squeeze = False  # whether the table holds cards face down until revealed (its state says)
+        self.variant: str | None = (
+            None  # punto banco's commission variant, when not standard (its state says)
+        )
         self.seq = 0  # highest event seq applied; older or repeated events are ignored
         self.link_up = True
         # Until the table has said so, neither the shoe's link nor the round is known: a watcher
@@ -114,6 +118,7 @@ class TableView:
         self._set_shoe(state.get("shoe"))
         self.game = GAMES.get(state.get("game") or "", self.game)
         self.squeeze = bool(state.get("squeeze"))
+        self.variant = state.get("commission")
         rnd = state.get("round")
         self.game = (game_of(rnd) if rnd else None) or self.game
         self.round = _round_of(rnd, self.game, rnd.get("hidden") or []) if rnd else None
@@ -325,6 +330,8 @@ class TableView:
         held = bool(rnd["hidden"])
         winner = game.winner(*totals) if rnd["phase"] == "complete" and not held else None
         baccarat = game.calls_naturals
+        # What the round's facts call out (a Dragon 7, a suited tie), once its result is shown.
+        calls = game.called(rnd["facts"], self.variant) if winner is not None and rnd["facts"] else []
         # The cut card can make the open round the last one without a round event.
         last_hand = rnd["last_hand"] or (
             shoe is not None and shoe["last_hand_no"] is not None and shoe["last_hand_no"] == rnd["hand_no"]
@@ -335,8 +342,11 @@ class TableView:
             "hand_no": rnd["hand_no"],
             "last_hand": last_hand,
             "sides": list(game.sides),
-            game.sides[0]: _hand_view(shown[0], totals[0], baccarat),
-            game.sides[1]: _hand_view(shown[1], totals[1], baccarat),
+            **{
+                side: _hand_view(shown[n], totals[n], baccarat)
+                | {"calls": [label for on, label in calls if on in (n, None)]}
+                for n, side in enumerate(game.sides)
+            },
             "next_position": game.next_position(first, second) if rnd["phase"] == "dealing" else None,
             "winner": winner,
             "betting_ends_ts": rnd["betting_ends_ts"] if rnd["phase"] == "betting" else None,

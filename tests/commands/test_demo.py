@@ -4,18 +4,25 @@ import socket
 import subprocess
 import sys
 
+import pytest
 
-def test_the_demo_deals_rounds_and_stops_cleanly(tmp_path):
+
+@pytest.mark.parametrize(
+    ("game", "winners"),
+    [([], {"player", "banker", "tie"}), (["--game", "dragon_tiger"], {"dragon", "tiger", "tie"})],
+)
+def test_the_demo_deals_rounds_and_stops_cleanly(tmp_path, game, winners):
     proc = subprocess.run(
         [sys.executable, "-m", "scannerd", "demo", "--seconds", "6", "--pace", "0.05",
          "--betting-time", "0.2", "--no-view", "--listen", "127.0.0.1:0", "--seed", "1",
-         "--error-rate", "0", "--dir", str(tmp_path)],
+         "--error-rate", "0", "--dir", str(tmp_path), *game],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "dealer display   http://127.0.0.1:" in proc.stdout
     rounds = [line for line in proc.stdout.splitlines() if line.startswith("round ")]
     assert len(rounds) >= 2, proc.stdout
+    assert {line.rsplit(": ", 1)[1] for line in rounds} <= winners
     assert not [line for line in proc.stdout.splitlines() if line.startswith("alert ")]
     assert "Traceback" not in proc.stderr
     assert list((tmp_path / "recordings").iterdir()), "the session was recorded"
@@ -35,3 +42,15 @@ def test_a_display_port_already_taken_is_one_line_naming_it(tmp_path):
     assert proc.stderr.splitlines() == [proc.stderr.strip()] and str(port) in proc.stderr
     assert "Address already in use" in proc.stderr and "Traceback" not in proc.stderr
     assert "pick another address with --listen, e.g. --listen 127.0.0.1:0" in proc.stderr
+
+
+def test_a_game_with_a_commission_it_has_not_is_one_line(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "scannerd", "demo", "--game", "dragon_tiger", "--commission", "ez",
+         "--seconds", "1", "--no-view", "--listen", "127.0.0.1:0", "--dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "demo: commission = 'ez' is punto banco's; Dragon Tiger has none" or (
+        "Dragon Tiger has none" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    )

@@ -165,6 +165,7 @@ def test_a_dragon_tiger_table_shows_dragon_and_tiger_one_card_each_on_every_moni
     check_layout(browser, 2)
     marks = js(browser, "[...document.querySelectorAll('.hand .mark')].map((m) => m.textContent)")
     assert marks.count("TIE") == 2 and "NATURAL" not in marks and "PAIR" not in marks
+    assert marks.count("SUITED TIE") == 2  # the fact its side bet reads, called on both hands
     counts = js(browser, "[...document.querySelectorAll('#counts .count')].map((c) => c.className)")
     assert counts[:2] == ["count tiger", "count dragon"]
     assert table.state()["game"] == "dragon_tiger"

@@ -246,3 +246,29 @@ def test_a_dragon_tiger_table_is_shown_as_such():
     text.print(render(snap, "online", True, "broker"))
     shown = text.export_text()
     assert "DRAGON" in shown and "TIGER 1  DRAGON 0  T 0" in shown and "PLAYER" not in shown
+
+
+@pytest.mark.parametrize(
+    ("rules", "cards", "calls"),
+    [
+        # Banker's three-card 7 over Player's 6: EZ's Dragon 7, on Banker's hand only.
+        ({"commission": "ez"}, ["2S", "3H", "4S", "AD", "3C"], ([], ["DRAGON 7"])),
+        # The same round at a standard table: nothing its bets read.
+        ({}, ["2S", "3H", "4S", "AD", "3C"], ([], [])),
+        # Banker wins with a two-card 6 at No Commission: SUPER 6.
+        ({"commission": "no_commission"}, ["2S", "3H", "2D", "3D", "AC"], ([], ["SUPER 6"])),
+        # A suited tie at Dragon Tiger: called on both hands, as a tie is.
+        ({"game": "dragon_tiger"}, ["7H", "7H"], (["SUITED TIE"], ["SUITED TIE"])),
+    ],
+)
+def test_the_facts_a_tables_bets_read_are_called_on_the_hand_they_concern(rules, cards, calls):
+    house = HouseRules(round_control="auto", burn="none", **rules)
+    v = Validator("T1", house)
+    folded = TableView("T1", "auto")
+    folded.load_state(v.state())
+    for ts, card in enumerate(cards, start=1):
+        for e in v.handle(CardDrawn(float(ts), card)):
+            folded.apply(e)
+    for view in (folded, from_state(v, house)):
+        rnd = view.round_view()
+        assert tuple(rnd[side]["calls"] for side in rnd["sides"]) == calls

@@ -19,6 +19,24 @@ Hands = Callable[[Sequence[str], Sequence[str]], Any]
 
 
 @dataclass(frozen=True, slots=True)
+class Call:
+    """A fact the dealer calls out, on the hand it concerns, at the tables whose bets read it.
+
+    EZ Baccarat's Dragon 7 pushes the Banker's bets and No Commission's Banker win on 6 pays
+    half: a dealer settling at the table must see them as plainly as a natural.
+    """
+
+    fact: str
+    called: Callable[[Any], bool]
+    """Whether the fact's value is one to call."""
+    side: int | None
+    """The hand it is called on (0: the first side, 1: the second); None: both, as a tie is."""
+    label: str
+    variants: frozenset[str] | None = None
+    """The commission variants that call it (``[rules] commission``); None: every table of the game."""
+
+
+@dataclass(frozen=True, slots=True)
 class Game:
     """What the table needs to know of a game: its two sides, the deal, the result and the facts.
 
@@ -51,6 +69,18 @@ class Game:
     calls_naturals: bool
     """Whether a hand's natural and pair are called: the round event's ``natural`` and pairs, the
     dealer's NATURAL and PAIR marks. Baccarat's; null and never shown at other games."""
+    calls: tuple[Call, ...]
+    """The facts the dealer display calls out on a complete round, beside the winner."""
+
+    def called(self, facts: Mapping[str, Any], variant: str | None) -> list[tuple[int | None, str]]:
+        """The calls a complete round's facts make at a table of ``variant``: (side, label) each."""
+        return [
+            (call.side, call.label)
+            for call in self.calls
+            if (call.variants is None or variant in call.variants)
+            and call.fact in facts
+            and call.called(facts[call.fact])
+        ]
 
     def side_of(self, position: str) -> int:
         """0 for a position on the first side, 1 on the second."""
@@ -76,6 +106,11 @@ PUNTO_BANCO = Game(
     fact_odds=punto_banco.fact_odds,
     initials={"B": "banker", "P": "player", "T": "tie"},
     calls_naturals=True,
+    calls=(
+        Call("dragon_7", bool, 1, "DRAGON 7", frozenset({"ez"})),
+        Call("panda_8", bool, 0, "PANDA 8", frozenset({"ez"})),
+        Call("banker_six", bool, 1, "SUPER 6", frozenset({"no_commission"})),
+    ),
 )
 
 DRAGON_TIGER = Game(
@@ -92,6 +127,7 @@ DRAGON_TIGER = Game(
     fact_odds=dragon_tiger.fact_odds,
     initials={"D": "dragon", "G": "tiger", "T": "tie"},  # G: T is the tie's, as at punto banco
     calls_naturals=False,
+    calls=(Call("suited_tie", bool, None, "SUITED TIE"),),
 )
 
 _ORDINALS = {"1": "FIRST", "2": "SECOND", "3": "THIRD"}

@@ -239,7 +239,7 @@ function renderRound(round, lastCard, game) {
     const box = $(`side${n}`);
     box.dataset.side = side;
     $(`side${n}-name`).textContent = side.toUpperCase();
-    const hand = round ? round[side] : { cards: [], total: null, natural: false, pair: false };
+    const hand = round ? round[side] : { cards: [], total: null, natural: false, pair: false, calls: [] };
     const faceUp = hand.cards.some((card) => card !== "back");
     $(`side${n}-total`).textContent = round && faceUp ? hand.total : "\u2013";
     // A tie is nobody's win: both hands say TIE, neither says WINS.
@@ -249,6 +249,7 @@ function renderRound(round, lastCard, game) {
     const marks = [];
     if (winner === side) marks.push(["win", "WINS"]);
     if (winner === "tie") marks.push(["tie", "TIE"]);
+    for (const label of hand.calls || []) marks.push(["call", label]);
     if (hand.natural) marks.push(["natural", "NATURAL"]);
     if (hand.pair) marks.push(["pair", "PAIR"]);
     $(`side${n}-marks`).replaceChildren(
