@@ -206,8 +206,8 @@ def test_a_tie_is_nobodys_win_and_naturals_and_pairs_are_marked():
     assert rnd["winner"] == "tie" and rnd["player"]["total"] == rnd["banker"]["total"] == 7
     table.round("R2", "9H", "4S", "9C", "4D")
     rnd = table.view.round_view()
-    assert rnd["player"] == {"cards": ["9H", "9C"], "total": 8, "natural": True, "pair": True}
-    assert rnd["banker"] == {"cards": ["4S", "4D"], "total": 8, "natural": True, "pair": True}
+    assert rnd["player"] == {"cards": ["9H", "9C"], "total": 8, "natural": True, "pair": True, "calls": []}
+    assert rnd["banker"] == {"cards": ["4S", "4D"], "total": 8, "natural": True, "pair": True, "calls": []}
 
 
 def test_a_warning_leaves_the_screen_when_its_cause_ends_and_a_notice_at_the_next_hand():
