@@ -165,7 +165,8 @@ def test_a_dragon_tiger_table_shows_dragon_and_tiger_one_card_each_on_every_moni
     check_layout(browser, 2)
     marks = js(browser, "[...document.querySelectorAll('.hand .mark')].map((m) => m.textContent)")
     assert marks.count("TIE") == 2 and "NATURAL" not in marks and "PAIR" not in marks
-    assert marks.count("SUITED TIE") == 2  # the fact its side bet reads, called on both hands
+    assert marks.count("SUITED") == 2  # the fact its side bet reads, called on both hands
+    assert called_marks_whole(browser)
     counts = js(browser, "[...document.querySelectorAll('#counts .count')].map((c) => c.className)")
     assert counts[:2] == ["count tiger", "count dragon"]
     assert table.state()["game"] == "dragon_tiger"
@@ -188,6 +189,26 @@ def test_a_squeezed_hand_is_face_down_until_the_game_server_reveals_it(browser, 
     # A natural pair that wins: WINS is the one mark that must be seen, whatever room the hand has.
     wait_for(browser, lambda b: "WINS" in text(b, "side0-marks"), 10, "the result once all is shown")
     check_layout(browser, 4)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_an_ez_tables_dragon_7_is_called_whole_beside_wins_on_every_monitor(browser, shown, size):
+    shown("ez-dragon-7", size)
+    marks = "[...document.querySelectorAll('#side1 .mark')].map((m) => m.textContent)"
+    wait_for(browser, lambda b: js(b, marks)[:2] == ["WINS", "DRAGON 7"], 10, "Banker's Dragon 7")
+    assert "PAIR" in js(browser, marks)
+    check_layout(browser, 5)
+    assert called_marks_whole(browser)
+
+
+def called_marks_whole(driver: Any) -> bool:
+    """Every result and called fact fully drawn: a mark cut at the hand's edge is not read."""
+    return js(
+        driver,
+        "[...document.querySelectorAll('.mark.win, .mark.tie, .mark.call')].every((m) => {"
+        "  const r = m.getBoundingClientRect(), box = m.parentElement.getBoundingClientRect();"
+        "  return r.width > 0 && r.left >= box.left - 0.5 && r.right <= box.right + 0.5; })",
+    )
 
 
 def action_tone(driver: Any) -> str:

@@ -258,7 +258,7 @@ def test_a_dragon_tiger_table_is_shown_as_such():
         # Banker wins with a two-card 6 at No Commission: SUPER 6.
         ({"commission": "no_commission"}, ["2S", "3H", "2D", "3D", "AC"], ([], ["SUPER 6"])),
         # A suited tie at Dragon Tiger: called on both hands, as a tie is.
-        ({"game": "dragon_tiger"}, ["7H", "7H"], (["SUITED TIE"], ["SUITED TIE"])),
+        ({"game": "dragon_tiger"}, ["7H", "7H"], (["SUITED"], ["SUITED"])),
     ],
 )
 def test_the_facts_a_tables_bets_read_are_called_on_the_hand_they_concern(rules, cards, calls):

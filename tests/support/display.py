@@ -174,6 +174,12 @@ def dragon_tiger_tie(table: Table) -> None:
     table.extra_cards(3)
 
 
+def ez_dragon_7(table: Table) -> None:
+    """EZ Baccarat: Banker wins with a three-card 7 over Player's 6, a Dragon 7, with a pair."""
+    table.shoe_under_way()
+    table.round("R31", "2S", "2H", "4S", "2D", "3C")
+
+
 def squeezed(table: Table) -> None:
     """A squeeze table: a hand dealt and judged, its four cards still face down on the screens."""
     table.shoe_under_way()
@@ -193,6 +199,7 @@ STATES = {
     "dragon-tiger-dealing": dragon_tiger_dealing,
     "dragon-tiger-tie": dragon_tiger_tie,
     "squeezed": squeezed,
+    "ez-dragon-7": ez_dragon_7,
 }
 """Each a function that brings a fresh table (with a new shoe) to that state."""
 
@@ -200,6 +207,7 @@ RULES = {
     "dragon-tiger-dealing": HouseRules(game="dragon_tiger", burn="none"),
     "dragon-tiger-tie": HouseRules(game="dragon_tiger", burn="none"),
     "squeezed": HouseRules(burn="none", squeeze=True),
+    "ez-dragon-7": HouseRules(burn="none", commission="ez"),
 }
 """The house of a state that is not punto banco's with no burn."""
 

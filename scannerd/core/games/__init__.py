@@ -127,7 +127,7 @@ DRAGON_TIGER = Game(
     fact_odds=dragon_tiger.fact_odds,
     initials={"D": "dragon", "G": "tiger", "T": "tie"},  # G: T is the tie's, as at punto banco
     calls_naturals=False,
-    calls=(Call("suited_tie", bool, None, "SUITED TIE"),),
+    calls=(Call("suited_tie", bool, None, "SUITED"),),  # beside TIE: "TIE SUITED"
 )
 
 _ORDINALS = {"1": "FIRST", "2": "SECOND", "3": "THIRD"}
