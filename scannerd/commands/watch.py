@@ -265,7 +265,8 @@ def describe(name: str, payload: dict[str, Any], *, squeeze: bool = False) -> st
         return f"{head} {payload['position']} {shown} round={payload.get('round_id')}"
     if kind == "round":
         line = f"{head} {payload['round_id']} hand={payload['hand_no']} {payload['phase']}"
-        for key in ("winner", "betting_time_s", "dealer_id"):
+        # At a squeeze table the winner waits for the reveal, as on the screens.
+        for key in ("betting_time_s", "dealer_id") if squeeze else ("winner", "betting_time_s", "dealer_id"):
             if payload.get(key):
                 line += f" {key.removesuffix('_id')}={payload[key]}"
         return line

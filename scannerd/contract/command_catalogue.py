@@ -97,6 +97,9 @@ class RevealRequest(RequestBase):
         None, description="Every held-back card of this side."
     )
     position: Position | None = Field(None, description="The card at this position only.")
+    round_id: Ident | None = Field(
+        None, description="The round meant: refused if another is on the table (a late or repeated request)."
+    )
 
 
 class GetStateRequest(RequestBase):

@@ -162,6 +162,10 @@ class RoundEvent(EventBase):
         "what the dealer's countdown counts to.",
     )
     dealer_id: str | None = Field(**_OPTIONAL, description="The dealer signed in when the round opened.")
+    squeeze: bool | None = Field(
+        **_OPTIONAL,
+        description="Present (true) at a squeeze table: screens hold its cards face down until revealed.",
+    )
     times: PhaseTimes | None = Field(
         **_OPTIONAL, description="On a complete or void round: its time betting and dealing."
     )

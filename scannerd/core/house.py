@@ -103,9 +103,15 @@ class HouseRules(Section):
     )
 
     @model_validator(mode="after")
-    def _commission_is_baccarat(self) -> Self:
+    def _consistent(self) -> Self:
         if self.commission != "standard" and self.game not in (None, "punto_banco"):
             raise ValueError(f"commission = {self.commission!r} is punto banco's; Dragon Tiger has none")
+        if self.squeeze and self.round_control == "auto" and self.betting_time_s is not None:
+            # The table would open the next round on the hand's last card, showing it at once.
+            raise ValueError(
+                "squeeze needs a game server to open betting: not with round_control = 'auto' "
+                "and betting_time_s"
+            )
         return self
 
     def burn_fixed(self) -> int | None:

@@ -158,6 +158,8 @@ class Validator:
                     rnd.opened += inp.step
                 if rnd.dealing_from is not None:
                     rnd.dealing_from += inp.step
+                for held in rnd.hidden:  # a squeezed card waits its time, whatever the clock did
+                    held[1] += inp.step
             return out
         if isinstance(inp, Anchored):
             # About a file, not the deal: it judges no stall and opens no betting, live or replayed.
@@ -490,8 +492,11 @@ class Validator:
     def _reveal_overdue(self, ts: float) -> None:
         """Show every held-back card whose time is up, each at the moment it was, whatever input finds it."""
         rnd = self.round
-        while rnd is not None and (due := self._next_reveal()) is not None and ts >= due:
-            drawn = due - self.rules.reveal_timeout_s
+        while rnd is not None and rnd.hidden:
+            drawn = min(at for _, at in rnd.hidden)  # compared as stored: never recomputed from ``due``
+            due = drawn + self.rules.reveal_timeout_s
+            if ts < due:
+                return
             self._show(due, rnd, [position for position, at in rnd.hidden if at == drawn], "timeout")
 
     def _show(self, ts: float, rnd: RoundState, positions: list[str], reason: str) -> None:
@@ -585,6 +590,8 @@ class Validator:
         if rnd is not None and rnd.phase in ("betting", "dealing"):
             raise CommandRejected(f"round {rnd.round_id} is still open: void it or finish it first")
         shoe_id = _optional_id(args, "shoe_id") or f"S{_stamp(ts)}"
+        if rnd is not None and rnd.hidden:  # the layout is cleared for the new shoe: nothing is held back
+            self._show(ts, rnd, [position for position, _ in rnd.hidden], "next_round")
         if self.shoe is not None:
             self._finish_shuffle(ts)  # a shoe ended early, before its last hand
         self.shuffle.new_shoe(shoe_id)
@@ -701,6 +708,9 @@ class Validator:
             raise CommandRejected("this table does not squeeze: every card shows as it is drawn")
         if rnd is None or not rnd.hidden:
             raise CommandRejected("no card is held back")
+        round_id = _optional_id(args, "round_id")
+        if round_id is not None and round_id != rnd.round_id:  # a late or repeated request
+            raise CommandRejected(f"round {round_id} is not the round on the table ({rnd.round_id})")
         side, position = args.get("side"), args.get("position")
         if side is not None and position is not None:
             raise CommandRejected("give a side or a position, not both")
@@ -855,6 +865,8 @@ class Validator:
             event["betting_ends_ts"] = float(rnd.betting_ends)  # type: ignore[arg-type]
         if rnd.dealer_id is not None:
             event["dealer_id"] = rnd.dealer_id
+        if self.rules.squeeze:
+            event["squeeze"] = True
         if self.rules.game is not None and rnd.phase in ("complete", "void"):
             event["times"] = Data(_times(rnd, ts))
         if complete and self.rules.game is not None:

@@ -96,8 +96,13 @@ def ack_error(text: str, status: int) -> web.Response:
 
 
 def ack_answer(response: Response) -> web.Response:
-    """The table's answer to the acknowledgement; refused (409) when it was not ``ok``."""
-    return web.json_response(response.model_dump(mode="json"), status=200 if response.status == "ok" else 409)
+    """The table's answer to the acknowledgement; refused (409) when it was not ``ok``.
+
+    Without its ``data``: the table's state holds every card as drawn, which a squeeze table's
+    screens must not have before it is revealed, and the page reads only the status and error.
+    """
+    answer = response.model_dump(mode="json", exclude={"data"})
+    return web.json_response(answer, status=200 if response.status == "ok" else 409)
 
 
 async def stream_view(

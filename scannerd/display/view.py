@@ -87,6 +87,7 @@ class TableView:
         self.round_control = round_control
         self.game = game  # as the table says it (its state, its rounds) when not given
         self.squeeze = False  # whether the table holds cards face down until revealed (its state says)
+        self._revealed: list[str] = []  # the current round's positions revealed so far
         self.variant: str | None = (
             None  # punto banco's commission variant, when not standard (its state says)
         )
@@ -122,6 +123,8 @@ class TableView:
         rnd = state.get("round")
         self.game = (game_of(rnd) if rnd else None) or self.game
         self.round = _round_of(rnd, self.game, rnd.get("hidden") or []) if rnd else None
+        held = self.round["hidden"] if self.round else []
+        self._revealed = [p for p in self._dealt(self.round) if p not in held] if self.round else []
         if self.round is not None:
             self._remember_hand(self.round)
         self.alerts = {a["alert_id"]: dict(a) for a in state.get("alerts", [])}
@@ -211,9 +214,15 @@ class TableView:
         before = self.round
         is_new = before is None or before["round_id"] != event["round_id"]
         self.game = game_of(event) or self.game
-        self.round = _round_of(
-            event, self.game, before["hidden"] if before is not None and not is_new else []
-        )
+        self.squeeze = self.squeeze or bool(event.get("squeeze"))  # said by every round event of such a table
+        hidden = before["hidden"] if before is not None and not is_new else []
+        self.round = _round_of(event, self.game, hidden)
+        if is_new:
+            self._revealed = []
+        if self.squeeze:
+            # A card the view missed the event of is still held back: no face shows that was not revealed.
+            known = set(self.round["hidden"]) | set(self._revealed)
+            self.round["hidden"] += [p for p in self._dealt(self.round) if p not in known]
         self._remember_hand(self.round)
         if is_new:
             self.notice = None  # a passing notice is about the hand before: it goes when this one begins
@@ -242,6 +251,15 @@ class TableView:
         if self._results_shoe is None:  # as the validator keeps them while no shoe is known
             del self.results[:-keep]
 
+    def _dealt(self, rnd: Mapping[str, Any]) -> list[str]:
+        """The positions of the round's cards on the layout."""
+        game = self.game
+        return [
+            position
+            for side, hand in enumerate(rnd["hands"])
+            for position in [p for p in game.positions if game.side_of(p) == side][: len(hand)]
+        ]
+
     def _result_held_back(self) -> bool:
         rnd = self.round
         return rnd is not None and rnd["phase"] == "complete" and bool(rnd["hidden"])
@@ -252,6 +270,7 @@ class TableView:
             return  # a round no longer on the layout: nothing of it is drawn
         shown = set(event.get("positions") or ())
         rnd["hidden"] = [position for position in rnd["hidden"] if position not in shown]
+        self._revealed += sorted(shown)
         self._count_result()
 
     def _alert(self, event: Mapping[str, Any]) -> None:
@@ -347,7 +366,10 @@ class TableView:
                 | {"calls": [label for on, label in calls if on in (n, None)]}
                 for n, side in enumerate(game.sides)
             },
-            "next_position": game.next_position(first, second) if rnd["phase"] == "dealing" else None,
+            # While a card is held back, where the next card goes would tell what the held cards are.
+            "next_position": game.next_position(first, second)
+            if rnd["phase"] == "dealing" and not held
+            else None,
             "winner": winner,
             "betting_ends_ts": rnd["betting_ends_ts"] if rnd["phase"] == "betting" else None,
         }
@@ -383,6 +405,8 @@ class TableView:
             return "SHOE FINISHED - DO NOT DRAW", "stop"
         if rnd is not None and rnd["next_position"]:
             return f"NEXT: {position_words(rnd['next_position'])} CARD", "go"
+        if self.round is not None and self.round["hidden"] and rnd is not None and rnd["phase"] != "void":
+            return "SQUEEZE - WAIT FOR THE REVEAL", "wait"
         if shoe is not None and shoe["status"] == "burning":
             if shoe["burn_required"] is None:
                 if shoe["burn_done"] == 0:

@@ -221,3 +221,57 @@ def test_a_squeeze_table_restores_what_it_held_back():
     again = Validator.restore("T1", t.v.rules, t.v.snapshot())
     assert again.state()["round"]["hidden"] == ["dragon", "tiger"]
     assert again.acts_from() == t.v.acts_from()
+
+
+def test_a_new_shoe_shows_what_the_last_round_held_back():
+    t = Table(burn="none", squeeze=True)
+    t.round("9H", "2S", "9C", "3D", round_id="R1")
+    t.cmd("new_shoe", shoe_id="S2")
+    assert reveals(t)[-1][:2] == (["player1", "banker1", "player2", "banker2"], "next_round")
+
+
+def test_a_clock_step_neither_shortens_nor_lengthens_a_squeezed_cards_wait():
+    for step in (3600.0, -3600.0):
+        t = Table(burn="none", squeeze=True, reveal_timeout_s=10, round_control="auto")
+        t.card("9H")
+        drawn = t.ts
+        t.clock_step(step)
+        t.tick(1)
+        assert reveals(t) == []  # two seconds of waiting, whatever the clock did
+        assert t.v.acts_from() == drawn + step + 10
+
+
+def test_the_timeout_ends_whatever_the_times_rounding():
+    """A draw time for which (t + T) - T is not t (0.1 + 0.2 with T = 60): it is shown, once."""
+    t = Table(burn="none", squeeze=True, reveal_timeout_s=60, round_control="auto")
+    t.ts = 0.1 + 0.2 - 1.0
+    t.card("9H")  # drawn at 0.30000000000000004
+    assert (t.ts + 60) - 60 != t.ts
+    t.tick(100)
+    assert [p for p, _, _ in reveals(t)] == [["player1"]]
+
+
+def test_a_reveal_for_another_round_is_refused():
+    t = Table(burn="none", squeeze=True)
+    t.round("9H", "2S", "9C", "3D", round_id="R1")
+    t.cmd("betting_open", round_id="R2")
+    t.cmd("betting_close")
+    t.card("5C")
+    with pytest.raises(CommandRejected, match="round R1 is not the round on the table"):
+        t.cmd("reveal", side="player", round_id="R1")  # late, or delivered twice
+    t.cmd("reveal", side="player", round_id="R2")
+
+
+def test_squeeze_is_refused_where_the_table_would_open_the_next_round_on_the_last_card():
+    with pytest.raises(ValueError, match="squeeze needs a game server"):
+        HouseRules(squeeze=True, round_control="auto", betting_time_s=10)
+    HouseRules(squeeze=True, round_control="auto")  # without a house betting time it waits for the dealer
+
+
+def test_every_round_event_of_a_squeeze_table_says_so():
+    t = Table(burn="none", squeeze=True)
+    t.round("9H", "2S", "9C", "3D")
+    assert {r.squeeze for r in t.rounds()} == {True}
+    assert all(
+        "squeeze" not in r for r in Table(burn="none").round("9H", "2S", "9C", "3D") if r.kind == "round"
+    )

@@ -13,6 +13,7 @@ import pytest
 from scannerd.contract.requests import Response
 from scannerd.display.server import Display
 from scannerd.display.settings import DisplaySettings
+from tests.support.display import table_in
 
 
 @pytest.fixture
@@ -68,3 +69,18 @@ def test_a_good_sign_in_and_out_run_as_the_game_servers_requests(display):
     assert post(d, "api/dealer/sign_out", b"{}")[0] == 200
     assert asked == [("dealer_sign_in", {"dealer_id": "D-117"}), ("dealer_sign_out", {})]
     assert post(d, "api/dealer/anything", b"{}") == (404, None)
+
+
+def test_an_answer_to_the_page_carries_no_state_whose_cards_a_squeeze_table_holds_back():
+    """The table's answer holds its state, every card as drawn: the page gets the status and error only."""
+    table = table_in("squeezed")
+    try:
+        for path, body in (
+            ("api/dealer/sign_in", {"dealer_id": "D-1"}),
+            ("api/dealer/sign_out", {}),
+            ("api/ack", {"alert_id": 1}),
+        ):
+            status, answer = post(table.display, path, json.dumps(body).encode())
+            assert "data" not in answer and "9H" not in json.dumps(answer), (path, status, answer)
+    finally:
+        table.display.stop()

@@ -5,7 +5,7 @@ import random
 import pytest
 from rich.console import Console
 
-from scannerd.commands.watch import render
+from scannerd.commands.watch import describe, render
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import CardDrawn, Command, CutCardSeen, LinkChanged, Tick, ValidatorInput
 from scannerd.core.validator import RESULTS_KEPT_WITHOUT_SHOE, CommandRejected, Validator
@@ -272,3 +272,52 @@ def test_the_facts_a_tables_bets_read_are_called_on_the_hand_they_concern(rules,
     for view in (folded, from_state(v, house)):
         rnd = view.round_view()
         assert tuple(rnd[side]["calls"] for side in rnd["sides"]) == calls
+
+
+def squeezed_events(cards: list[str]) -> tuple[Validator, list]:
+    v = Validator("T1", HouseRules(burn="none", squeeze=True))
+    events = v.handle(Command(1.0, "betting_open", {"round_id": "R1"}))
+    events += v.handle(Command(2.0, "betting_close", {}))
+    for ts, card in enumerate(cards, start=3):
+        events += v.handle(CardDrawn(float(ts), card))
+    return v, events
+
+
+def test_a_view_that_never_had_the_state_holds_a_squeezed_face_back_all_the_same():
+    """The watch with --no-get-state, the pit before its answer: the round events say squeeze."""
+    _, events = squeezed_events(["9H", "2S", "9C", "3D"])
+    view = TableView("T1")
+    for e in events:
+        view.apply(e)
+    rnd = view.round_view()
+    assert rnd["player"]["cards"] == ["back", "back"] and rnd["winner"] is None
+    assert view.results == [] and view.last_card["card"] == "back"
+    assert view.next_action() == ("SQUEEZE - WAIT FOR THE REVEAL", "wait")
+
+
+def test_a_card_whose_event_the_view_missed_is_held_back_too():
+    _, events = squeezed_events(["9H", "2S", "9C", "3D"])
+    view = TableView("T1")
+    for e in events:
+        if not (e.kind == "card" and e.position == "banker2"):
+            view.apply(e)
+    assert view.round_view()["banker"]["cards"] == ["back", "back"]
+
+
+def test_where_the_next_card_goes_is_not_said_while_a_card_is_held():
+    """NEXT: PLAYER THIRD would tell the held cards are no natural and Player 0-5."""
+    v, _ = squeezed_events(["2H", "KS", "3C", "4D"])
+    view = TableView("T1")
+    view.load_state(v.state())
+    assert view.round_view()["next_position"] is None
+    assert view.next_action() == ("SQUEEZE - WAIT FOR THE REVEAL", "wait")
+    for e in v.handle(Command(9.0, "reveal", {})):
+        view.apply(e)
+    assert view.next_action() == ("NEXT: PLAYER THIRD CARD", "go")
+
+
+def test_watch_lines_hold_a_squeezed_rounds_winner_back():
+    _, events = squeezed_events(["9H", "2S", "9C", "3D"])
+    complete = next(e for e in events if e.kind == "round" and e.phase == "complete")
+    assert "winner=" not in describe("round", dict(complete), squeeze=True)
+    assert "winner=player" in describe("round", dict(complete))
