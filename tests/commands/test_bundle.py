@@ -131,3 +131,22 @@ def test_the_units_it_installs_pass_systemd_analyze_verify(installed: Installed,
     assert (root / "etc" / "udev" / "rules.d" / "99-scannerd-shoe.rules").is_file()
     assert (root / "etc" / "sysusers.d" / "scannerd.conf").is_file()
     assert (root / "etc" / "scannerd" / "scannerd.toml.example").is_file()
+
+
+def test_selfcheck_finds_an_installed_file_changed_by_one_byte(installed: Installed) -> None:
+    """What runs on the table is what the wheel shipped, or the check says which file is not."""
+    ok = subprocess.run([installed.scannerd, "selfcheck"], capture_output=True, text=True, timeout=60)
+    assert ok.returncode == 0, ok.stderr
+    assert re.fullmatch(
+        rf"scannerd {__version__}: \d+ files intact; installed set sha256:[0-9a-f]{{64}}\n", ok.stdout
+    )
+    target = next(installed.venv.glob("lib/python*/site-packages/scannerd/core/validator.py"))
+    original = target.read_bytes()
+    target.write_bytes(original.replace(b"validator", b"Validator", 1))  # one byte
+    try:
+        bad = subprocess.run([installed.scannerd, "selfcheck"], capture_output=True, text=True, timeout=60)
+    finally:
+        target.write_bytes(original)
+    assert bad.returncode == 1
+    assert bad.stderr == "selfcheck: scannerd/core/validator.py differs from what the wheel recorded\n"
+    assert "NOT intact" in bad.stdout and "Traceback" not in bad.stderr
