@@ -257,7 +257,7 @@ class TableView:
         return [
             position
             for side, hand in enumerate(rnd["hands"])
-            for position in [p for p in game.positions if game.side_of(p) == side][: len(hand)]
+            for position in game.positions_of(side)[: len(hand)]
         ]
 
     def _result_held_back(self) -> bool:
@@ -377,7 +377,7 @@ class TableView:
     def _face_up(self, side: int, hand: list[str]) -> list[str]:
         """A side's cards as the screens may show them: a held-back card as ``BACK``."""
         hidden = self.round["hidden"] if self.round else []
-        positions = [p for p in self.game.positions if self.game.side_of(p) == side]
+        positions = self.game.positions_of(side)
         return [BACK if position in hidden else card for card, position in zip(hand, positions, strict=False)]
 
     def open_alerts(self) -> list[dict[str, Any]]:

@@ -38,7 +38,6 @@ TABLES = {
     "DT-2": ("--seed", "5", "--game", "dragon_tiger"),
 }
 GAME_OF = {table: "dragon_tiger" if table.startswith("DT") else "punto_banco" for table in TABLES}
-TITLES = {"punto_banco": "punto banco", "dragon_tiger": "Dragon Tiger"}
 
 
 def record(out: Path, table: str, *options: str) -> Path:

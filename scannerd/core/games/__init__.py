@@ -86,10 +86,13 @@ class Game:
         """0 for a position on the first side, 1 on the second."""
         return 0 if position.startswith(self.sides[0]) else 1
 
+    def positions_of(self, side: int) -> list[str]:
+        """A side's positions in the order its cards are dealt: its hand's first card's place first."""
+        return [p for p in self.positions if self.side_of(p) == side]
+
     def slot(self, position: str) -> int:
         """Which card of its side's hand a position is: 0 for the first."""
-        side = self.side_of(position)
-        return [p for p in self.positions if self.side_of(p) == side].index(position)
+        return self.positions_of(self.side_of(position)).index(position)
 
 
 PUNTO_BANCO = Game(
