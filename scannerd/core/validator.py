@@ -158,8 +158,9 @@ class Validator:
                     rnd.opened += inp.step
                 if rnd.dealing_from is not None:
                     rnd.dealing_from += inp.step
-                for held in rnd.hidden:  # a squeezed card waits its time, whatever the clock did
-                    held[1] += inp.step
+                # A squeezed card waits its time, whatever the clock did. New entries, not changed
+                # ones: a snapshot taken before shares the old (``_plain`` copies the list only).
+                rnd.hidden = [[position, drawn + inp.step] for position, drawn in rnd.hidden]
             return out
         if isinstance(inp, Anchored):
             # About a file, not the deal: it judges no stall and opens no betting, live or replayed.
@@ -335,9 +336,7 @@ class Validator:
     def _open_round(
         self, ts: float, round_id: str | None, phase: str, betting_time: float | None = None
     ) -> RoundState:
-        before = self.round
-        if before is not None and before.hidden:  # its cards are off the layout: nothing is held back
-            self._show(ts, before, [position for position, _ in before.hidden], "next_round")
+        self._layout_cleared(ts)
         shoe = self.shoe
         if shoe is not None:
             shoe.hands_started += 1
@@ -499,6 +498,12 @@ class Validator:
                 return
             self._show(due, rnd, [position for position, at in rnd.hidden if at == drawn], "timeout")
 
+    def _layout_cleared(self, ts: float) -> None:
+        """The next round or shoe begins: the last round's cards are off the layout, none held back."""
+        rnd = self.round
+        if rnd is not None and rnd.hidden:
+            self._show(ts, rnd, [position for position, _ in rnd.hidden], "next_round")
+
     def _show(self, ts: float, rnd: RoundState, positions: list[str], reason: str) -> None:
         rnd.hidden = [held for held in rnd.hidden if held[0] not in positions]
         shoe = self.shoe
@@ -590,8 +595,7 @@ class Validator:
         if rnd is not None and rnd.phase in ("betting", "dealing"):
             raise CommandRejected(f"round {rnd.round_id} is still open: void it or finish it first")
         shoe_id = _optional_id(args, "shoe_id") or f"S{_stamp(ts)}"
-        if rnd is not None and rnd.hidden:  # the layout is cleared for the new shoe: nothing is held back
-            self._show(ts, rnd, [position for position, _ in rnd.hidden], "next_round")
+        self._layout_cleared(ts)
         if self.shoe is not None:
             self._finish_shuffle(ts)  # a shoe ended early, before its last hand
         self.shuffle.new_shoe(shoe_id)

@@ -275,3 +275,13 @@ def test_every_round_event_of_a_squeeze_table_says_so():
     assert all(
         "squeeze" not in r for r in Table(burn="none").round("9H", "2S", "9C", "3D") if r.kind == "round"
     )
+
+
+def test_a_clock_step_leaves_a_snapshot_taken_before_it_as_it_was():
+    """The state is stored from snapshots; one taken before a step must not change after it."""
+    t = Table(burn="none", squeeze=True, round_control="auto")
+    t.card("9H")
+    before = t.v.snapshot()
+    held = [list(h) for h in before["round"]["hidden"]]
+    t.clock_step(3600.0)
+    assert before["round"]["hidden"] == held
