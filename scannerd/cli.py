@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "keygen": ("keygen", "make the key pair that signs a table's recordings"),
     "verify": ("verify", "check that recordings are whole and signed: every line, every file, in order"),
     "audit": ("audit", "re-validate recordings and report per table, shoe, dealer and day: JSON and HTML"),
+    "staff": ("staff", "keep the table's staff list: ids, roles and PINs (add, remove, list)"),
     "selfcheck": (
         "selfcheck",
         "check the installed files against the hashes the wheel recorded (exit 1 if any differs)",

@@ -9,9 +9,10 @@ the code under test. It shares nothing with ``scannerd.core.validator`` but the 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from scannerd.core.house import HouseRules
+from scannerd.core.validator import UNREADABLE_RUN
 from simulators.actions import (
     Action,
     CutCard,
@@ -58,6 +59,8 @@ class ExpectedTable:
         self.closed = False
         self.hand_no = 0
         self.round: _Round | None = None
+        self.draws = 0  # every card drawn, for a run of unreadable ones
+        self.unread: list[int] = []
 
     # ------------------------------------------------------------------
     def apply(self, action: Action) -> Expect:
@@ -141,6 +144,8 @@ class ExpectedTable:
                 self.counts[card] += 1
                 foreign = self.counts[card] > self.rules.decks
         expect = self._place(card, foreign)
+        if self._unreadable_run(card):
+            expect = replace(expect, alerts=(*expect.alerts, "UNREADABLE_REPEATED"))
         if self._virtual_cut_now():
             cut_alerts = self._cut_card()
             return Expect(
@@ -150,6 +155,18 @@ class ExpectedTable:
                 winner=expect.winner,
             )
         return expect
+
+    def _unreadable_run(self, card: str | None) -> bool:
+        """The reader's run: this many unreadable cards among the last so many drawn."""
+        self.draws += 1
+        if card is not None:
+            return False
+        count, window = UNREADABLE_RUN
+        self.unread = [n for n in self.unread if n > self.draws - window] + [self.draws]
+        if len(self.unread) < count:
+            return False
+        self.unread = []
+        return True
 
     def _place(self, card: str | None, foreign: bool) -> Expect:
         # A foreign card is the one thing to say, even once the shoe is closed: it replaces

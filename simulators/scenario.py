@@ -91,12 +91,17 @@ class PauseStep:
 Instruction = ShoeStep | RoundsStep | RoundStep | PlayStep | ShoesStep | UnplugStep | PauseStep
 
 
+UNSUPERVISED: dict[str, Any] = {"suspend_on": ()}
+"""The simulated dealer calls no supervisor: its table suspends on nothing unless the scenario names
+the alerts that do (``house suspend_on=FOREIGN_CARD,...``)."""
+
+
 @dataclass(frozen=True)
 class Scenario:
     """Settings plus steps; ``dealer`` and ``steps`` turn it into a dealer's action stream."""
 
     seed: int = 0
-    house: HouseRules = field(default_factory=HouseRules)
+    house: HouseRules = field(default_factory=lambda: HouseRules(**UNSUPERVISED))
     cut: CutPlacement = 14
     pace: float = 1.0
     error_rate: float = 0.0
@@ -240,9 +245,10 @@ def _setting(scenario: Scenario, verb: str, args: tuple[str, ...], line: int) ->
         if verb == "seed":
             return replace(scenario, seed=int(args[0]))
         if verb == "house":
-            values: dict[str, Any] = _pairs(args, line)
+            values: dict[str, Any] = {"suspend_on": ""} | _pairs(args, line)
             if values.get("cut_card_remaining") == "none":
                 values["cut_card_remaining"] = None
+            values["suspend_on"] = [code for code in values["suspend_on"].split(",") if code]
             return replace(scenario, house=HouseRules.model_validate(values, strict=False))  # text, as typed
         if verb == "cut":
             return replace(scenario, cut=_cut(args[0], line))

@@ -219,6 +219,10 @@ class TableClient:
     published that far (:class:`Forged`). ``brokers`` is a broker cluster in order of
     preference (``host`` and ``port`` are then the first): the client connects to the first
     that answers and moves on to the next when it fails, as a table does.
+
+    ``as_pit`` sends requests on the pit's own topics, which name the broker user
+    (``username``, or ``pit`` on a broker without logins): the table records that user as
+    who acted (docs/mqtt.md, "Who acted").
     """
 
     def __init__(
@@ -248,8 +252,10 @@ class TableClient:
         keepalive: int = 30,
         attended: bool = False,
         brokers: Sequence[tuple[str, int]] = (),
+        as_pit: bool = False,
     ) -> None:
         self.prefix = prefix
+        self.pit_user = (username or "pit") if as_pit else None
         self._brokers = BrokerRing(list(brokers) or [(host, port)])
         self.host, self.port = self._brokers.current
         self.username = username
@@ -397,7 +403,8 @@ class TableClient:
 
     def _send(self, table_id: str, command: str, args: dict[str, Any] | None, timeout: float) -> str:
         """Publish a request that expires with ``timeout``; its transaction, whose answer is kept."""
-        topic = Topics(self.prefix, table_id).request(command)  # ValueError for an id that is no topic level
+        # ValueError for an id that is no topic level
+        topic = Topics(self.prefix, table_id).request(command, self.pit_user)
         transaction = f"{self._tx_prefix}-{next(self._transactions)}"
         body = {"transaction": transaction, **(args or {})}
         props = None

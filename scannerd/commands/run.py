@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         Daemon,  # the heavy imports (drivers, MQTT, web) only once config is good
     )
     from scannerd.runtime.instance_lock import AlreadyRunning
+    from scannerd.staff.roster import StaffListError
 
     raise_fd_limit()
     notifier = Notifier()
@@ -65,6 +66,9 @@ def run(args: argparse.Namespace) -> int:
     except AlreadyRunning as exc:
         log.error(str(exc))
         return EXIT_FAILURE
+    except StaffListError as exc:  # fixed by the house, not by starting again: no restart loop
+        log.error(str(exc))
+        return EXIT_CONFIG
     except OSError as exc:  # a file it needs: the outbox's directory, the password, a TLS file
         log.error(
             "daemon could not be built", error=f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")

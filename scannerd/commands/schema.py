@@ -26,6 +26,7 @@ from scannerd.contract.events import (
     RevealEvent,
     RoundEvent,
     ShoeEvent,
+    SuspensionEvent,
 )
 from scannerd.contract.payloads import DevicePayload, HealthPayload, StatusPayload
 from scannerd.contract.requests import Response as SentResponse
@@ -40,6 +41,11 @@ OTHER_COMMAND = {
         "the response topic of the same name, with status 'error' naming the commands it knows."
     }
 }
+PIT_USER = {
+    "user": {"description": "The broker user the pit logged in as: the broker's ACL lets only that user "
+    "publish here, and the table records it as who acted."}
+}
+PIT_REQUEST = "The same request from a pit view, which the table records as taken by the pit's broker user."
 OTHER_REQUEST = {
     "type": "object",
     "description": "Whatever was sent; only a usable 'transaction' is read from it, to be echoed.",
@@ -61,6 +67,11 @@ PUBLISHED: dict[str, tuple[type[BaseModel], bool, str]] = {
         RevealEvent,
         "reveal" in RETAINED_KINDS,
         "Squeeze tables: held-back cards the screens may now show face up.",
+    ),
+    "suspension": (
+        SuspensionEvent,
+        "suspension" in RETAINED_KINDS,
+        "The table stopped after a malfunction until a supervisor resumes it, and its resumption.",
     ),
     "status": (
         StatusPayload,
@@ -147,13 +158,16 @@ def asyncapi() -> dict[str, Any]:
             "Response",
             f"The answer to every {command} request.",
         )
-        operations[f"handle_{command}"] = {
-            "action": "receive",
-            "channel": {"$ref": f"#/channels/request_{command}"},
-            "messages": [req],
-            "bindings": {"mqtt": {"qos": 1, "retain": False, "bindingVersion": "0.2.0"}},
-            "reply": {"channel": {"$ref": f"#/channels/response_{command}"}, "messages": [resp]},
-        }
+        pit = channel(f"pit_{command}", f"request/{command}/pit/{{user}}", model.__name__, PIT_REQUEST)
+        channels[f"pit_{command}"]["parameters"] = {**TABLE_PARAM, **PIT_USER}
+        for key, ref in ((f"handle_{command}", req), (f"handle_{command}_from_pit", pit)):
+            operations[key] = {
+                "action": "receive",
+                "channel": {"$ref": ref["$ref"].split("/messages/")[0]},
+                "messages": [ref],
+                "bindings": {"mqtt": {"qos": 1, "retain": False, "bindingVersion": "0.2.0"}},
+                "reply": {"channel": {"$ref": f"#/channels/response_{command}"}, "messages": [resp]},
+            }
     schemas["OtherRequest"] = OTHER_REQUEST
     req = channel("request_other", "request/{command}", "OtherRequest", OTHER_REQUEST["description"])
     resp = channel("response_other", "response/{command}", "Response", "The refusal of a command not known.")

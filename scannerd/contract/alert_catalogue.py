@@ -36,6 +36,8 @@ class Case:
     """The message, a ``str.format`` template over the facts the raiser gives (a card, a count)."""
     voids: bool = False
     """The round being dealt, if one is, ends ``void`` with this alert as its reason."""
+    suspends: bool = True
+    """Suspends the table when the house lists its code in ``[rules] suspend_on``."""
 
     def say(self, **facts: object) -> str:
         """The message with its facts filled in; a card that was not read is named ``(unread)``."""
@@ -73,6 +75,9 @@ ALERTS: dict[str, AlertKind] = {
         Case("misdeal", "Round {round_id} short-dealt: cards were still due - round void", voids=True)
     ),
     "UNREADABLE_CARD": AlertKind(Case("misdeal", "Card not read - round void", voids=True)),
+    "UNREADABLE_REPEATED": AlertKind(
+        Case("warning", "{count} of the last {window} cards not read - check the shoe's reader")
+    ),
     "FOREIGN_CARD": AlertKind(
         Case(
             "misdeal",
@@ -91,7 +96,11 @@ ALERTS: dict[str, AlertKind] = {
             "Table PC restarted during the hand - round void: clear the cards, then acknowledge",
             voids=True,
         ),
-        {"during_the_burn": Case("warning", "Table PC restarted during the burn - check the burn cards")},
+        {
+            "during_the_burn": Case(
+                "warning", "Table PC restarted during the burn - check the burn cards", suspends=False
+            )
+        },
     ),
     "CARD_AFTER_SHOE_END": AlertKind(Case("misdeal", "Shoe finished: no more cards - start a new shoe")),
     "BURN_MISMATCH": AlertKind(Case("warning", "Burn incomplete: {done} of {required} cards burned")),
@@ -127,6 +136,17 @@ ALERTS: dict[str, AlertKind] = {
             "clear the cards on the table, acknowledge, call technical support",
         ),
         fault=True,
+    ),
+    "CARD_WHILE_SUSPENDED": AlertKind(
+        Case(
+            "misdeal",
+            "Card {card} drawn while the table is suspended - set it aside; "
+            "a supervisor must resume the table",
+        )
+    ),
+    "PIN_LOCKOUT": AlertKind(
+        Case("warning", "{attempts} wrong PINs in a row for {staff_id}: locked for {minutes:g} min"),
+        pit_only=True,
     ),
     "SHUFFLE_SUSPECT": AlertKind(
         Case(

@@ -102,6 +102,21 @@ class RevealRequest(RequestBase):
     )
 
 
+class ResumeRequest(RequestBase):
+    """A supervisor lets a suspended table deal again, saying why (docs/validator.md, "Suspension").
+
+    From the game server it names the supervisor, whom the table records as having resumed it
+    (vouched for by the game server); from the pit, the pit's broker user is recorded.
+    """
+
+    reason: Annotated[PlainText, StringConstraints(min_length=1, max_length=200)] = Field(
+        description="Why the table may deal again: kept with the event, for the audit."
+    )
+    supervisor_id: Ident | None = Field(
+        None, description="The supervisor who cleared the table; required from the game server."
+    )
+
+
 class GetStateRequest(RequestBase):
     """Ask for the current shoe, round and open alerts."""
 
@@ -115,6 +130,7 @@ COMMANDS: dict[str, type[RequestBase]] = {
     "dealer_sign_in": DealerSignInRequest,
     "dealer_sign_out": DealerSignOutRequest,
     "reveal": RevealRequest,
+    "resume": ResumeRequest,
     "get_state": GetStateRequest,
 }
 """Every command, in the contract's order; the model is the request's payload."""

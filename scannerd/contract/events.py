@@ -85,6 +85,24 @@ def _absent(value: Any) -> bool:
 _OPTIONAL: dict[str, Any] = {"default": None, "exclude_if": _absent}
 
 
+By = Annotated[
+    str | None,
+    Field(
+        **_OPTIONAL,
+        description="Who took the operator action behind this event: a staff id, the pit's broker user, "
+        "or 'gameserver'. Absent on events no one's action made, and in recordings from before.",
+    ),
+]
+Via = Annotated[
+    Literal["display", "pit", "gameserver"] | None,
+    Field(
+        **_OPTIONAL,
+        description="Through what the action came. 'gameserver' with a staff id in ``by``: the game "
+        "server vouched for that person (no PIN was typed at the table).",
+    ),
+]
+
+
 Bonus = Literal["natural_win", "natural_tie", "win", "none"]
 
 
@@ -172,6 +190,8 @@ class RoundEvent(EventBase):
     facts: PuntoBancoFacts | DragonTigerFacts | None = Field(
         **_OPTIONAL, description="A complete round's facts, for its game; absent in any other phase."
     )
+    by: By
+    via: Via
 
 
 class RevealEvent(EventBase):
@@ -188,6 +208,8 @@ class RevealEvent(EventBase):
         description="'request': the game server's reveal; 'timeout': reveal_timeout_s passed since the "
         "card was drawn; 'next_round': the next round opened with these still held back."
     )
+    by: By
+    via: Via
 
 
 class ShuffleEvidence(BaseModel):
@@ -220,6 +242,8 @@ class AlertEvent(EventBase):
     card: str | None = None
     acknowledged: bool = False
     shuffle: ShuffleEvidence | None = Field(**_OPTIONAL, description="With SHUFFLE_SUSPECT only.")
+    by: By
+    via: Via
 
 
 class ShoeEvent(EventBase):
@@ -235,6 +259,8 @@ class ShoeEvent(EventBase):
     cut_card_seen: bool = False
     hands_dealt: Count = 0
     last_hand_no: Count | None = None
+    by: By
+    via: Via
 
 
 class DealerEvent(EventBase):
@@ -242,6 +268,8 @@ class DealerEvent(EventBase):
 
     kind: Literal["dealer"] = "dealer"
     dealer_id: str | None = Field(description="The dealer now at the table; null once signed out.")
+    by: By
+    via: Via
 
 
 class AnchorEvent(EventBase):
@@ -258,7 +286,36 @@ class AnchorEvent(EventBase):
     digest: Digest = Field(description="The chain's digest of its last line (hex SHA-256).")
 
 
-Event = CardEvent | RoundEvent | AlertEvent | ShoeEvent | DealerEvent | AnchorEvent | RevealEvent
+class SuspensionEvent(EventBase):
+    """The table stopped after a malfunction, or a supervisor let it deal again.
+
+    While suspended no betting opens and every card drawn is set aside as a
+    misdeal, until a supervisor resumes the table (docs/validator.md,
+    "Suspension"). ``cause``, ``alert_id`` and ``since`` name what stopped it
+    in both events; the resuming one adds who, through what and why.
+    """
+
+    kind: Literal["suspension"] = "suspension"
+    suspended: bool = Field(description="True: the table stopped; false: a supervisor resumed it.")
+    cause: AlertCode = Field(description="The alert code that suspended the table.")
+    alert_id: Serial = Field(description="The alert that suspended the table.")
+    since: float = Field(description="Unix seconds (UTC) when the table was suspended.")
+    message: str = Field(description="What the table shows while suspended: the alert's words.")
+    reason: str | None = Field(None, description="The supervisor's reason for resuming (resumed only).")
+    by: By
+    via: Via
+
+
+Event = (
+    CardEvent
+    | RoundEvent
+    | AlertEvent
+    | ShoeEvent
+    | DealerEvent
+    | AnchorEvent
+    | RevealEvent
+    | SuspensionEvent
+)
 
 
 # --------------------------------------------------------------------------
@@ -342,3 +399,8 @@ class AnchorData(EventData):
 class RevealData(EventData):
     __slots__ = ()
     model = RevealEvent
+
+
+class SuspensionData(EventData):
+    __slots__ = ()
+    model = SuspensionEvent

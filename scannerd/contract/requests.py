@@ -43,11 +43,17 @@ class Response(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class Request:
-    """A well-formed request: ``args`` as the validator's Command takes them."""
+    """A well-formed request: ``args`` as the validator's Command takes them.
+
+    ``pit_user`` is the broker user a pit's request topic names
+    (``{base}/request/<command>/pit/<user>``): the broker lets only that user
+    publish there, so it is who acted. None for the game server's topic.
+    """
 
     command: str
     transaction: Transaction | None = None
     args: dict[str, Any] = field(default_factory=dict)
+    pit_user: str | None = None
 
 
 class RequestError(ValueError):

@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from scannerd.contract.events import (
+    AlertCode,
     AlertEvent,
     Count,
     DragonTigerFacts,
@@ -85,6 +86,17 @@ class HandResult(BaseModel):
     banker_pair: bool
 
 
+class SuspensionView(BaseModel):
+    """Why the table is suspended, as its ``suspension`` event said when it stopped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cause: AlertCode
+    alert_id: int
+    message: str
+    since: float
+
+
 class TableState(BaseModel):
     """What a table is doing now: its shoe, its round, its open alerts, and (``get_state`` only) results."""
 
@@ -101,6 +113,9 @@ class TableState(BaseModel):
     shoe: ShoeView | None
     round: RoundView | None
     alerts: list[AlertEvent] = Field(description="Every open alert, as it was published.")
+    suspended: SuspensionView | None = Field(
+        None, description="Present only while the table is suspended: no betting, no dealing."
+    )
     dealer_id: str | None = Field(None, description="Present only while a dealer is signed in.")
     results: list[HandResult] | None = Field(
         None, description="The shoe's completed hands, oldest first: in get_state's answer only."

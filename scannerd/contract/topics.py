@@ -18,10 +18,13 @@ DEFAULT_PREFIX = "casino/tables"
 """Where the tables' topics live unless ``[mqtt] prefix`` says otherwise, for both ends of the contract."""
 EVENT_KINDS = tuple(model.model_fields["kind"].default for model in get_args(Event))
 """Every kind of event a table publishes, each on its own topic: the contract's one list is ``Event``."""
-RETAINED_KINDS = frozenset({"shoe", "dealer"})
+RETAINED_KINDS = frozenset({"shoe", "dealer", "suspension"})
 """Event kinds that describe a current state, so a late subscriber needs the last one."""
 
 STATE_TOPICS = ("status", "device", "health")
+
+PIT = "pit"
+"""The topic level under a request that names the pit user who sent it."""
 
 
 class Message(NamedTuple):
@@ -85,22 +88,41 @@ class Topics:
         return self.of("health")
 
     @property
-    def requests(self) -> str:
-        """Subscription filter for every request to this table."""
-        return f"{self.base}/request/+"
+    def requests(self) -> tuple[str, str]:
+        """Subscription filters for every request to this table: the game server's and the pits'.
 
-    def request(self, command: str) -> str:
-        return f"{self.base}/request/{command}"
+        Two filters, not ``request/#``: a broker whose ACL still grants only the first (set up
+        before pits had topics of their own) refuses the second alone, and the game server's
+        requests keep coming.
+        """
+        return f"{self.base}/request/+", f"{self.base}/request/+/{PIT}/+"
+
+    def request(self, command: str, pit_user: str | None = None) -> str:
+        """Where ``command`` is sent: the game server's topic, or ``pit_user``'s own.
+
+        A pit sends as the broker user it logged in as, on a topic naming that user; the broker's
+        ACL (``pattern write .../request/+/pit/%u``) lets no one else publish there, so the table
+        records the name the topic gives as who acted.
+        """
+        if pit_user is None:
+            return f"{self.base}/request/{command}"
+        return f"{self.base}/request/{command}/{PIT}/{pit_user}"
 
     def response(self, command: str) -> str:
         return f"{self.base}/response/{command}"
 
-    def command_of(self, request_topic: str) -> str | None:
-        """The command named by a request topic, or None when the topic is not one of ours."""
+    def command_of(self, request_topic: str) -> tuple[str, str | None] | None:
+        """The command a request topic names and the pit user it names, if any; None when the topic
+        is not one of ours."""
         head = f"{self.base}/request/"
         if not request_topic.startswith(head):
             return None
-        return request_topic[len(head) :]
+        command, *pit = request_topic[len(head) :].split("/")
+        if not pit:
+            return command, None
+        if len(pit) == 2 and pit[0] == PIT and pit[1]:
+            return command, pit[1]
+        return None
 
     def message(self, event: EventData) -> Message:
         if event["table_id"] != self.table_id:

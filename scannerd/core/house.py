@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from scannerd.contract.alert_catalogue import ALERT_CODES
 from scannerd.settings.config_section import Section
 from scannerd.settings.durations import seconds
 
@@ -26,6 +27,19 @@ BurnPolicy = Literal["first-card-value", "none"] | Annotated[int, Field(ge=0, le
 
 GameName = Literal["punto_banco", "dragon_tiger"]
 """The games a table plays (``scannerd.core.games.GAMES``)."""
+
+AlertCodeName = Literal[ALERT_CODES]  # type: ignore[valid-type]  # the catalogue is the one list
+
+SUSPEND_ON: tuple[str, ...] = (
+    "DEVICE_FAULT",
+    "DAEMON_RESTARTED",
+    "STATE_LOST",
+    "SHUFFLE_SUSPECT",
+    "UNREADABLE_REPEATED",
+    "FOREIGN_CARD",
+)
+"""The alerts after which a table stops until a supervisor resumes it, unless the house says otherwise:
+each says the next game could miscarry the way this one did (docs/validator.md, "Suspension")."""
 
 
 class HouseRules(Section):
@@ -101,6 +115,41 @@ class HouseRules(Section):
         exclude_if=lambda v: v == REVEAL_TIMEOUT_S,
         description="Seconds after it is drawn that a squeezed card shows by itself.",
     )
+
+    # Left out of a recording's header when empty: a file without it suspends on nothing, as every
+    # file from before tables stopped, so it must be written whenever it names a code (the default).
+    suspend_on: tuple[AlertCodeName, ...] = Field(
+        SUSPEND_ON,
+        exclude_if=lambda v: v == (),
+        description="Alert codes that suspend the table until a supervisor resumes it: no betting opens "
+        "and every card drawn is set aside. [] for none.",
+    )
+    ack_needs_pin: bool = Field(
+        False,
+        exclude_if=lambda v: v is False,
+        description="With a staff list: acknowledging an alert at the display takes a staff id and PIN.",
+    )
+    pin_attempts: int = Field(
+        5,
+        ge=1,
+        le=100,
+        exclude_if=lambda v: v == 5,
+        description="Wrong PINs in a row that lock a staff id (and warn the pit).",
+    )
+    pin_lockout_s: float = Field(
+        300.0,
+        ge=1,
+        le=86400,
+        allow_inf_nan=False,
+        exclude_if=lambda v: v == 300.0,
+        description="Seconds a staff id stays locked after too many wrong PINs.",
+    )
+
+    @field_validator("suspend_on", mode="before")
+    @classmethod
+    def _listed(cls, value: object) -> object:
+        """A TOML or JSON list, kept as a tuple: rules are compared and hashed whole."""
+        return tuple(value) if isinstance(value, list) else value
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:

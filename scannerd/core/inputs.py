@@ -9,8 +9,8 @@ card on the hot path; what the validator makes of them is the contract's
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,13 +83,47 @@ class ClockStepped:
     step: float
 
 
+Via = Literal["display", "pit", "gameserver"]
+"""Through what an operator action came: the dealer display, the pit's page, the game server."""
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Who took an operator action, through what, and what the staff list said of them.
+
+    Settled where the action came in, not in the validator: the display checks
+    a PIN against the staff list (``scannerd.staff``), the pit's request topic
+    names the broker user the broker let publish on it, the game server names
+    the staff it vouches for. The validator judges the verdict as it is given,
+    so it needs neither the list nor the PIN, and a recording (which keeps
+    the actor, never a PIN) replays to the same answers.
+
+    ``by`` is a staff id, a pit's broker user or ``gameserver``; None at the
+    display with no PIN asked (the dealer signed in, if any, took it).
+    ``role`` is the staff list's role for ``by``: ``unknown`` when the list
+    does not name them, None when the table keeps no list. ``pin`` is the
+    verdict on a PIN typed at the display; None when none was asked.
+    """
+
+    via: Via
+    by: str | None = None
+    role: Literal["dealer", "supervisor", "unknown"] | None = None
+    pin: Literal["right", "wrong"] | None = None
+
+    def to_dict(self) -> dict[str, str]:
+        """The JSON form a recording keeps: unset fields left out."""
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+
 @dataclass(frozen=True, slots=True)
 class Command:
-    """A game-server (or dealer-display) command."""
+    """A game-server (or dealer-display, or pit) command; ``actor`` is None in recordings made before
+    actions carried who took them."""
 
     ts: float
     name: str  # one of the commands the validator judges (``command_catalogue.JUDGED``)
     args: dict[str, Any] = field(default_factory=dict)
+    actor: Actor | None = None
 
 
 @dataclass(frozen=True, slots=True)

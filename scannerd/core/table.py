@@ -27,7 +27,7 @@ from scannerd.contract.payloads import DevicePayload
 from scannerd.contract.requests import Request, RequestError, Response, parse_request
 from scannerd.core.house import HouseRules
 from scannerd.core.ingest import DeviceView, to_input
-from scannerd.core.inputs import TICK_S, Command, Tick, ValidatorInput
+from scannerd.core.inputs import TICK_S, Actor, Command, Tick, ValidatorInput
 from scannerd.core.validator import CommandRejected, Validator
 
 
@@ -132,19 +132,19 @@ class Table:
             return Outcome(ack_now=ack, device=device)
         return Outcome(self.validator.handle(inp), inp, ack=ack, device=device)
 
-    def request(self, request: Request, ts: float) -> Outcome:
-        """A game server's (or the dealer display's) request, run at ``ts``, with its answer.
+    def request(self, request: Request, ts: float, actor: Actor | None = None) -> Outcome:
+        """A game server's (or the dealer display's, or the pit's) request by ``actor``, run at ``ts``.
 
         Every command but ``get_state`` is an input, refused or not: a replay
         must answer it the same way, so it is recorded either way.
         """
-        response, events = execute(request, self.validator, ts)
+        response, events = execute(request, self.validator, ts, actor)
         judged = None
-        if request.command != "get_state":
-            judged = Command(ts, request.command, request.args)
+        if request.command not in READS_ONLY:
+            judged = Command(ts, request.command, request.args, actor)
         return Outcome(events, judged, response=response)
 
-    def command(self, name: str, args: dict[str, Any], ts: float) -> Outcome:
+    def command(self, name: str, args: dict[str, Any], ts: float, actor: Actor | None = None) -> Outcome:
         """A command given as a dict (the dealer display's button, a recording's ``cmd`` line), run at ``ts``.
 
         Parsed as if its JSON had come over MQTT, so a button and a replay are held to exactly the
@@ -154,7 +154,7 @@ class Table:
             request = parse_request(name, json.dumps(args).encode())
         except RequestError as exc:
             return Outcome(response=exc.response())
-        return self.request(request, ts)
+        return self.request(request, ts, actor)
 
     def ticks(self, until: float) -> list[Outcome]:
         """The ticks on the grid up to ``until`` that do something, judged as the daemon's ticker would.
@@ -178,16 +178,22 @@ class Table:
         return SavedState(self.validator.snapshot(), device)
 
 
-def execute(request: Request, validator: Validator, ts: float) -> tuple[Response, list[EventData]]:
-    """Run a request; the events it caused must go to the outbox like any others."""
+def execute(
+    request: Request, validator: Validator, ts: float, actor: Actor | None = None
+) -> tuple[Response, list[EventData]]:
+    """Run a request by ``actor`` at ``ts``; the events it caused must go to the outbox like any others.
+
+    A refused command changes nothing but what its refusal must remember (a wrong PIN counts
+    towards a lockout): the events of that, if any, go out with the refusal.
+    """
     events: list[EventData] = []
     if request.command not in READS_ONLY:
         try:
-            events = validator.handle(Command(ts=ts, name=request.command, args=request.args))
+            events = validator.handle(Command(ts, request.command, request.args, actor))
         except CommandRejected as exc:
             return Response(
                 command=request.command, status="error", transaction=request.transaction, error=str(exc)
-            ), []
+            ), exc.events
     # Only get_state carries the shoe's results: they grow with every hand, and a command's
     # answer needs the round and shoe it changed, not the scoreboard (docs/mqtt.md).
     state = validator.state(results=request.command == "get_state")

@@ -28,12 +28,15 @@ from scannerd.contract.events import (
     RevealData,
     RoundData,
     ShoeData,
+    SuspensionData,
 )
 from scannerd.contract.idents import check_ident
+from scannerd.core.actors import Lockouts, Need, Refused, vouch
 from scannerd.core.cards import BURN_COUNT
 from scannerd.core.games import played, position_words
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import (
+    Actor,
     Anchored,
     CardDrawn,
     ClockStepped,
@@ -53,8 +56,24 @@ RESULTS_KEPT_WITHOUT_SHOE = 104
 """Hands of results kept while no shoe is known: as many as an 8-deck shoe can deal."""
 
 
+Acted = dict[str, str]
+"""An operator action's ``by`` and ``via``, as its events carry them (empty: no one's action)."""
+
+UNREADABLE_RUN = (3, 20)
+"""UNREADABLE_REPEATED: this many unreadable cards among the last so many drawn. One is a bent card;
+three in a short run is the reader."""
+
+
 class CommandRejected(Exception):
-    """A command that makes no sense in the current state; the state is left untouched."""
+    """A command that makes no sense in the current state; the state is left untouched.
+
+    Save what a refusal must remember: a wrong PIN counts, and the lockout it
+    may bring is an alert (``events``, published with the refusal).
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.events: list[EventData] = []
 
 
 @dataclass(slots=True)
@@ -132,7 +151,13 @@ class Validator:
         # the winner's initial (``Game.initials``), then n for a natural, p / b for a player / banker pair.
         self.results: list[str] = []
         self.shuffle = ShuffleCheck()  # this shoe's order against the last shoes'
+        self.lockouts = Lockouts(self.rules.pin_attempts, self.rules.pin_lockout_s)
+        # While suspended: what stopped the table (a SuspensionEvent's cause, alert_id, since, message).
+        self.suspended: dict[str, Any] | None = None
+        self.draws = 0  # cards drawn since the table started, for the unreadable cards' run
+        self.unread: list[int] = []  # which of those draws were unreadable, the last run's only
         self._out: list[EventData] = []
+        self._suspending: dict[str, Any] | None = None  # an alert that suspends, once the input is judged
 
     # ------------------------------------------------------------------ input
 
@@ -142,7 +167,13 @@ class Validator:
         if isinstance(inp, Command):
             # No stall check here: a rejected command must leave the state untouched,
             # and no command leaves a round overdue (the next card or tick judges that).
-            self._command(inp)
+            try:
+                self._command(inp)
+            except CommandRejected as exc:
+                self._suspend(inp.ts)
+                exc.events = out
+                raise
+            self._suspend(inp.ts)
             self._open_betting_by_itself(inp.ts)
             return out
         if isinstance(inp, ClockStepped):
@@ -192,6 +223,7 @@ class Validator:
                 self.round_id_suffix = f"-L{alert_id}"
         elif not isinstance(inp, Tick):
             raise TypeError(f"not a validator input: {inp!r}")
+        self._suspend(inp.ts)
         if not isinstance(inp, Tick):
             self._open_betting_by_itself(inp.ts)
         return out
@@ -200,7 +232,27 @@ class Validator:
         handler = _COMMANDS.get(cmd.name)
         if handler is None:
             raise CommandRejected(f"unknown command {cmd.name!r}")
-        handler(self, cmd.ts, cmd.args)
+        handler(self, cmd.ts, cmd.args, cmd.actor)
+
+    def _acted(self, ts: float, actor: Actor | None, need: Need = None) -> Acted:
+        """An event's ``by`` and ``via`` for an action by ``actor``; CommandRejected when it may not take it.
+
+        At the display without a PIN, the dealer signed in took it.
+        """
+        if actor is None:
+            return {}
+        try:
+            by = vouch(actor, need, self.lockouts, ts)
+        except Refused as exc:
+            if exc.locked is not None:
+                minutes = self.rules.pin_lockout_s / 60
+                attempts = self.rules.pin_attempts
+                text = message("PIN_LOCKOUT", attempts=attempts, staff_id=exc.locked, minutes=minutes)
+                self._alert(ts, "PIN_LOCKOUT", text, None)
+            raise CommandRejected(str(exc)) from None
+        if by is None and actor.via == "display":
+            by = self.dealer_id
+        return {"by": by, "via": actor.via} if by is not None else {"via": actor.via}
 
     # ------------------------------------------------------------------ cards
 
@@ -221,13 +273,20 @@ class Validator:
                     self._foreign(ts, foreign, None)
                 else:
                     self._alert(ts, "CARD_AFTER_SHOE_END", message("CARD_AFTER_SHOE_END"), card)
+                self._unreadable_run(ts, card)
                 return
 
         # The card and its own alert come first; the cut card it reaches, the round it ends and
         # the shoe follow below, in the documented order (card, alert, round, shoe).
         ends: str | None = None  # "complete" or the void reason, when this card ends the round
         shoe_changed = False
-        if rnd is not None and rnd.phase == "dealing":
+        if self.suspended is not None:  # no card is dealt until a supervisor resumes the table
+            self._card_event(ts, "discard", card, None, card_no)
+            if foreign is not None:
+                self._foreign(ts, foreign, None)
+            else:
+                self._alert(ts, "CARD_WHILE_SUSPENDED", message("CARD_WHILE_SUSPENDED", card=card), card)
+        elif rnd is not None and rnd.phase == "dealing":
             ends = self._into_round(ts, rnd, card, card_no, foreign is not None)
         elif shoe is not None and shoe.burning:
             shoe_changed = self._burn(ts, shoe, card, card_no)
@@ -260,6 +319,7 @@ class Validator:
         else:
             self._card_event(ts, "discard", card, None, card_no)
             self._alert(ts, "EXTRA_CARD", message("EXTRA_CARD", card=card), card)
+        self._unreadable_run(ts, card)
         if shoe is not None:
             for comparison in self.shuffle.card(card, shoe.counts, self.rules.decks):
                 self._shuffle_alert(ts, comparison)
@@ -278,6 +338,18 @@ class Validator:
             shoe_changed = shoe is not None  # the shoe is published after every round
         if shoe_changed:
             self._shoe_event(ts)
+
+    def _unreadable_run(self, ts: float, card: str | None) -> None:
+        """Too many unreadable cards in a short run: the reader, not a card, is at fault."""
+        self.draws += 1
+        if card is not None:
+            return
+        count, window = UNREADABLE_RUN
+        self.unread = [n for n in self.unread if n > self.draws - window] + [self.draws]
+        if len(self.unread) >= count:
+            self.unread = []  # the next run is counted afresh
+            text = message("UNREADABLE_REPEATED", count=count, window=window)
+            self._alert(ts, "UNREADABLE_REPEATED", text, None, self.round.round_id if self.round else None)
 
     def _into_round(
         self, ts: float, rnd: RoundState, card: str | None, card_no: int | None, foreign: bool
@@ -364,13 +436,15 @@ class Validator:
         self._round_event(ts, rnd)
         return rnd
 
-    def _end_round(self, ts: float, rnd: RoundState, how: str, detail: str | None = None) -> None:
+    def _end_round(
+        self, ts: float, rnd: RoundState, how: str, detail: str | None = None, acted: Acted | None = None
+    ) -> None:
         """Publish the end of a round whose phase is already ``complete`` or ``void``.
 
         ``how`` is "complete" or the void reason. The shoe's event is the caller's: it goes last.
         """
         if how != "complete":
-            self._round_event(ts, rnd, how, detail)
+            self._round_event(ts, rnd, how, detail, acted)
             # In auto mode no betting_open ends the clearing, so cards go straight to the next round.
             self.clearing = self.rules.round_control == "server"
         else:
@@ -389,12 +463,14 @@ class Validator:
             self.shoe.closed = True
             self._finish_shuffle(ts)
 
-    def _void(self, ts: float, reason: str, detail: str | None = None) -> None:
+    def _void(
+        self, ts: float, reason: str, detail: str | None = None, acted: Acted | None = None
+    ) -> None:
         """Void the open round now: its event, then the shoe's."""
         rnd = self.round
         assert rnd is not None
         rnd.phase = "void"
-        self._end_round(ts, rnd, reason, detail)
+        self._end_round(ts, rnd, reason, detail, acted)
         if self.shoe is not None:
             self._shoe_event(ts)
 
@@ -412,6 +488,7 @@ class Validator:
             self.rules.round_control == "auto"
             and self.rules.betting_time_s is not None
             and self.link_up
+            and self.suspended is None
             and self.clearing_alert is None
             and (rnd is None or rnd.phase in ("complete", "void"))
             and not (shoe is not None and shoe.closed)
@@ -504,7 +581,9 @@ class Validator:
         if rnd is not None and rnd.hidden:
             self._show(ts, rnd, [position for position, _ in rnd.hidden], "next_round")
 
-    def _show(self, ts: float, rnd: RoundState, positions: list[str], reason: str) -> None:
+    def _show(
+        self, ts: float, rnd: RoundState, positions: list[str], reason: str, acted: Acted | None = None
+    ) -> None:
         rnd.hidden = [held for held in rnd.hidden if held[0] not in positions]
         shoe = self.shoe
         self._emit(
@@ -517,6 +596,7 @@ class Validator:
                 round_id=rnd.round_id,
                 positions=positions,
                 reason=reason,
+                **(acted or {}),
             )
         )
 
@@ -583,6 +663,47 @@ class Validator:
         elif shoe is not None and shoe.burning and not inp.cards_repeat:
             self._case_alert(inp.ts, "DAEMON_RESTARTED", "during_the_burn")
 
+    def _suspend(self, ts: float) -> None:
+        """After the input is judged: an alert the house names in ``suspend_on`` stops the table.
+
+        A round still open is void, with the alert's code as its reason: the next game must not
+        be dealt on the fault that ended this one, and neither must the rest of this one.
+        """
+        suspending, self._suspending = self._suspending, None
+        if suspending is None:
+            return
+        rnd = self.round
+        if rnd is not None and rnd.phase in ("betting", "dealing"):
+            self._void(ts, suspending["cause"])
+        self.suspended = suspending | {"since": float(ts)}
+        self._suspension_event(ts, self.suspended, True)
+
+    def _suspension_event(
+        self,
+        ts: float,
+        suspended: dict[str, Any],
+        now: bool,
+        reason: str | None = None,
+        acted: Acted | None = None,
+    ) -> None:
+        shoe = self.shoe
+        self._emit(
+            SuspensionData(
+                seq=self.next_seq,
+                ts=float(ts),
+                table_id=self.table_id,
+                shoe_id=shoe.shoe_id if shoe else None,
+                kind="suspension",
+                suspended=now,
+                cause=suspended["cause"],
+                alert_id=suspended["alert_id"],
+                since=suspended["since"],
+                message=suspended["message"],
+                reason=reason,
+                **(acted or {}),
+            )
+        )
+
     def _clear_until_acknowledged(self, alert_id: int) -> None:
         if self.rules.round_control == "auto":
             self.clearing = True
@@ -590,11 +711,12 @@ class Validator:
 
     # ------------------------------------------------------------------ commands
 
-    def _new_shoe(self, ts: float, args: dict[str, Any]) -> None:
+    def _new_shoe(self, ts: float, args: dict[str, Any], actor: Actor | None) -> None:
         rnd = self.round
         if rnd is not None and rnd.phase in ("betting", "dealing"):
             raise CommandRejected(f"round {rnd.round_id} is still open: void it or finish it first")
         shoe_id = _optional_id(args, "shoe_id") or f"S{_stamp(ts)}"
+        acted = self._acted(ts, actor)
         self._layout_cleared(ts)
         if self.shoe is not None:
             self._finish_shuffle(ts)  # a shoe ended early, before its last hand
@@ -605,7 +727,7 @@ class Validator:
         self.results = []
         self.round = None
         self.clearing = False
-        self._shoe_event(ts)
+        self._shoe_event(ts, acted)
 
     def _finish_shuffle(self, ts: float) -> None:
         """The shoe is over: restate each shuffle alert it raised with the whole shoe's figures.
@@ -630,9 +752,13 @@ class Validator:
         self.open_alerts[alert["alert_id"]] = alert
         self._emit(alert)
 
-    def _betting_open(self, ts: float, args: dict[str, Any]) -> None:
+    def _betting_open(self, ts: float, args: dict[str, Any], actor: Actor | None) -> None:
         round_id = _optional_id(args, "round_id")
         shoe, rnd = self.shoe, self.round
+        if self.suspended is not None:
+            raise CommandRejected(
+                f"the table is suspended ({self.suspended['message']}): a supervisor must resume it"
+            )
         if shoe is not None and shoe.closed:
             raise CommandRejected(f"shoe {shoe.shoe_id} is finished: start a new shoe")
         if rnd is not None and rnd.phase == "betting":
@@ -658,7 +784,7 @@ class Validator:
             self._void(ts, "SHORT_DEAL")
         self._open_round(ts, round_id, "betting", betting_time)
 
-    def _betting_close(self, ts: float, args: dict[str, Any]) -> None:
+    def _betting_close(self, ts: float, args: dict[str, Any], actor: Actor | None) -> None:
         rnd = self.round
         if rnd is None or rnd.phase != "betting":
             raise CommandRejected("betting is not open")
@@ -685,28 +811,29 @@ class Validator:
         if abandon_burn:
             self._shoe_event(ts)
 
-    def _void_round(self, ts: float, args: dict[str, Any]) -> None:
+    def _void_round(self, ts: float, args: dict[str, Any], actor: Actor | None) -> None:
         rnd = self.round
         if rnd is None or rnd.phase not in ("betting", "dealing"):
             raise CommandRejected("no open round to void")
         reason = args.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise CommandRejected("reason must be a string")
-        self._void(ts, "OPERATOR_VOID", reason)
+        self._void(ts, "OPERATOR_VOID", reason, self._acted(ts, actor))
 
-    def _ack_alert(self, ts: float, args: dict[str, Any]) -> None:
+    def _ack_alert(self, ts: float, args: dict[str, Any], actor: Actor | None) -> None:
         alert_id = args.get("alert_id")
         if not isinstance(alert_id, int) or isinstance(alert_id, bool):
             raise CommandRejected("alert_id must be an integer")
-        alert = self.open_alerts.pop(alert_id, None)
-        if alert is None:
+        if alert_id not in self.open_alerts:
             raise CommandRejected(f"no open alert {alert_id}")
+        acted = self._acted(ts, actor, "pin" if self.rules.ack_needs_pin else None)
+        alert = self.open_alerts.pop(alert_id)
         if alert_id == self.clearing_alert:
             self.clearing = False  # the dealer says the layout is clear: the next card opens a round
             self.clearing_alert = None
-        self._emit(AlertData(alert, seq=self.next_seq, ts=float(ts), acknowledged=True))
+        self._emit(AlertData(alert, seq=self.next_seq, ts=float(ts), acknowledged=True, **acted))
 
-    def _reveal(self, ts: float, args: dict[str, Any]) -> None:
+    def _reveal(self, ts: float, args: dict[str, Any], actor: Actor | None) -> None:
         rnd = self.round
         if not self.rules.squeeze:
             raise CommandRejected("this table does not squeeze: every card shows as it is drawn")
@@ -727,20 +854,34 @@ class Validator:
         ]
         if not chosen:
             raise CommandRejected(f"{position or side} has no card held back")
-        self._show(ts, rnd, chosen, "request")
+        self._show(ts, rnd, chosen, "request", self._acted(ts, actor))
 
-    def _dealer_sign_in(self, ts: float, args: dict[str, Any]) -> None:
+    def _dealer_sign_in(self, ts: float, args: dict[str, Any], actor: Actor | None) -> None:
         dealer_id = _optional_id(args, "dealer_id")
         if dealer_id is None:
             raise CommandRejected("dealer_id is required")
-        self._dealer(ts, dealer_id)
+        self._dealer(ts, dealer_id, self._acted(ts, actor, "pin"))
 
-    def _dealer_sign_out(self, ts: float, args: dict[str, Any]) -> None:
+    def _dealer_sign_out(self, ts: float, args: dict[str, Any], actor: Actor | None) -> None:
         if self.dealer_id is None:
             raise CommandRejected("no dealer is signed in")
-        self._dealer(ts, None)
+        self._dealer(ts, None, self._acted(ts, actor))
 
-    def _dealer(self, ts: float, dealer_id: str | None) -> None:
+    def _resume(self, ts: float, args: dict[str, Any], actor: Actor | None) -> None:
+        """A supervisor clears the suspension: the table may open betting and deal again."""
+        suspended = self.suspended
+        if suspended is None:
+            raise CommandRejected("the table is not suspended")
+        reason = args.get("reason")
+        if not isinstance(reason, str) or not reason:
+            raise CommandRejected("reason is required: say why the table may deal again")
+        if actor is not None and actor.via == "gameserver" and args.get("supervisor_id") is None:
+            raise CommandRejected("supervisor_id is required: name the supervisor who resumes the table")
+        acted = self._acted(ts, actor, "supervisor")
+        self.suspended = None
+        self._suspension_event(ts, suspended, False, reason, acted)
+
+    def _dealer(self, ts: float, dealer_id: str | None, acted: Acted) -> None:
         """A round keeps the dealer it opened with: a change of dealer mid-round is the next round's."""
         self.dealer_id = dealer_id
         shoe = self.shoe
@@ -752,6 +893,7 @@ class Validator:
                 shoe_id=shoe.shoe_id if shoe else None,
                 kind="dealer",
                 dealer_id=dealer_id,
+                **acted,
             )
         )
 
@@ -808,6 +950,7 @@ class Validator:
         round_id: str | None = None,
         severity: str | None = None,
         shuffle: dict[str, Any] | None = None,
+        suspends: bool = True,
     ) -> None:
         shoe = self.shoe
         alert = AlertData(
@@ -828,15 +971,22 @@ class Validator:
             alert["shuffle"] = Data(shuffle)
         if alert["severity"] != "info":
             self.open_alerts[alert["alert_id"]] = alert
+            if suspends and code in self.rules.suspend_on and self.suspended is None and not self._suspending:
+                self._suspending = {"cause": code, "alert_id": alert["alert_id"], "message": message}
         self._emit(alert)
 
     def _case_alert(self, ts: float, code: str, case: str, round_id: str | None = None) -> None:
         """An alert in one of its code's other cases, which may differ in severity as well as words."""
         said = ALERTS[code].case(case)
-        self._alert(ts, code, said.say(), None, round_id, said.severity)
+        self._alert(ts, code, said.say(), None, round_id, said.severity, suspends=said.suspends)
 
     def _round_event(
-        self, ts: float, rnd: RoundState, reason: str | None = None, detail: str | None = None
+        self,
+        ts: float,
+        rnd: RoundState,
+        reason: str | None = None,
+        detail: str | None = None,
+        acted: Acted | None = None,
     ) -> RoundData:
         shoe, game = self.shoe, self.game
         p, b = rnd.player, rnd.banker  # the first side's cards and the second's
@@ -875,6 +1025,8 @@ class Validator:
             event["times"] = Data(_times(rnd, ts))
         if complete and self.rules.game is not None:
             event["facts"] = Data(game.facts(p, b))
+        if acted:
+            event.update(acted)
         self._emit(event)
         return event
 
@@ -907,13 +1059,16 @@ class Validator:
             "last_hand_no": shoe.last_hand_no,
         }
 
-    def _shoe_event(self, ts: float) -> None:
+    def _shoe_event(self, ts: float, acted: Acted | None = None) -> None:
         view = self._shoe_view()
         assert view is not None
         table_id, shoe_id = view.pop("table_id"), view.pop("shoe_id")
-        self._emit(
-            ShoeData(seq=self.next_seq, ts=float(ts), table_id=table_id, shoe_id=shoe_id, kind="shoe", **view)
+        event = ShoeData(
+            seq=self.next_seq, ts=float(ts), table_id=table_id, shoe_id=shoe_id, kind="shoe", **view
         )
+        if acted:
+            event.update(acted)
+        self._emit(event)
 
     # ------------------------------------------------------------------ state
 
@@ -969,6 +1124,8 @@ class Validator:
             "round": round_view,
             "alerts": [dict(a) for a in self.open_alerts.values()],
         }
+        if self.suspended is not None:  # present only while suspended
+            state["suspended"] = dict(self.suspended)
         if self.dealer_id is not None:  # present only while a dealer is signed in
             state["dealer_id"] = self.dealer_id
         if results:
@@ -977,7 +1134,7 @@ class Validator:
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state as JSON-ready data; ``restore`` rebuilds an identical validator."""
-        return {
+        snap = {
             "version": 1,
             "next_seq": self.next_seq,
             "shoe": _plain(self.shoe, "counts") if self.shoe else None,
@@ -992,6 +1149,13 @@ class Validator:
             "dealer_id": self.dealer_id,
             "shuffle": self.shuffle.snapshot(),
         }
+        # Kept only when there is something to keep, so a table that never used them saves as before.
+        extra = {
+            "suspended": self.suspended,
+            "lockouts": self.lockouts.snapshot(),
+            "unread": [self.draws, list(self.unread)] if self.unread else None,
+        }
+        return snap | {k: v for k, v in extra.items() if v is not None}
 
     @classmethod
     def restore(cls, table_id: str, rules: HouseRules | None, snap: dict[str, Any]) -> Validator:
@@ -1011,6 +1175,10 @@ class Validator:
         v.round_id_suffix = str(snap.get("round_id_suffix", ""))
         v.results = list(snap.get("results", []))
         v.dealer_id = snap.get("dealer_id")
+        v.suspended = snap.get("suspended")
+        v.lockouts.restore(snap.get("lockouts"))
+        if snap.get("unread"):
+            v.draws, v.unread = snap["unread"][0], list(snap["unread"][1])
         if snap.get("shuffle") is not None:  # saved before the shuffle check: nothing to compare yet
             v.shuffle = ShuffleCheck.restore(snap["shuffle"])
         for raw in snap["open_alerts"]:

@@ -128,7 +128,7 @@ class Publisher:
         self._recorder = recorder
         self.topics = Topics(settings.prefix, table_id)
         self.outbox = outbox
-        self._take_request: Callable[[str, bytes, bool], None] | None = None
+        self._take_request: Callable[[str, str | None, bytes, bool], None] | None = None
         self._clock = clock
         self._status = {"version": version, "table_id": table_id}
         self._device: DevicePayload | None = None
@@ -307,7 +307,7 @@ class Publisher:
 
     # ------------------------------------------------------------------ what the request path calls
 
-    def take_requests(self, offer: Callable[[str, bytes, bool], None]) -> None:
+    def take_requests(self, offer: Callable[[str, str | None, bytes, bool], None]) -> None:
         """Hand every request message to ``offer`` (on paho's network thread: it must not block).
 
         Who runs requests, in what order and how many at once is the runtime's choice
@@ -392,7 +392,8 @@ class Publisher:
             connection=self._gen,
             failed_attempts=self._link.up(),
         )
-        client.subscribe(self.topics.requests, **self._request_subscription())
+        filters: Any = [(topic, self._request_subscription()) for topic in self.topics.requests]
+        client.subscribe(filters)
         self._restate()
         # An MQTT 5 broker may take fewer unacknowledged messages than we would send; keep a few
         # of its slots for status, health and responses.
@@ -417,7 +418,7 @@ class Publisher:
             if self._device is not None:
                 self._publish_model(self.topics.device, self._device)
 
-    def _request_subscription(self) -> dict[str, Any]:
+    def _request_subscription(self) -> SubscribeOptions | int:
         """MQTT 5 keeps a retained request recognisable, however it is delivered.
 
         A broker clears the retain flag when it passes a message on live, so a
@@ -428,12 +429,10 @@ class Publisher:
         MQTT 3.1.1 has neither: only retained requests found at subscribe are refused.
         """
         if self.settings.protocol != "5":
-            return {"qos": 1}
-        return {
-            "options": SubscribeOptions(
-                qos=1, retainAsPublished=True, retainHandling=SubscribeOptions.RETAIN_SEND_IF_NEW_SUB
-            )
-        }
+            return 1
+        return SubscribeOptions(
+            qos=1, retainAsPublished=True, retainHandling=SubscribeOptions.RETAIN_SEND_IF_NEW_SUB
+        )
 
     def _on_disconnect(
         self, _client: mqtt.Client, _ud: Any, _flags: Any, rc: ReasonCode, _props: Any
@@ -475,12 +474,12 @@ class Publisher:
         self._inbox.put(_Ack(mid, rc))
 
     def _on_message(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
-        command = self.topics.command_of(msg.topic)
-        if command is None:
+        named = self.topics.command_of(msg.topic)
+        if named is None:
             return
         self._count("requests")
         if self._take_request is not None:  # run on a thread of the runtime's, never here
-            self._take_request(command, bytes(msg.payload), msg.retain)
+            self._take_request(*named, bytes(msg.payload), msg.retain)
 
     # ------------------------------------------------------------------ the pump
 

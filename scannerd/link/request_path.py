@@ -20,6 +20,7 @@ import contextlib
 import threading
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Protocol
 
 import paho.mqtt.client as mqtt
@@ -51,7 +52,7 @@ class AnswerLink(Protocol):
         """The current broker connection's number: answers sent on an older one are never acknowledged."""
         ...
 
-    def take_requests(self, offer: Callable[[str, bytes, bool], None]) -> None: ...
+    def take_requests(self, offer: Callable[[str, str | None, bytes, bool], None]) -> None: ...
     def send_answer(self, response: Response) -> mqtt.MQTTMessageInfo: ...
     def send_answer_now(self, response: Response) -> object: ...
     def count(self, name: str, n: int = 1) -> None: ...
@@ -107,11 +108,12 @@ class RequestPath:
 
     # ------------------------------------------------------------------ paho's network thread
 
-    def offer(self, command: str, payload: bytes, retain: bool) -> None:
-        """Take one request message; never blocks, never runs it."""
+    def offer(self, command: str, pit_user: str | None, payload: bytes, retain: bool) -> None:
+        """Take one request message (from ``pit_user``'s topic, or the game server's); never blocks,
+        never runs it."""
         item: Request | Response
         try:
-            item = parse_request(command, payload)
+            item = replace(parse_request(command, payload), pit_user=pit_user)
             if retain:  # a retained request would run again at every reconnect
                 raise RequestError(command, RETAINED, item.transaction)
         except RequestError as exc:

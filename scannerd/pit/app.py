@@ -68,6 +68,7 @@ class Pit:
             on_connection=self._on_connection,
             session_expiry_s=0,
             attended=True,
+            as_pit=True,
         )
         self.server = PitServer(
             page,

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from scannerd.contract.events import Digest, Serial
 from scannerd.contract.idents import TABLE_ID_PATTERN
 from scannerd.core.house import HouseRules
+from scannerd.core.inputs import Actor
 from scannerd.recording.chain import Chain, b64, seal_message
 from scannerd.recording.source import ContentError, RawLines
 
@@ -138,9 +139,13 @@ class Header(BaseModel):
     @classmethod
     def _known_rules(cls, value: object) -> object:
         # House settings added by a later scannerd are ignored like any other unknown field. A file
-        # from before tables chose their game names none: it replays as it was made, without facts.
+        # from before tables chose their game names none: it replays as it was made, without facts;
+        # one from before tables stopped after a malfunction names no alert that suspends, as one
+        # of a table that suspends on nothing.
         if isinstance(value, dict):
-            return {"game": None} | {k: v for k, v in value.items() if k in HouseRules.model_fields}
+            return {"game": None, "suspend_on": ()} | {
+                k: v for k, v in value.items() if k in HouseRules.model_fields
+            }
         return value
 
     @property
@@ -178,11 +183,15 @@ class RxLine(_Line):
 
 
 class CmdLine(_Line):
-    """A game-server command as received; ``args`` is the request's payload."""
+    """A command as received; ``args`` is the request's payload, ``actor`` who took it (never a PIN).
+
+    Files made before actions carried who took them have no ``actor``.
+    """
 
     event: Literal["cmd"] = "cmd"
     name: str = Field(min_length=1)
     args: dict[str, Any] = Field(default_factory=dict)
+    actor: Actor | None = None
 
 
 class LinkLine(_Line):
@@ -431,8 +440,11 @@ class RecordingWriter(_File):
     def rx(self, ts: float, data: bytes) -> None:
         self._write(ts, {"event": "rx", "hex": data.hex()})
 
-    def cmd(self, ts: float, name: str, args: dict[str, Any]) -> None:
-        self._write(ts, {"event": "cmd", "name": name, "args": args})
+    def cmd(self, ts: float, name: str, args: dict[str, Any], actor: Actor | None = None) -> None:
+        fields: dict[str, Any] = {"event": "cmd", "name": name, "args": args}
+        if actor is not None:
+            fields["actor"] = actor.to_dict()
+        self._write(ts, fields)
 
     def link(self, ts: float, up: bool, detail: str = "") -> None:
         fields = {"event": "link", "state": "up" if up else "down"}

@@ -323,8 +323,8 @@ class Recorder(TableListener):
         match line:
             case _Rx(ts, data):
                 writer.rx(ts, data)
-            case Command(ts, name, args):
-                writer.cmd(ts, name, args)
+            case Command(ts, name, args, actor):
+                writer.cmd(ts, name, args, actor)
             case LinkChanged(ts, up, detail):
                 writer.link(ts, up, detail)
             case Restarted(ts, detail, cards_repeat):

@@ -32,7 +32,7 @@ from scannerd.contract.events import EventData
 from scannerd.contract.requests import Response
 from scannerd.contract.topics import DEFAULT_PREFIX, Topics, encode
 from scannerd.core.house import HouseRules
-from scannerd.core.inputs import Anchored, Restarted
+from scannerd.core.inputs import Actor, Anchored, Restarted
 from scannerd.core.table import Outcome, SavedState, Table
 from scannerd.recording.format import (
     AnchorLine,
@@ -111,7 +111,7 @@ class Replayer:
                 for ack in outcome.acks:
                     self.decoder.acknowledge(ack)  # as the daemon does once the events are stored
         elif isinstance(line, CmdLine):
-            out += self._command(ts, line.name, line.args)
+            out += self._command(ts, line.name, line.args, line.actor)
         elif isinstance(line, RestartLine):
             out += self._published(ts, self.table.judge(Restarted(ts, line.detail, line.repeats)))
         elif isinstance(line, AnchorLine):
@@ -126,8 +126,8 @@ class Replayer:
         message = self.topics.message
         return [Published(ts, (m := message(e)).topic, m.payload, e) for e in outcome.events]
 
-    def _command(self, ts: float, name: str, args: dict[str, Any]) -> list[Published]:
-        outcome = self.table.command(name, args, ts)
+    def _command(self, ts: float, name: str, args: dict[str, Any], actor: Actor | None) -> list[Published]:
+        outcome = self.table.command(name, args, ts, actor)
         response = outcome.response
         assert response is not None  # every request is answered
         # The daemon stores a command's events before it answers.

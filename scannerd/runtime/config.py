@@ -47,6 +47,7 @@ from scannerd.recording.settings import RecordSettings
 from scannerd.runtime.device_settings import DeviceSettings
 from scannerd.runtime.log_settings import LogSettings
 from scannerd.settings.config_errors import TOO_MANY_DIGITS, describe, section_type
+from scannerd.staff.settings import StaffSettings
 from scannerd.store.outbox_settings import OutboxSettings
 
 DEFAULT_PATH = Path("/etc/scannerd/scannerd.toml")
@@ -73,6 +74,7 @@ class Config(BaseSettings):
     outbox: OutboxSettings = Field(default_factory=OutboxSettings)
     record: RecordSettings = Field(default_factory=RecordSettings)
     display: DisplaySettings = Field(default_factory=DisplaySettings)
+    staff: StaffSettings = Field(default_factory=StaffSettings)
     log: LogSettings = Field(default_factory=LogSettings)
 
     def warnings(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:

@@ -19,7 +19,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +33,7 @@ from scannerd.contract.events import AlertData, EventData
 from scannerd.contract.payloads import ReaderHealth
 from scannerd.contract.requests import Request, Response, Transaction
 from scannerd.contract.topics import Topics
-from scannerd.core.inputs import TICK_S, Anchored, ClockStepped, Fault, Restarted, Tick, ValidatorInput
+from scannerd.core.inputs import TICK_S, Actor, Anchored, ClockStepped, Fault, Restarted, Tick, ValidatorInput
 from scannerd.core.listeners import TableListener
 from scannerd.core.table import Outcome, SavedState, Table
 from scannerd.core.validator import Validator
@@ -45,6 +44,7 @@ from scannerd.recording.recorder import OnSealed, Recorder, SealedFile, StateSou
 from scannerd.runtime.config import Config
 from scannerd.runtime.instance_lock import InstanceLock
 from scannerd.runtime.shoe_alarm import ShoeAlarm
+from scannerd.staff.roster import Roster, request_actor
 from scannerd.store.journal import Schedule, encode, restore
 from scannerd.store.outbox import Level, Outbox, OutboxHealth
 from scannerd.store.seq_ceiling import SeqCeiling, clock_floor
@@ -90,8 +90,10 @@ class Daemon:
         self._closed = False  # no request is judged any more: the recording has ended (under _lock)
         self.listeners: list[TableListener] = []  # told in this order (scannerd/core/listeners.py)
 
+        # Read first: a broken list stops the start (no list would let anyone sign in).
+        self.roster = Roster(config.staff.file) if config.staff.file is not None else None
         outbox_path = Path(config.outbox.path)
-        # First: a second daemon for this table touches neither outbox nor shoe.
+        # Then: a second daemon for this table touches neither outbox nor shoe.
         self._instance = InstanceLock(outbox_path, config.table_id)
         self.outbox = Outbox.from_settings(config.outbox, on_level=self._on_outbox_level)
         self._ceiling = SeqCeiling(outbox_path)
@@ -400,12 +402,15 @@ class Daemon:
         for listener in self.listeners:
             listener.on_rx(ts, data)
 
-    def request(self, command: str, args: dict[str, Any]) -> Response:
-        """Run a command as if it came over MQTT (the dealer display's acknowledge button)."""
-        return self._judge_request(partial(self.table.command, command, args), command)
+    def request(self, command: str, args: dict[str, Any], actor: Actor | None = None) -> Response:
+        """Run a command as if it came over MQTT, by ``actor`` (the dealer display's buttons)."""
+        return self._judge_request(lambda ts: self.table.command(command, args, ts, actor), command)
 
     def _on_request(self, request: Request) -> Response | None:
-        return self._judge_request(partial(self.table.request, request), request.command, request.transaction)
+        actor = request_actor(request, self.roster)
+        return self._judge_request(
+            lambda ts: self.table.request(request, ts, actor), request.command, request.transaction
+        )
 
     def _judge_request(
         self, judge: Callable[[float], Outcome], command: str, transaction: Transaction | None = None

@@ -36,7 +36,7 @@ from typing import Any, get_args
 
 from scannerd.contract.events import EventData
 from scannerd.contract.topics import Topics
-from scannerd.core.inputs import ValidatorInput
+from scannerd.core.inputs import Actor, Command, ValidatorInput
 from scannerd.core.table import SavedState, Table
 from scannerd.core.validator import CommandRejected
 from scannerd.store.outbox import JournalRow, Outbox, digest
@@ -53,8 +53,18 @@ _KINDS: dict[str, type] = {cls.__name__: cls for cls in get_args(ValidatorInput)
 
 def encode(inputs: Sequence[ValidatorInput], device: dict[str, Any] | None) -> str:
     """One store's journal entry: its inputs in the order judged, and the driver's state after them."""
-    items = [{"in": type(i).__name__, **{f.name: getattr(i, f.name) for f in fields(i)}} for i in inputs]
+    items = [{"in": type(i).__name__, **_fields(i)} for i in inputs]
     return json.dumps({"inputs": items, "device": device}, separators=(",", ":"), ensure_ascii=False)
+
+
+def _fields(inp: ValidatorInput) -> dict[str, Any]:
+    """An input's fields as JSON; a command's actor as its dict, left out when no one is named."""
+    values = {f.name: getattr(inp, f.name) for f in fields(inp)}
+    if isinstance(inp, Command):
+        actor = values.pop("actor")
+        if actor is not None:
+            values["actor"] = actor.to_dict()
+    return values
 
 
 def decode(text: str) -> tuple[list[ValidatorInput], dict[str, Any] | None]:
@@ -63,6 +73,8 @@ def decode(text: str) -> tuple[list[ValidatorInput], dict[str, Any] | None]:
     inputs = []
     for item in entry["inputs"]:
         values = dict(item)
+        if "actor" in values:
+            values["actor"] = Actor(**values["actor"])
         inputs.append(_KINDS[values.pop("in")](**values))
     return inputs, entry["device"]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from scannerd.contract.events import DealerData, EventData, RoundData
 from scannerd.contract.table_state import TableState
 from scannerd.contract.topics import encode, encode_data
 from scannerd.core.house import HouseRules
-from scannerd.core.inputs import Anchored, ClockStepped, Command, Fault, Restarted, ValidatorInput
+from scannerd.core.inputs import Actor, Anchored, ClockStepped, Command, Fault, Restarted, ValidatorInput
 from scannerd.core.validator import CommandRejected, Validator
 from scannerd.recording.replay import replay
 from simulators.dealer import Dealer
@@ -60,7 +61,8 @@ def test_every_golden_session_publishes_the_models_bytes(recording: Path) -> Non
 
 # The inputs of a table, as tests/core/test_validator_properties.py generates them, and what those leave
 # out: betting times (whole seconds too, which the model turns into floats), dealers, operator voids
-# with any text, acknowledgements, faults, restarts and steps of the clock.
+# with any text, acknowledgements, faults, restarts, steps of the clock, and who took each action:
+# any actor, through any way in, with any verdict on a PIN (wrong ones that lock an id).
 names = st.text(min_size=1, max_size=64)
 
 
@@ -78,6 +80,14 @@ more_inputs = st.one_of(
     st.tuples(st.just("fault"), st.sampled_from(sorted(FAULT_CODES)), st.text()),
     st.tuples(st.just("restart"), st.booleans(), st.text(max_size=20)),
     st.tuples(st.just("clock"), st.floats(-3600, 3600)),
+    command("resume", {"reason": st.text(min_size=1)}, supervisor_id=names),
+)
+actors = st.none() | st.builds(
+    Actor,
+    via=st.sampled_from(["display", "pit", "gameserver"]),
+    by=st.none() | st.sampled_from(["D-1", "S-1", "boss"]),
+    role=st.sampled_from([None, "dealer", "supervisor", "unknown"]),
+    pin=st.sampled_from([None, "right", "wrong", "wrong"]),
 )
 
 
@@ -95,6 +105,8 @@ class Witness(Validator):
 
 def to_input(ts: float, inp: tuple, v: Validator) -> ValidatorInput:
     kind = inp[0]
+    if kind == "by":  # a command with who took it
+        return replace(to_input(ts, inp[2], v), actor=inp[1])  # type: ignore[type-var]
     if kind == "ack":  # the oldest open alert, or one that is not open
         return Command(ts, "ack_alert", {"alert_id": next(iter(v.open_alerts), 1)})
     if kind == "fault":
@@ -118,7 +130,10 @@ any_rules = st.builds(
 )
 # Whole seconds too: an input's time may be an int, which the model makes a float.
 any_start = st.floats(1e9, 4e9) | st.integers(10**9, 4 * 10**9)
-any_stream = st.lists(st.tuples(st.sampled_from([0.5, 3, 40]), table_inputs | more_inputs), max_size=120)
+acted = st.tuples(st.just("by"), actors, more_inputs.filter(lambda inp: inp[0] in ("cmd", "ack")))
+any_stream = st.lists(
+    st.tuples(st.sampled_from([0.5, 3, 40]), table_inputs | more_inputs | acted), max_size=120
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -170,7 +185,7 @@ def test_the_state_a_table_answers_with_is_the_documented_model(
 def test_a_repeated_shoes_alerts_publish_the_models_bytes(seed: int, error_rate: float):
     """The pit's shuffle alerts carry nested evidence, restated at the shoe's end: from a real dealer
     who deals the last shoe's order again, a shuffle always caught (tests/core/test_shuffle_check.py)."""
-    rules = HouseRules()
+    rules = HouseRules(suspend_on=())  # the whole of both shoes, however suspect
     dealer = Dealer(rules, random.Random(seed), pace=0, error_rate=error_rate, shuffle="preset")
     events = feed_validator(Validator("T1", rules), dealer.play(shoes=2))
     assert any("shuffle" in e for e in events)

@@ -8,7 +8,7 @@ import pytest
 from scannerd.cli import main
 from scannerd.commands.schema import Response, documents
 from scannerd.contract.command_catalogue import COMMANDS
-from scannerd.contract.events import AnchorEvent, DealerEvent, RevealEvent
+from scannerd.contract.events import AnchorEvent, DealerEvent, RevealEvent, SuspensionEvent
 from scannerd.contract.requests import RequestError, parse_request
 from scannerd.contract.topics import EVENT_KINDS, RETAINED_KINDS, STATE_TOPICS, Topics
 from tests.support.broker import as_built, sample_events
@@ -57,7 +57,11 @@ def test_asyncapi_describes_every_topic_with_the_delivery_the_publisher_uses() -
         seq=7, ts=1_700_000_007.0, table_id="{table_id}", round_id="R1", positions=["player1"],
         reason="request",
     )  # fmt: skip
-    events = as_built([*sample_events(1, 4, table_id="{table_id}"), dealer, anchor, reveal])
+    suspension = SuspensionEvent(
+        seq=8, ts=1_700_000_008.0, table_id="{table_id}", suspended=True, cause="DEVICE_FAULT", alert_id=7,
+        since=1_700_000_008.0, message="Shoe alarm 3: see the shoe",
+    )  # fmt: skip
+    events = as_built([*sample_events(1, 4, table_id="{table_id}"), dealer, anchor, reveal, suspension])
     for event in events:
         message = topics.message(event)
         op = doc["operations"][f"publish_{event.kind}"]
@@ -75,7 +79,10 @@ def test_asyncapi_describes_every_topic_with_the_delivery_the_publisher_uses() -
         op = doc["operations"][f"handle_{command}"]
         assert doc["channels"][f"request_{command}"]["address"] == topics.request(command)
         assert op["reply"]["channel"]["$ref"] == f"#/channels/response_{command}"
-    assert {"shoe", "dealer"} == RETAINED_KINDS
+        from_pit = doc["operations"][f"handle_{command}_from_pit"]
+        assert doc["channels"][f"pit_{command}"]["address"] == topics.request(command, "{user}")
+        assert from_pit["reply"] == op["reply"]
+    assert {"shoe", "dealer", "suspension"} == RETAINED_KINDS
 
 
 def test_every_reference_in_the_asyncapi_document_resolves() -> None:

@@ -140,7 +140,7 @@ def shuffle_alerts(events) -> list[AlertData]:
 
 
 def test_the_validator_alerts_the_pit_early_and_restates_the_figures_at_the_shoes_end():
-    rules = HouseRules()
+    rules = HouseRules(suspend_on=())  # the suspension's own tests: tests/core/test_suspension.py
     dealer = Dealer(rules, random.Random(3), pace=0, shuffle="preset")
     v = Validator("T1", rules)
     steps = list(dealer.play(shoes=2))
@@ -163,7 +163,7 @@ def test_the_validator_alerts_the_pit_early_and_restates_the_figures_at_the_shoe
 
 
 def test_a_dealer_making_mistakes_still_loads_every_card_of_the_last_shoe_into_the_next():
-    rules = HouseRules()
+    rules = HouseRules(suspend_on=())  # the suspension's own tests: tests/core/test_suspension.py
     dealer = Dealer(rules, random.Random(8), pace=0, error_rate=0.5, shuffle="pile")
     events = feed_validator(Validator("T1", rules), dealer.play(shoes=3))
     assert sorted(dealer.shoe.loaded) == sorted(ALL_CARDS * 8)  # next_shoe checks every shoe too
@@ -171,7 +171,7 @@ def test_a_dealer_making_mistakes_still_loads_every_card_of_the_last_shoe_into_t
 
 
 def test_a_properly_shuffling_dealer_raises_nothing_over_several_shoes():
-    rules = HouseRules()
+    rules = HouseRules(suspend_on=())  # the suspension's own tests: tests/core/test_suspension.py
     for kind in PROPER:
         dealer = Dealer(rules, random.Random(11), pace=0, shuffle=kind)
         events = feed_validator(Validator("T1", rules), dealer.play(shoes=4))
@@ -179,7 +179,7 @@ def test_a_properly_shuffling_dealer_raises_nothing_over_several_shoes():
 
 
 def test_a_restarted_validator_goes_on_comparing_from_its_snapshot():
-    rules = HouseRules()
+    rules = HouseRules(suspend_on=())  # the suspension's own tests: tests/core/test_suspension.py
     dealer = Dealer(rules, random.Random(5), pace=0, shuffle="riffle")
     steps = list(dealer.play(shoes=2))
     whole = Validator("T1", rules)
@@ -193,7 +193,7 @@ def test_a_restarted_validator_goes_on_comparing_from_its_snapshot():
 
 
 def test_an_old_snapshot_without_the_check_restores_and_compares_from_the_next_shoe():
-    rules = HouseRules()
+    rules = HouseRules(suspend_on=())  # the suspension's own tests: tests/core/test_suspension.py
     v = Validator("T1", rules)
     v.handle(Command(1.0, "new_shoe", {"shoe_id": "S1"}))
     snap = v.snapshot()

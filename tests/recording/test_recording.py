@@ -12,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from scannerd.core.house import HouseRules
+from scannerd.core.house import SUSPEND_ON, HouseRules
 from scannerd.recording.format import (
     CmdLine,
     Header,
@@ -71,6 +71,8 @@ def test_the_file_is_the_documented_json_lines(tmp_path: Path) -> None:
         "cut_card_remaining": None,
         "last_hand": "finish",
         "stall_timeout_s": 30.0,
+        # Always written: a file without it is from before tables stopped, and nothing suspends it.
+        "suspend_on": list(SUSPEND_ON),
     }
     assert line == {"t": 1.5, "event": "rx", "hex": "4142"}
 
@@ -114,7 +116,8 @@ def test_unknown_fields_and_event_kinds_are_ignored(tmp_path: Path) -> None:
         header=header,
     )
     with RecordingReader(path) as r:
-        assert r.header.rules == HouseRules(decks=6, game=None)  # a file from before tables chose a game
+        # A file from before tables chose a game, and before they stopped after a malfunction.
+        assert r.header.rules == HouseRules(decks=6, game=None, suspend_on=())
         assert [line.event for line in r.lines()] == ["rx", "link"]
         assert r.skipped == 1
 

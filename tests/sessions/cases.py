@@ -19,7 +19,7 @@ from scannerd.core.cards import ALL_CARDS
 from simulators.faults import FaultRates
 from simulators.recording import record_simulation
 from simulators.scenario import Scenario, load, parse
-from tests.sessions.script import BEFORE_GAMES, STARTED_AT, FramedShoe, Script
+from tests.sessions.script import BEFORE_GAMES, BEFORE_SUSPENSION, STARTED_AT, FramedShoe, Script
 from tests.support.frames import beetek, linecode, typed
 
 SCENARIOS = Path(__file__).parent.parent.parent / "samples" / "scenarios"
@@ -60,7 +60,7 @@ class SimSession:
 
 def sim_case(name: str, driver: str, scenario: Scenario, *, game: bool = False) -> None:
     """A simulated session; ``game``: of a table that chose its game (the scenario's), not from before."""
-    house = scenario.house if game else scenario.house.model_copy(update=BEFORE_GAMES)
+    house = scenario.house.model_copy(update=BEFORE_SUSPENSION if game else BEFORE_GAMES)
     CASES[name] = lambda: SimSession(driver, replace(scenario, house=house))
 
 

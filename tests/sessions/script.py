@@ -21,7 +21,10 @@ from scannerd.recording.format import Header, RecordingWriter
 
 STARTED_AT = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 
-BEFORE_GAMES = {"game": None}
+BEFORE_SUSPENSION: dict[str, Any] = {"suspend_on": ()}
+"""Every case but those of suspension was recorded before tables stopped after a malfunction: their
+headers name no ``suspend_on``, and they must replay byte for byte as they did."""
+BEFORE_GAMES: dict[str, Any] = {"game": None, **BEFORE_SUSPENSION}
 """The library's first cases were recorded before tables chose their game: they name none, so their
 committed files stay the recordings from before, which must replay byte for byte as they did. A case
 of a game names it (``rules={"game": ...}``)."""

@@ -62,7 +62,7 @@ def test_settings_and_steps_are_read():
         """
     )
     assert sc.seed == 42
-    assert sc.house == HouseRules(decks=6, burn=3, last_hand="one-more", cut_card_remaining=20)
+    assert sc.house == HouseRules(decks=6, burn=3, last_hand="one-more", cut_card_remaining=20, suspend_on=())
     assert sc.cut == (10, 30)
     assert (sc.pace, sc.error_rate, sc.unplug_seconds) == (0.5, 0.1, 0.5)
     assert sc.mistakes == ("early-card", "unreadable")

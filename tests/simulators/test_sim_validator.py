@@ -18,26 +18,32 @@ from simulators.actions import CutCard, Draw, Pause, ServerCommand, Unplug, Unre
 from simulators.dealer import MISTAKES, Dealer
 from simulators.expected import ExpectedTable
 from simulators.loopback import mismatches
-from simulators.scenario import load
+from simulators.scenario import UNSUPERVISED, load
 
 CASES = {
-    "default": (HouseRules(), {}),
-    "one-more": (HouseRules(last_hand="one-more"), {}),
-    "no-burn": (HouseRules(burn="none"), {}),
-    "fixed-burn": (HouseRules(burn=5), {}),
-    "virtual-cut": (HouseRules(cut_card_remaining=14), {"device_reports_cut": False}),
+    "default": (HouseRules(**UNSUPERVISED), {}),
+    "one-more": (HouseRules(**UNSUPERVISED, last_hand="one-more"), {}),
+    "no-burn": (HouseRules(**UNSUPERVISED, burn="none"), {}),
+    "fixed-burn": (HouseRules(**UNSUPERVISED, burn=5), {}),
+    "virtual-cut": (HouseRules(**UNSUPERVISED, cut_card_remaining=14), {"device_reports_cut": False}),
     "virtual-cut-one-more": (
-        HouseRules(cut_card_remaining=20, last_hand="one-more"),
+        HouseRules(**UNSUPERVISED, cut_card_remaining=20, last_hand="one-more"),
         {"device_reports_cut": False, "cut": 20},
     ),
-    "one-deck-foreign": (HouseRules(decks=1), {"cut": (10, 20)}),
-    "auto": (HouseRules(round_control="auto"), {}),
-    "no-cut-card": (HouseRules(), {"cut": None}),
-    "no-commission": (HouseRules(commission="no_commission"), {}),
-    "ez": (HouseRules(commission="ez", round_control="auto"), {}),
-    "dragon-tiger": (HouseRules(game="dragon_tiger"), {}),
-    "dragon-tiger-auto-no-burn": (HouseRules(game="dragon_tiger", round_control="auto", burn="none"), {}),
-    "dragon-tiger-one-deck-foreign": (HouseRules(game="dragon_tiger", decks=1), {"cut": (10, 20)}),
+    "one-deck-foreign": (HouseRules(**UNSUPERVISED, decks=1), {"cut": (10, 20)}),
+    "auto": (HouseRules(**UNSUPERVISED, round_control="auto"), {}),
+    "no-cut-card": (HouseRules(**UNSUPERVISED), {"cut": None}),
+    "no-commission": (HouseRules(**UNSUPERVISED, commission="no_commission"), {}),
+    "ez": (HouseRules(**UNSUPERVISED, commission="ez", round_control="auto"), {}),
+    "dragon-tiger": (HouseRules(**UNSUPERVISED, game="dragon_tiger"), {}),
+    "dragon-tiger-auto-no-burn": (
+        HouseRules(**UNSUPERVISED, game="dragon_tiger", round_control="auto", burn="none"),
+        {},
+    ),
+    "dragon-tiger-one-deck-foreign": (
+        HouseRules(**UNSUPERVISED, game="dragon_tiger", decks=1),
+        {"cut": (10, 20)},
+    ),
 }
 
 
@@ -81,7 +87,7 @@ def test_validator_agrees_with_the_dealer(case):
 
 @pytest.mark.parametrize("game", ["punto_banco", "dragon_tiger"])
 def test_validator_agrees_with_a_dealer_making_every_mistake_including_stalls(game):
-    rules = HouseRules(stall_timeout_s=5.0, game=game)
+    rules = HouseRules(**UNSUPERVISED, stall_timeout_s=5.0, game=game)
     for seed in (1, 2):
         dealer = Dealer(rules, random.Random(seed), pace=0, error_rate=0.5, mistakes=MISTAKES)
         steps = list(dealer.play(shoes=1))
@@ -104,7 +110,7 @@ def test_sample_scenarios_agree_with_the_validator(sample, reports_cut):
 
 def test_the_dealers_reading_of_auto_mode_opens_no_round_for_a_burn_or_a_foreign_card():
     """docs/validator.md, Rounds: the same answer the validator gives (auto-round-control-edges)."""
-    expected = ExpectedTable(HouseRules(round_control="auto", decks=1, burn=1))
+    expected = ExpectedTable(HouseRules(**UNSUPERVISED, round_control="auto", decks=1, burn=1))
     expected.apply(ServerCommand("new_shoe"))
     assert expected.apply(Draw("KS")).position == "burn"
     assert expected.apply(Draw("3H")).position == "player1"

@@ -15,6 +15,7 @@ from drivers.cards import ALL_CARDS
 from scannerd.contract.topics import Message, Topics
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import (
+    Actor,
     Anchored,
     CardDrawn,
     ClockStepped,
@@ -47,6 +48,7 @@ def test_every_kind_of_input_comes_back_as_it_went_in() -> None:
         LinkChanged(T0 + 2, False, "unplugged"),
         Tick(T0 + 3),
         Command(T0 + 4, "new_shoe", {"shoe_id": "S-1", "burn": 3}),
+        Command(T0 + 4.5, "dealer_sign_in", {"dealer_id": "D-1"}, Actor("display", "D-1", "dealer", "wrong")),
         Fault(T0 + 5, "STATE_LOST", "Lost: é"),
         Restarted(T0 + 6, "stopped", cards_repeat=True),
         ClockStepped(T0 + 7, -3.25),

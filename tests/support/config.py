@@ -23,9 +23,15 @@ def write_config(
     table_id: str = "T1",
     **sections: dict[str, Any],
 ) -> Path:
-    """``tmp_path/scannerd.toml`` for ``table_id``; ``sections`` (``rules={...}``) add or replace keys."""
+    """``tmp_path/scannerd.toml`` for ``table_id``; ``sections`` (``rules={...}``) add or replace keys.
+
+    The table suspends on nothing unless the test says (``rules={"suspend_on": [...]}``, or ``None``
+    for the house's default): a suspended table deals no more, and only the tests of suspension
+    call a supervisor.
+    """
     tables: dict[str, dict[str, Any]] = {
         "device": {"driver": driver, "port": port},
+        "rules": {"suspend_on": []},
         "mqtt": {"host": broker.host, "port": broker.port} if broker else {},
         "outbox": {"path": str(tmp_path / "outbox.sqlite3")},
         "display": {"enabled": False},

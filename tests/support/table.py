@@ -11,8 +11,11 @@ from scannerd.core.validator import Validator
 
 
 class Table:
+    """``rules`` as the house sets them; the table never suspends unless they say so (``suspend_on``):
+    suspension has tests of its own, the others judge the deal alone."""
+
     def __init__(self, **rules: Any) -> None:
-        self.v = Validator("T1", HouseRules(**rules))
+        self.v = Validator("T1", HouseRules(**{"suspend_on": ()} | rules))
         self.ts = 1_700_000_000.0
         self.events: list[EventData] = []
 
