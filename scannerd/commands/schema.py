@@ -22,6 +22,7 @@ from scannerd.contract.events import (
     AlertEvent,
     AnchorEvent,
     CardEvent,
+    ConfigEvent,
     DealerEvent,
     RevealEvent,
     RoundEvent,
@@ -61,6 +62,11 @@ PUBLISHED: dict[str, tuple[type[BaseModel], bool, str]] = {
         RevealEvent,
         "reveal" in RETAINED_KINDS,
         "Squeeze tables: held-back cards the screens may now show face up.",
+    ),
+    "config": (
+        ConfigEvent,
+        "config" in RETAINED_KINDS,
+        "The table started under another configuration than at its last start: the keys that changed.",
     ),
     "status": (
         StatusPayload,

@@ -220,6 +220,11 @@ class AlertEvent(EventBase):
     card: str | None = None
     acknowledged: bool = False
     shuffle: ShuffleEvidence | None = Field(**_OPTIONAL, description="With SHUFFLE_SUSPECT only.")
+    cleared: bool | None = Field(
+        **_OPTIONAL,
+        description="True on the acknowledgement the table gave itself: what raised the alert is well "
+        "again (CLOCK_UNSYNCED). Left out otherwise.",
+    )
 
 
 class ShoeEvent(EventBase):
@@ -258,7 +263,24 @@ class AnchorEvent(EventBase):
     digest: Digest = Field(description="The chain's digest of its last line (hex SHA-256).")
 
 
-Event = CardEvent | RoundEvent | AlertEvent | ShoeEvent | DealerEvent | AnchorEvent | RevealEvent
+class ConfigEvent(EventBase):
+    """The table started under another configuration than at its last start: the keys that changed.
+
+    A secret (the broker password, a key or token read from a file or credential) is named among
+    the keys when it changed, never given; the digests are those the table's ``status`` states.
+    """
+
+    kind: Literal["config"] = "config"
+    digest: Digest = Field(description="SHA-256 of the effective configuration now (status config_digest).")
+    previous_digest: Digest = Field(description="The same at the last start.")
+    changed: list[str] = Field(
+        description="The keys that changed, added or went, dotted (section.key), in order."
+    )
+
+
+Event = (
+    CardEvent | RoundEvent | AlertEvent | ShoeEvent | DealerEvent | AnchorEvent | RevealEvent | ConfigEvent
+)
 
 
 # --------------------------------------------------------------------------
@@ -342,3 +364,8 @@ class AnchorData(EventData):
 class RevealData(EventData):
     __slots__ = ()
     model = RevealEvent
+
+
+class ConfigData(EventData):
+    __slots__ = ()
+    model = ConfigEvent

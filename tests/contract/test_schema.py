@@ -8,7 +8,7 @@ import pytest
 from scannerd.cli import main
 from scannerd.commands.schema import Response, documents
 from scannerd.contract.command_catalogue import COMMANDS
-from scannerd.contract.events import AnchorEvent, DealerEvent, RevealEvent
+from scannerd.contract.events import AnchorEvent, ConfigEvent, DealerEvent, RevealEvent
 from scannerd.contract.requests import RequestError, parse_request
 from scannerd.contract.topics import EVENT_KINDS, RETAINED_KINDS, STATE_TOPICS, Topics
 from tests.support.broker import as_built, sample_events
@@ -57,7 +57,11 @@ def test_asyncapi_describes_every_topic_with_the_delivery_the_publisher_uses() -
         seq=7, ts=1_700_000_007.0, table_id="{table_id}", round_id="R1", positions=["player1"],
         reason="request",
     )  # fmt: skip
-    events = as_built([*sample_events(1, 4, table_id="{table_id}"), dealer, anchor, reveal])
+    config = ConfigEvent(
+        seq=8, ts=1_700_000_008.0, table_id="{table_id}", digest="1" * 64, previous_digest="0" * 64,
+        changed=["mqtt.host"],
+    )  # fmt: skip
+    events = as_built([*sample_events(1, 4, table_id="{table_id}"), dealer, anchor, reveal, config])
     for event in events:
         message = topics.message(event)
         op = doc["operations"][f"publish_{event.kind}"]

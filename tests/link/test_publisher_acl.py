@@ -11,7 +11,7 @@ import paho.mqtt.client as mqtt
 import pytest
 import structlog
 
-from scannerd.contract.events import AnchorEvent, DealerEvent, RevealEvent
+from scannerd.contract.events import AnchorEvent, ConfigEvent, DealerEvent, RevealEvent
 from scannerd.contract.requests import Request, Response
 from scannerd.contract.topics import EVENT_KINDS, STATE_TOPICS
 from scannerd.display.settings import DisplaySettings
@@ -94,14 +94,22 @@ def test_a_table_publishes_its_own_topics_and_answers_the_game_server(
     reveal = RevealEvent(
         seq=11, ts=1_700_000_011.0, table_id="T1", round_id="R1", positions=["player1"], reason="timeout"
     )
-    events = [*sample_events(1, 8), signed_in, anchor, reveal, *sample_events(12, 1)]
+    config = ConfigEvent(
+        seq=12,
+        ts=1_700_000_012.0,
+        table_id="T1",
+        digest="1" * 64,
+        previous_digest="0" * 64,
+        changed=["mqtt.host"],
+    )
+    events = [*sample_events(1, 8), signed_in, anchor, reveal, config, *sample_events(13, 1)]
     assert {e.kind for e in events} == set(EVENT_KINDS)
     store(pub, events)
     assert pub.flush(30)
     gs.wait_online("casino/tables/T1")
     gs.request("casino/tables/T1/request/get_state", {"transaction": "gs-1"})
     gs.wait_for(lambda got: any("/response/" in m.topic for m in got))
-    assert event_seqs(gs.messages()) == list(range(1, 13))
+    assert event_seqs(gs.messages()) == list(range(1, 14))
     assert pub.health()["refused"] == 0
     assert gs.payloads("/response/get_state")[0]["transaction"] == "gs-1"
     gs.close()
