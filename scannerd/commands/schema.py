@@ -22,6 +22,7 @@ from scannerd.contract.events import (
     AlertEvent,
     AnchorEvent,
     CardEvent,
+    ConfigEvent,
     DealerEvent,
     RevealEvent,
     RoundEvent,
@@ -72,6 +73,11 @@ PUBLISHED: dict[str, tuple[type[BaseModel], bool, str]] = {
         SuspensionEvent,
         "suspension" in RETAINED_KINDS,
         "The table stopped after a malfunction until a supervisor resumes it, and its resumption.",
+    ),
+    "config": (
+        ConfigEvent,
+        "config" in RETAINED_KINDS,
+        "The table started under another configuration than at its last start: the keys that changed.",
     ),
     "status": (
         StatusPayload,

@@ -156,6 +156,15 @@ ALERTS: dict[str, AlertKind] = {
         ),
         pit_only=True,
     ),
+    "CLOCK_UNSYNCED": AlertKind(
+        Case(
+            "warning",
+            "Table clock {clock} (house limit {limit:g} s): event times may be wrong - "
+            "call technical support",
+        ),
+        fault=True,
+        pit_only=True,
+    ),
 }
 
 ALERT_CODES = tuple(ALERTS)

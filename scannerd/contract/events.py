@@ -242,6 +242,11 @@ class AlertEvent(EventBase):
     card: str | None = None
     acknowledged: bool = False
     shuffle: ShuffleEvidence | None = Field(**_OPTIONAL, description="With SHUFFLE_SUSPECT only.")
+    cleared: bool | None = Field(
+        **_OPTIONAL,
+        description="True on the acknowledgement the table gave itself: what raised the alert is well "
+        "again (CLOCK_UNSYNCED). Left out otherwise.",
+    )
     by: By
     via: Via
 
@@ -306,6 +311,21 @@ class SuspensionEvent(EventBase):
     via: Via
 
 
+class ConfigEvent(EventBase):
+    """The table started under another configuration than at its last start: the keys that changed.
+
+    A secret (the broker password, a key or token read from a file or credential) is named among
+    the keys when it changed, never given; the digests are those the table's ``status`` states.
+    """
+
+    kind: Literal["config"] = "config"
+    digest: Digest = Field(description="SHA-256 of the effective configuration now (status config_digest).")
+    previous_digest: Digest = Field(description="The same at the last start.")
+    changed: list[str] = Field(
+        description="The keys that changed, added or went, dotted (section.key), in order."
+    )
+
+
 Event = (
     CardEvent
     | RoundEvent
@@ -315,6 +335,7 @@ Event = (
     | AnchorEvent
     | RevealEvent
     | SuspensionEvent
+    | ConfigEvent
 )
 
 
@@ -404,3 +425,8 @@ class RevealData(EventData):
 class SuspensionData(EventData):
     __slots__ = ()
     model = SuspensionEvent
+
+
+class ConfigData(EventData):
+    __slots__ = ()
+    model = ConfigEvent

@@ -13,6 +13,31 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 
+def _absent(value: object) -> bool:
+    return value is None
+
+
+class Software(BaseModel):
+    """The software the table runs, as it checked its installed files at start (``scannerd selfcheck``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: Literal["wheel", "not_from_a_wheel"] = Field(
+        description="'wheel': installed from a wheel, its files held to the hashes it recorded; "
+        "'not_from_a_wheel': an editable or source install, with no recorded hashes and so no digest."
+    )
+    digest: str | None = Field(
+        None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="SHA-256 (hex) of the wheel's RECORD: the installed set, as `scannerd selfcheck` "
+        "prints it. Null when not from a wheel.",
+    )
+    intact: bool | None = Field(
+        None,
+        description="Every installed file matched its recorded hash. Null when not from a wheel.",
+    )
+
+
 class StatusPayload(BaseModel):
     """Availability: ``online`` on connect; ``offline`` on a clean stop and as the last will."""
 
@@ -21,6 +46,24 @@ class StatusPayload(BaseModel):
     state: Literal["online", "offline"]
     version: str = Field(description="scannerd version.")
     table_id: str
+    software: Software | None = Field(
+        None,
+        exclude_if=_absent,
+        description="The installed files' digest, checked at start; absent from older tables.",
+    )
+    config_digest: str | None = Field(
+        None,
+        exclude_if=_absent,
+        pattern=r"^[0-9a-f]{64}$",
+        description="SHA-256 (hex) of the effective configuration this start runs under (docs/mqtt.md, "
+        "Status); absent from older tables.",
+    )
+    staff_list: bool | None = Field(
+        None,
+        exclude_if=_absent,
+        description="True: staff sign in with a PIN checked against the house's staff list; false: the "
+        "table keeps no list and takes any dealer id. Absent from older tables.",
+    )
 
 
 class DevicePayload(BaseModel):
@@ -108,6 +151,18 @@ class RecorderHealth(BaseModel):
     alive: bool = Field(description="False once its thread has ended: the service restarts the daemon.")
 
 
+class ClockHealth(BaseModel):
+    """The table's clock as the kernel's time keeping says (adjtimex), against the house limit."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    synchronised: bool = Field(description="A time service keeps the clock synchronised (no STA_UNSYNC).")
+    est_error_s: float = Field(description="The kernel's estimated error of the clock, in seconds.")
+    max_error_s: float = Field(description="The kernel's maximum error of the clock, in seconds.")
+    limit_s: float = Field(description="The house limit on the estimated error ([clock] max_error_s).")
+    well: bool = Field(description="Synchronised and within the limit; false: CLOCK_UNSYNCED is raised.")
+
+
 class HealthPayload(BaseModel):
     """Counters of the link to the game server, published retained at an interval and on connect."""
 
@@ -135,3 +190,6 @@ class HealthPayload(BaseModel):
         None, description="The shoe's reader; null where no shoe is read (scannerd replay --publish)."
     )
     recorder: RecorderHealth | None = Field(None, description="The recorder; null when recording is off.")
+    clock: ClockHealth | None = Field(
+        None, description="The table's clock; null where the kernel's clock state cannot be read."
+    )

@@ -142,7 +142,8 @@ class HouseRules(Section):
         le=86400,
         allow_inf_nan=False,
         exclude_if=lambda v: v == 300.0,
-        description="Seconds a staff id stays locked after too many wrong PINs.",
+        description="Seconds a staff id stays locked after too many wrong PINs (a duration, as "
+        "``seconds`` makes them, left out of headers at its default).",
     )
 
     @field_validator("suspend_on", mode="before")

@@ -142,6 +142,39 @@ class Anchored:
     digest: str  # hex SHA-256: the chain's digest of its last line
 
 
+@dataclass(frozen=True, slots=True)
+class FaultCleared:
+    """What raised a fault's alert is well again (the clock synchronised): its open alerts clear."""
+
+    ts: float
+    code: str  # a fault code of the alert catalogue
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigChanged:
+    """The table starts under another configuration than at its last start: which keys changed.
+
+    Judged like ``Anchored``, so that it takes its ``seq`` in order, is
+    journalled and recorded, and a replay makes it again. Keys are dotted
+    (``mqtt.host``); a secret is named, never given.
+    """
+
+    ts: float
+    digest: str  # hex SHA-256 of the effective configuration now
+    previous: str  # ... and at the last start
+    changed: list[str]
+
+
 ValidatorInput = (
-    CardDrawn | CutCardSeen | LinkChanged | Tick | Command | Fault | Restarted | ClockStepped | Anchored
+    CardDrawn
+    | CutCardSeen
+    | LinkChanged
+    | Tick
+    | Command
+    | Fault
+    | Restarted
+    | ClockStepped
+    | Anchored
+    | FaultCleared
+    | ConfigChanged
 )

@@ -22,6 +22,7 @@ from scannerd.contract.events import (
     AlertEvent,
     AnchorData,
     CardData,
+    ConfigData,
     Data,
     DealerData,
     EventData,
@@ -41,8 +42,10 @@ from scannerd.core.inputs import (
     CardDrawn,
     ClockStepped,
     Command,
+    ConfigChanged,
     CutCardSeen,
     Fault,
+    FaultCleared,
     LinkChanged,
     Restarted,
     Tick,
@@ -196,6 +199,10 @@ class Validator:
         if isinstance(inp, Anchored):
             # About a file, not the deal: it judges no stall and opens no betting, live or replayed.
             self._anchor(inp)
+            return out
+        if isinstance(inp, ConfigChanged | FaultCleared):
+            # About the table PC, not the deal: the same.
+            self._table_pc(inp)
             return out
         betting_ended = self._betting_ended(inp.ts)
         if betting_ended is not None:
@@ -908,6 +915,26 @@ class Validator:
                 file=inp.file,
                 lines=inp.lines,
                 digest=inp.digest,
+            )
+        )
+
+    def _table_pc(self, inp: ConfigChanged | FaultCleared) -> None:
+        if isinstance(inp, FaultCleared):
+            # Its cause is gone: each of the fault's open alerts is acknowledged by the table itself.
+            for alert_id in [i for i, a in self.open_alerts.items() if a["code"] == inp.code]:
+                self._ack_alert(inp.ts, {"alert_id": alert_id}, None)
+                self._out[-1]["cleared"] = True
+            return
+        self._emit(
+            ConfigData(
+                seq=self.next_seq,
+                ts=float(inp.ts),
+                table_id=self.table_id,
+                shoe_id=None,
+                kind="config",
+                digest=inp.digest,
+                previous_digest=inp.previous,
+                changed=list(inp.changed),
             )
         )
 

@@ -42,11 +42,13 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from scannerd import __version__
 from scannerd.contract.payloads import (
+    ClockHealth,
     DevicePayload,
     DisplayHealth,
     HealthPayload,
     ReaderHealth,
     RecorderHealth,
+    Software,
     StatusPayload,
 )
 from scannerd.contract.requests import Response
@@ -121,16 +123,25 @@ class Publisher:
         display: Callable[[], DisplayHealth | None] = lambda: None,
         reader: Callable[[], ReaderHealth | None] = lambda: None,
         recorder: Callable[[], RecorderHealth | None] = lambda: None,
+        clock_health: Callable[[], ClockHealth | None] = lambda: None,
+        software: Software | None = None,
+        config_digest: str | None = None,
+        staff_list: bool | None = None,
     ) -> None:
         self.settings = settings
         self._display = display
         self._reader = reader
         self._recorder = recorder
+        self._clock_health = clock_health
         self.topics = Topics(settings.prefix, table_id)
         self.outbox = outbox
         self._take_request: Callable[[str, str | None, bytes, bool], None] | None = None
         self._clock = clock
-        self._status = {"version": version, "table_id": table_id}
+        self._status: dict[str, Any] = {"version": version, "table_id": table_id}
+        if software is not None:  # what this start runs: stated in status and the will alike
+            self._status |= {"software": software, "config_digest": config_digest}
+        if staff_list is not None:
+            self._status["staff_list"] = staff_list
         self._device: DevicePayload | None = None
         # Held while the device payload changes and while a new connection restates it, so the
         # retained topic always ends on the newest payload (at worst restated twice, never an older
@@ -621,4 +632,5 @@ class Publisher:
             display=self._display(),
             reader=self._reader(),
             recorder=self._recorder(),
+            clock=self._clock_health(),
         )

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from scannerd.contract.events import Digest, Serial
 from scannerd.contract.idents import TABLE_ID_PATTERN
+from scannerd.contract.payloads import Software
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import Actor
 from scannerd.recording.chain import Chain, b64, seal_message
@@ -127,6 +128,13 @@ class Header(BaseModel):
     state: dict[str, Any] | None = None
     scannerd: str | None = Field(None, description="Version of the scannerd that wrote the file.")
     chain: ChainLink | None = None
+    software: Software | None = Field(
+        None, description="The installed files' digest the table checked at start; None in older files."
+    )
+    config_digest: Digest | None = Field(
+        None,
+        description="SHA-256 of the effective config (docs/mqtt.md); None in older files.",
+    )
 
     @field_validator("started_at")
     @classmethod
@@ -224,10 +232,20 @@ class AnchorLine(_Line):
     digest: Digest
 
 
-AnyLine = RxLine | CmdLine | LinkLine | RestartLine | AnchorLine
+class ConfigLine(_Line):
+    """The table started under another configuration (``scannerd.core.inputs.ConfigChanged``): kept so a
+    replay publishes the same event."""
+
+    event: Literal["config"] = "config"
+    digest: Digest
+    previous: Digest
+    changed: list[str]
+
+
+AnyLine = RxLine | CmdLine | LinkLine | RestartLine | AnchorLine | ConfigLine
 Line = Annotated[AnyLine, Field(discriminator="event")]
 _LINE = TypeAdapter(Line)
-EVENT_KINDS = frozenset({"rx", "cmd", "link", "restart", "anchor"})
+EVENT_KINDS = frozenset({"rx", "cmd", "link", "restart", "anchor", "config"})
 SEAL = "seal"
 """A chained file's last line (recording/chain.py): it proves the file; a replay has nothing to do with it."""
 
@@ -462,6 +480,9 @@ class RecordingWriter(_File):
 
     def anchor(self, ts: float, file: str, lines: int, digest: str) -> None:
         self._write(ts, {"event": "anchor", "file": file, "lines": lines, "digest": digest})
+
+    def config(self, ts: float, digest: str, previous: str, changed: Iterable[str]) -> None:
+        self._write(ts, {"event": "config", "digest": digest, "previous": previous, "changed": list(changed)})
 
     def flush(self) -> None:
         self.stream.flush()

@@ -49,9 +49,17 @@ from typing import TYPE_CHECKING, Any, assert_never
 import structlog
 
 from scannerd import __version__
-from scannerd.contract.payloads import RecorderHealth
+from scannerd.contract.payloads import RecorderHealth, Software
 from scannerd.core.house import HouseRules
-from scannerd.core.inputs import Anchored, ClockStepped, Command, LinkChanged, Restarted, ValidatorInput
+from scannerd.core.inputs import (
+    Anchored,
+    ClockStepped,
+    Command,
+    ConfigChanged,
+    LinkChanged,
+    Restarted,
+    ValidatorInput,
+)
 from scannerd.core.listeners import TableListener
 from scannerd.core.table import SavedState
 from scannerd.recording import signing
@@ -86,7 +94,7 @@ class _Rx:
     data: bytes
 
 
-_Line = _Rx | LinkChanged | Restarted | Command | Anchored
+_Line = _Rx | LinkChanged | Restarted | Command | Anchored | ConfigChanged
 """What becomes one line: the device's bytes, or an input the validator judged, queued as it is."""
 
 
@@ -148,6 +156,8 @@ class Recorder(TableListener):
         queue_limit: int = QUEUE_LIMIT,
         key: Ed25519PrivateKey | None = None,
         on_sealed: OnSealed | None = None,
+        software: Software | None = None,
+        config_digest: str | None = None,
     ) -> None:
         if settings.dir is None:
             raise ValueError("recording needs record.dir")
@@ -161,6 +171,8 @@ class Recorder(TableListener):
         self._key = key
         self._key_id = signing.fingerprint(key.public_key()) if key is not None else None
         self._on_sealed = on_sealed
+        self._software = software  # what every header states the table runs, and under which config
+        self._config_digest = config_digest
         # The chain so far: the last file's number and its chain (the digest of its last line written).
         self._file_number = 0
         self._chain: Chain | None = None
@@ -234,7 +246,7 @@ class Recorder(TableListener):
         if isinstance(inp, LinkChanged):
             self._put(inp)
             self._maybe_rotate_day(inp.ts)
-        elif isinstance(inp, Restarted | Anchored):
+        elif isinstance(inp, Restarted | Anchored | ConfigChanged):
             self._put(inp)
         elif isinstance(inp, ClockStepped):
             # A file's times never go back, and its stall times must come out as they were judged:
@@ -331,6 +343,8 @@ class Recorder(TableListener):
                 writer.restart(ts, detail, cards_repeat)
             case Anchored(ts, file, lines, digest):
                 writer.anchor(ts, file, lines, digest)
+            case ConfigChanged(ts, digest, previous, changed):
+                writer.config(ts, digest, previous, changed)
             case _:
                 assert_never(line)
         self.lines += 1
@@ -359,6 +373,8 @@ class Recorder(TableListener):
                 key=self._key_id,
                 lines=self._chain.n if self._chain else None,
             ),
+            software=self._software,
+            config_digest=self._config_digest,
         )
         path = self._new_path(started, state)
         chain = Chain(prev) if prev else Chain()

@@ -32,12 +32,13 @@ from scannerd.contract.events import EventData
 from scannerd.contract.requests import Response
 from scannerd.contract.topics import DEFAULT_PREFIX, Topics, encode
 from scannerd.core.house import HouseRules
-from scannerd.core.inputs import Actor, Anchored, Restarted
+from scannerd.core.inputs import Actor, Anchored, ConfigChanged, Restarted
 from scannerd.core.table import Outcome, SavedState, Table
 from scannerd.recording.format import (
     AnchorLine,
     AnyLine,
     CmdLine,
+    ConfigLine,
     Header,
     LinkLine,
     RecordingError,
@@ -116,6 +117,9 @@ class Replayer:
             out += self._published(ts, self.table.judge(Restarted(ts, line.detail, line.repeats)))
         elif isinstance(line, AnchorLine):
             out += self._published(ts, self.table.judge(Anchored(ts, line.file, line.lines, line.digest)))
+        elif isinstance(line, ConfigLine):
+            changed = ConfigChanged(ts, line.digest, line.previous, list(line.changed))
+            out += self._published(ts, self.table.judge(changed))
         else:
             if line.up:
                 self.decoder.start()

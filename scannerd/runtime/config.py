@@ -44,6 +44,7 @@ from scannerd.core.house import HouseRules
 from scannerd.display.settings import DisplaySettings
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.recording.settings import RecordSettings
+from scannerd.runtime.clock_sync import ClockSettings
 from scannerd.runtime.device_settings import DeviceSettings
 from scannerd.runtime.log_settings import LogSettings
 from scannerd.settings.config_errors import TOO_MANY_DIGITS, describe, section_type
@@ -76,6 +77,7 @@ class Config(BaseSettings):
     display: DisplaySettings = Field(default_factory=DisplaySettings)
     staff: StaffSettings = Field(default_factory=StaffSettings)
     log: LogSettings = Field(default_factory=LogSettings)
+    clock: ClockSettings = Field(default_factory=ClockSettings)
 
     def warnings(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
         """Allowed but unsafe settings as (key, problem); the daemon runs with them, and says so."""

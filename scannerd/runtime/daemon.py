@@ -19,6 +19,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,10 +31,21 @@ from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from scannerd.contract.alert_catalogue import message
 from scannerd.contract.events import AlertData, EventData
-from scannerd.contract.payloads import ReaderHealth
+from scannerd.contract.payloads import ClockHealth, ReaderHealth, Software
 from scannerd.contract.requests import Request, Response, Transaction
 from scannerd.contract.topics import Topics
-from scannerd.core.inputs import TICK_S, Actor, Anchored, ClockStepped, Fault, Restarted, Tick, ValidatorInput
+from scannerd.core.inputs import (
+    TICK_S,
+    Actor,
+    Anchored,
+    ClockStepped,
+    ConfigChanged,
+    Fault,
+    FaultCleared,
+    Restarted,
+    Tick,
+    ValidatorInput,
+)
 from scannerd.core.listeners import TableListener
 from scannerd.core.table import Outcome, SavedState, Table
 from scannerd.core.validator import Validator
@@ -41,6 +53,7 @@ from scannerd.link.publisher import Publisher
 from scannerd.link.request_path import RequestPath
 from scannerd.recording import signing
 from scannerd.recording.recorder import OnSealed, Recorder, SealedFile, StateSource
+from scannerd.runtime import clock_sync, config_digest, software
 from scannerd.runtime.config import Config
 from scannerd.runtime.instance_lock import InstanceLock
 from scannerd.runtime.shoe_alarm import ShoeAlarm
@@ -129,6 +142,12 @@ class Daemon:
         else:
             self._start_seq()
         self._reserve_seq(self.validator.next_seq)
+        # What this start runs, and under which configuration: stated in status and every recording.
+        self.software = installed_software()
+        self._last_start = config_digest.LastStart.read(outbox_path)
+        self.effective = config_digest.effective(config, self._last_start.salt)
+        self._clock_reading: clock_sync.ClockReading | None = None  # the kernel's, as last read
+        self._clock_well: bool | None = None  # whether it was within the house limit then; None: not read
         self.driver: Driver = create_driver(device.driver, device.port, **device.driver_options())
         if saved is not None and saved.device is not None:
             self.driver.restore_state(saved.device)
@@ -139,6 +158,10 @@ class Daemon:
             display=lambda: self.display.health if self.display is not None else None,
             reader=lambda: ReaderHealth.model_validate(self.reader.counters()),
             recorder=lambda: self.recorder.health() if self.recorder is not None else None,
+            clock_health=self._clock_health,
+            software=self.software,
+            config_digest=self.effective.digest,
+            staff_list=self.roster is not None,
         )
         # The game server's requests, run one at a time on a thread of their own (docs/mqtt.md: Busy).
         self.requests = RequestPath.over(self.publisher, self._on_request)
@@ -164,7 +187,9 @@ class Daemon:
         self._silent = False  # it has been judged disconnected for its silence
         self.recorder: Recorder | None = None
         if config.record.dir is not None:
-            self.recorder = _recorder_for(config, self.saved_state, self._sealed.append)
+            self.recorder = _recorder_for(
+                config, self.saved_state, self._sealed.append, self.software, self.effective.digest
+            )
             self.listeners.append(self.recorder)
         self.alarm = ShoeAlarm(self.reader.set_alert, self.validator.state()["alerts"])
         self.listeners.append(self.alarm)
@@ -202,11 +227,19 @@ class Daemon:
             # Before the recorder: a recording cannot replay this alert (its cause is no input), so
             # the first file's header holds the state after it, seq and all.
             self._lost_state_alert()
+        with self._lock:
+            self._check_clock(self._now())  # the same: a clock wrong from the start is in no file's lines
+        log.info(
+            "software and configuration",
+            version=self.software.model_dump(),
+            config_digest=self.effective.digest,
+        )
         if self.recorder is not None:
             self.recorder.start(self.clock())  # its header holds the state before any input
         if self.display is not None:
             self.display.start()  # before any event, so it sees the state they apply to
         self._resume()  # before the broker can hand over requests queued for us meanwhile
+        self._config_changed()
         self.requests.start()
         self.publisher.start()
         self.reader.start()
@@ -295,6 +328,26 @@ class Daemon:
             if self.outbox.power_lost:
                 self._store()  # the state with seq moved on is on disk: a start after this need not
                 self.outbox.power_loss_handled()
+
+    def _config_changed(self) -> None:
+        """A start under another configuration than the last one's says which keys changed, as an event.
+
+        What this start runs under is kept only once the event is stored: a start killed before
+        that says the change again at the next.
+        """
+        kept, now = self._last_start.effective, self.effective
+        keys = config_digest.changed(kept.keys, now.keys) if kept is not None else []
+        if kept is not None and keys:
+            log.info("the configuration changed since the last start", keys=keys)
+            with self._lock:
+                self._apply(ConfigChanged(self._now(), now.digest, kept.digest, keys))
+        if kept is None or keys or kept.digest != now.digest:
+            try:
+                self._last_start.write(now)
+            except OSError as exc:  # a full disk: the next start says the change again
+                log.error(
+                    "could not keep this start's config", file=str(self._last_start.path), error=str(exc)
+                )
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stopping.set()
@@ -432,6 +485,7 @@ class Daemon:
                     while self._faults:
                         self._apply(self._faults.popleft())
                     self._anchor_sealed(now)
+                    self._check_clock(now)
                     self._check_silence(now)
                     self._apply(Tick(now))
             except Exception:  # a tick must never kill its thread silently
@@ -467,6 +521,52 @@ class Daemon:
                 log.warning("the wall clock stepped", seconds=round(step, 3))
                 self._apply(ClockStepped(wall, step))
         return wall
+
+    def _check_clock(self, now: float) -> None:
+        """The kernel's clock state, read once a tick: ``CLOCK_UNSYNCED`` raised and cleared as it changes.
+
+        Raised when the clock stops being synchronised or its estimated error passes the house
+        limit, unless one is open already (from before a restart); cleared by the table itself,
+        each one open, when it is well again. Caller holds the lock.
+        """
+        reading = self._clock_reading = clock_sync.read()
+        if reading is None or not self.config.clock.alert:
+            return
+        limit = self.config.clock.max_error_s
+        well, was = reading.well(limit), self._clock_well
+        self._clock_well = well
+        if well == was:
+            return
+        raised = any(a["code"] == "CLOCK_UNSYNCED" for a in self.validator.open_alerts.values())
+        if well:
+            if was is not None or raised:
+                log.info("the clock is well again", est_error_s=reading.est_error_s)
+            if raised:
+                self._apply(FaultCleared(now, "CLOCK_UNSYNCED"))
+            return
+        log.warning(
+            "the clock is not synchronised or off by more than the house limit",
+            synchronised=reading.synchronised,
+            est_error_s=reading.est_error_s,
+            limit_s=limit,
+        )
+        if not raised:
+            self._apply(
+                Fault(now, "CLOCK_UNSYNCED", message("CLOCK_UNSYNCED", clock=reading.say(), limit=limit))
+            )
+
+    def _clock_health(self) -> ClockHealth | None:
+        """The last reading, for the health topic: what the alert was judged on (any thread)."""
+        reading, limit = self._clock_reading, self.config.clock.max_error_s
+        if reading is None:
+            return None
+        return ClockHealth(
+            synchronised=reading.synchronised,
+            est_error_s=reading.est_error_s,
+            max_error_s=reading.max_error_s,
+            limit_s=limit,
+            well=reading.well(limit),
+        )
 
     def _check_silence(self, now: float) -> None:
         """A shoe that sends heartbeats and has gone quiet is as good as unplugged.
@@ -590,7 +690,29 @@ def log_alerts(events: Sequence[EventData]) -> None:
             )
 
 
-def _recorder_for(config: Config, state: StateSource, on_sealed: OnSealed) -> Recorder:
+def installed_software() -> Software:
+    """The installed files held to their wheel's hashes (``scannerd selfcheck``), or that there are none."""
+    try:
+        installed = software.check()
+    except (software.NotFromAWheel, PackageNotFoundError) as exc:
+        log.info("software not installed from a wheel: no digest to state", detail=str(exc))
+        return Software(source="not_from_a_wheel")
+    if not installed.intact:
+        log.error(
+            "installed files differ from what the wheel recorded",
+            differing=installed.differing,
+            missing=installed.missing,
+        )
+    return Software(source="wheel", digest=installed.digest, intact=installed.intact)
+
+
+def _recorder_for(
+    config: Config,
+    state: StateSource,
+    on_sealed: OnSealed,
+    installed: Software | None = None,
+    config_digest: str | None = None,
+) -> Recorder:
     """The table's recorder as its config sets it up, its headers holding what ``state`` gives.
 
     Here rather than on the recorder: the recording knows its own section, not the whole config.
@@ -605,4 +727,6 @@ def _recorder_for(config: Config, state: StateSource, on_sealed: OnSealed) -> Re
         state=state,
         key=signing.load_private_key(key_path) if key_path is not None else None,
         on_sealed=on_sealed,
+        software=installed,
+        config_digest=config_digest,
     )

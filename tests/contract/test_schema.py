@@ -8,7 +8,7 @@ import pytest
 from scannerd.cli import main
 from scannerd.commands.schema import Response, documents
 from scannerd.contract.command_catalogue import COMMANDS
-from scannerd.contract.events import AnchorEvent, DealerEvent, RevealEvent, SuspensionEvent
+from scannerd.contract.events import AnchorEvent, ConfigEvent, DealerEvent, RevealEvent, SuspensionEvent
 from scannerd.contract.requests import RequestError, parse_request
 from scannerd.contract.topics import EVENT_KINDS, RETAINED_KINDS, STATE_TOPICS, Topics
 from tests.support.broker import as_built, sample_events
@@ -61,7 +61,12 @@ def test_asyncapi_describes_every_topic_with_the_delivery_the_publisher_uses() -
         seq=8, ts=1_700_000_008.0, table_id="{table_id}", suspended=True, cause="DEVICE_FAULT", alert_id=7,
         since=1_700_000_008.0, message="Shoe alarm 3: see the shoe",
     )  # fmt: skip
-    events = as_built([*sample_events(1, 4, table_id="{table_id}"), dealer, anchor, reveal, suspension])
+    config = ConfigEvent(
+        seq=8, ts=1_700_000_008.0, table_id="{table_id}", digest="1" * 64, previous_digest="0" * 64,
+        changed=["mqtt.host"],
+    )  # fmt: skip
+    samples = sample_events(1, 4, table_id="{table_id}")
+    events = as_built([*samples, dealer, anchor, reveal, suspension, config])
     for event in events:
         message = topics.message(event)
         op = doc["operations"][f"publish_{event.kind}"]

@@ -11,7 +11,7 @@ import paho.mqtt.client as mqtt
 import pytest
 import structlog
 
-from scannerd.contract.events import AnchorEvent, DealerEvent, RevealEvent
+from scannerd.contract.events import AnchorEvent, ConfigEvent, DealerEvent, RevealEvent, SuspensionEvent
 from scannerd.contract.requests import Request, Response
 from scannerd.contract.topics import EVENT_KINDS, STATE_TOPICS
 from scannerd.display.settings import DisplaySettings
@@ -94,14 +94,32 @@ def test_a_table_publishes_its_own_topics_and_answers_the_game_server(
     reveal = RevealEvent(
         seq=11, ts=1_700_000_011.0, table_id="T1", round_id="R1", positions=["player1"], reason="timeout"
     )
-    events = [*sample_events(1, 8), signed_in, anchor, reveal, *sample_events(12, 1)]
+    config = ConfigEvent(
+        seq=12,
+        ts=1_700_000_012.0,
+        table_id="T1",
+        digest="1" * 64,
+        previous_digest="0" * 64,
+        changed=["mqtt.host"],
+    )
+    suspension = SuspensionEvent(
+        seq=13,
+        ts=1_700_000_013.0,
+        table_id="T1",
+        suspended=True,
+        cause="FOREIGN_CARD",
+        alert_id=12,
+        since=1_700_000_013.0,
+        message="Foreign card 9H: more than 8 in this shoe - call the supervisor",
+    )
+    events = [*sample_events(1, 8), signed_in, anchor, reveal, config, suspension, *sample_events(14, 1)]
     assert {e.kind for e in events} == set(EVENT_KINDS)
     store(pub, events)
     assert pub.flush(30)
     gs.wait_online("casino/tables/T1")
     gs.request("casino/tables/T1/request/get_state", {"transaction": "gs-1"})
     gs.wait_for(lambda got: any("/response/" in m.topic for m in got))
-    assert event_seqs(gs.messages()) == list(range(1, 13))
+    assert event_seqs(gs.messages()) == list(range(1, 15))
     assert pub.health()["refused"] == 0
     assert gs.payloads("/response/get_state")[0]["transaction"] == "gs-1"
     gs.close()
@@ -214,4 +232,53 @@ def test_the_pit_logs_in_as_its_own_user_and_leaves_the_game_server_alone(
         assert gs.connections == 1
     finally:
         pit.stop()
+        gs.close()
+
+
+def test_a_pit_acts_under_its_own_broker_user_and_no_one_else_can(
+    broker: Broker, make_publisher: Callable[..., Publisher], tmp_path: Path
+) -> None:
+    """The table records as who acted the pit user its request topic names; the shipped ACL lets only
+    that user write there, and only the commands a pit sends. Any other try never reaches the table."""
+    heard: list[tuple[object, str | None]] = []
+
+    def record(request: Request) -> Response:
+        heard.append((request.transaction, request.pit_user))
+        return answer(request)
+
+    (tmp_path / "T1").write_text(USERS["T1"])
+    settings = MqttSettings(
+        host=broker.host, port=broker.port, username="T1", password_file=tmp_path / "T1", reconnect_max_s=1
+    )
+    pub = make_publisher(settings, "T1", on_request=record, environ={})
+    wait_until(lambda: pub.connected, 30, "connection")
+    gs = game_server(broker, ["casino/tables/T1/response/+"])
+    # Client ids are bound to user names: the game server's own connection makes its try.
+    clients = {"gameserver": gs.client}
+    for user in ("pit", "T2"):
+        client = clients[user] = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)
+        client.username_pw_set(user, USERS[user])
+        client.connect(broker.host, broker.port)
+        client.loop_start()
+    base = "casino/tables/T1/request"
+    try:
+        tries = [
+            ("pit", f"{base}/ack_alert/pit/pit", "pit-own"),
+            ("pit", f"{base}/ack_alert/pit/boss", "pit-as-another-user"),
+            ("pit", f"{base}/new_shoe/pit/pit", "pit-sending-what-a-pit-does-not"),
+            ("gameserver", f"{base}/ack_alert/pit/pit", "game-server-as-the-pit"),
+            ("T2", f"{base}/ack_alert/pit/T2", "a-table-as-a-pit"),
+            ("pit", f"{base}/resume/pit/pit", "pit-resumes"),
+        ]
+        needs = {"ack_alert": {"alert_id": 1}, "resume": {"reason": "checked"}, "new_shoe": {}}
+        for user, topic, transaction in tries:
+            body = json.dumps({"transaction": transaction, **needs[topic.split("/")[4]]})
+            clients[user].publish(topic, body, qos=1).wait_for_publish(10)  # the broker has judged it
+        clients["pit"].publish(f"{base}/get_state/pit/pit", json.dumps({"transaction": "last"}), qos=1)
+        gs.wait_for(lambda got: any(b'"last"' in m.payload for m in got))
+        assert heard == [("pit-own", "pit"), ("pit-resumes", "pit"), ("last", "pit")]
+    finally:
+        for user in ("pit", "T2"):
+            clients[user].disconnect()
+            clients[user].loop_stop()
         gs.close()

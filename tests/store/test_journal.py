@@ -20,8 +20,10 @@ from scannerd.core.inputs import (
     CardDrawn,
     ClockStepped,
     Command,
+    ConfigChanged,
     CutCardSeen,
     Fault,
+    FaultCleared,
     LinkChanged,
     Restarted,
     Tick,
@@ -53,6 +55,8 @@ def test_every_kind_of_input_comes_back_as_it_went_in() -> None:
         Restarted(T0 + 6, "stopped", cards_repeat=True),
         ClockStepped(T0 + 7, -3.25),
         Anchored(T0 + 8, "T1-20231114T221320Z.jsonl.gz", 12, "ab" * 32),
+        FaultCleared(T0 + 9, "CLOCK_UNSYNCED"),
+        ConfigChanged(T0 + 10, "cd" * 32, "ab" * 32, ["mqtt.host", "mqtt.password"]),
     ]
     assert {type(i) for i in inputs} == set(get_args(ValidatorInput))  # a new kind must be added here
     assert decode(encode(inputs, {"boot": 7, "ack": 12})) == (inputs, {"boot": 7, "ack": 12})

@@ -2,7 +2,9 @@
 
 Tests that start the daemon as systemd does need a TOML file on disk; this
 writes one from plain section dicts, with what every such test wants (an
-outbox in the test's directory, no display) unless it says otherwise.
+outbox in the test's directory, no display, no clock alert: a test machine's
+clock is whatever its host keeps, and the alert is tested on a faked reading)
+unless it says otherwise.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def write_config(
         "mqtt": {"host": broker.host, "port": broker.port} if broker else {},
         "outbox": {"path": str(tmp_path / "outbox.sqlite3")},
         "display": {"enabled": False},
+        "clock": {"alert": False},
     }
     for name, keys in sections.items():
         tables[name] = tables.get(name, {}) | keys

@@ -1,0 +1,117 @@
+"""The table's clock: read from the kernel in one place, reported in health, CLOCK_UNSYNCED while it is off.
+
+The reading is faked where the daemon takes it (``clock_sync.read``) in a
+daemon of the test's own process, on a real Mosquitto: the alert is raised
+when the clock stops being synchronised or its estimated error passes the
+house limit, and the table clears it itself (republished acknowledged, with
+``cleared``) once the clock is well again, across a restart too.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from scannerd.contract.alert_catalogue import PIT_ONLY_CODES
+from scannerd.contract.events import AlertEvent
+from scannerd.runtime import clock_sync
+from scannerd.runtime.clock_sync import STA_UNSYNC, TIME_ERROR, ClockReading
+from tests.support.broker import Broker, GameServer
+from tests.support.process import live_table
+
+WELL = ClockReading(synchronised=True, est_error_s=0.002, max_error_s=0.05)
+OFF = ClockReading(synchronised=True, est_error_s=0.5, max_error_s=0.9)
+UNSYNCED = ClockReading(synchronised=False, est_error_s=16.0, max_error_s=16.0)
+
+
+def test_the_kernels_clock_state_reads_on_this_machine() -> None:
+    reading = clock_sync.read()
+    assert reading is not None  # Linux: adjtimex reads without privileges
+    assert isinstance(reading.synchronised, bool)
+    for error in (reading.est_error_s, reading.max_error_s):
+        assert math.isfinite(error) and 0 <= error <= 100  # the kernel caps its maximum error at 16 s
+    assert reading.est_error_s <= reading.max_error_s or not reading.synchronised
+
+
+def test_unsynchronised_is_the_flag_or_the_calls_answer() -> None:
+    assert ClockReading.of(0, 0, 1500, 9000) == ClockReading(True, 0.0015, 0.009)
+    assert not ClockReading.of(0, STA_UNSYNC, 0, 0).synchronised
+    assert not ClockReading.of(TIME_ERROR, 0, 0, 0).synchronised
+    assert WELL.well(0.1) and not OFF.well(0.1) and not UNSYNCED.well(100.0)
+
+
+def clock_alerts(server: GameServer) -> list[dict[str, Any]]:
+    return [a for a in server.payloads("/alert") if a["code"] == "CLOCK_UNSYNCED"]
+
+
+def health_clock_where(server: GameServer, well: bool) -> dict[str, Any]:
+    server.wait_for(lambda got: any(h["clock"]["well"] is well for h in server.payloads("/health")), 30)
+    return next(h["clock"] for h in reversed(server.payloads("/health")) if h["clock"]["well"] is well)
+
+
+def test_an_unsynchronised_or_inexact_clock_raises_the_alert_and_it_clears_itself(
+    tmp_path: Path, mosquitto: Broker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reading = [WELL]
+    monkeypatch.setattr(clock_sync, "read", lambda: reading[0])
+    clock = {"alert": True, "max_error_s": 0.1}
+    with live_table(
+        tmp_path, mosquitto, "beetek", in_process=True, clock=clock, mqtt={"health_interval_s": 0.2}
+    ) as table:
+        server = table.server
+        assert health_clock_where(server, True) == {
+            "synchronised": True, "est_error_s": 0.002, "max_error_s": 0.05, "limit_s": 0.1, "well": True
+        }  # fmt: skip
+        assert clock_alerts(server) == []
+
+        reading[0] = OFF  # synchronised, but off by more than the house limit
+        server.wait_for(lambda got: len(clock_alerts(server)) == 1, 30)
+        (raised,) = clock_alerts(server)
+        AlertEvent.model_validate(raised)
+        assert raised["severity"] == "warning" and not raised["acknowledged"] and "cleared" not in raised
+        assert "estimated error 0.5 s" in raised["message"] and "0.1 s" in raised["message"]
+        assert "CLOCK_UNSYNCED" in PIT_ONLY_CODES  # the pit's to act on, not the dealer's
+        assert health_clock_where(server, False)["est_error_s"] == 0.5
+
+        reading[0] = WELL
+        server.wait_for(lambda got: len(clock_alerts(server)) == 2, 30)
+        cleared = clock_alerts(server)[1]
+        AlertEvent.model_validate(cleared)
+        assert (cleared["alert_id"], cleared["acknowledged"], cleared["cleared"]) == (
+            raised["alert_id"],
+            True,
+            True,
+        )
+        assert cleared["seq"] > raised["seq"]
+        assert table.daemon is not None and table.daemon.validator.open_alerts == {}
+
+        reading[0] = UNSYNCED  # a new episode is a new alert
+        server.wait_for(lambda got: len(clock_alerts(server)) == 3, 30)
+        again = clock_alerts(server)[2]
+        assert again["alert_id"] > raised["alert_id"] and "not synchronised" in again["message"]
+
+        # Still unsynchronised after a restart: the open alert stands, none is added; then it clears.
+        table.kill(signal.SIGTERM)
+        table.start()
+        server.wait_for(lambda got: len(server.payloads("/status")) >= 3, 30)
+        assert table.daemon is not None
+        assert [a["code"] for a in table.daemon.validator.open_alerts.values()] == ["CLOCK_UNSYNCED"]
+        reading[0] = WELL
+        server.wait_for(lambda got: len(clock_alerts(server)) == 4, 30)
+        last = clock_alerts(server)[3]
+        assert (last["alert_id"], last["cleared"]) == (again["alert_id"], True)
+        assert len(clock_alerts(server)) == 4
+
+
+def test_with_the_alert_off_the_clock_is_reported_and_nothing_raised(
+    tmp_path: Path, mosquitto: Broker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(clock_sync, "read", lambda: UNSYNCED)
+    with live_table(tmp_path, mosquitto, "beetek", in_process=True, mqtt={"health_interval_s": 0.2}) as table:
+        clock = health_clock_where(table.server, False)
+        assert clock["synchronised"] is False and clock["est_error_s"] == 16.0
+        assert clock_alerts(table.server) == []
