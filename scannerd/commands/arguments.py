@@ -127,7 +127,7 @@ def game_rules(house: HouseRules, args: argparse.Namespace) -> HouseRules:
     """``house`` with the game and commission the command line gives, checked as a config's would be."""
     given = {k: v for k, v in (("game", args.game), ("commission", args.commission)) if v is not None}
     try:
-        return HouseRules.model_validate(house.model_dump() | given) if given else house
+        return house.with_changes(given) if given else house
     except ValidationError as exc:  # Dragon Tiger with a commission: one line, as a config's error
         raise ValueError(describe(exc, HouseRules)) from None
 

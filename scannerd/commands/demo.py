@@ -39,7 +39,7 @@ from scannerd.store.outbox_settings import OutboxSettings
 from simulators.feeder import Feeder
 from simulators.game_server import GameServer
 from simulators.registry import make_device, simulated_drivers
-from simulators.scenario import Scenario
+from simulators.scenario import UNSUPERVISED, Scenario
 
 TABLE_ID = "DEMO-1"
 
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     try:
-        house = arguments.game_rules(HouseRules(), args)
+        house = arguments.game_rules(HouseRules(**UNSUPERVISED), args)
     except ValueError as exc:  # Dragon Tiger with a commission, say
         print(f"demo: {exc}", file=sys.stderr)
         return 2

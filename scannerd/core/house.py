@@ -6,7 +6,7 @@ validator, so a replay runs under exactly the rules the table ran under.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
@@ -163,6 +163,15 @@ class HouseRules(Section):
                 "and betting_time_s"
             )
         return self
+
+    def with_changes(self, changes: dict[str, Any]) -> HouseRules:
+        """These rules with ``changes``, checked as a config's are.
+
+        From every field as it is: a dump leaves out those a recording's header leaves out (an
+        empty ``suspend_on``, a game of None), and validating it would put the defaults back.
+        """
+        kept = {name: getattr(self, name) for name in type(self).model_fields}
+        return type(self).model_validate(kept | changes)
 
     def burn_fixed(self) -> int | None:
         """The fixed burn count, or None when the count comes from the first card."""

@@ -23,14 +23,17 @@ from aiohttp import web
 
 from scannerd.contract.events import EventData
 from scannerd.contract.payloads import DevicePayload, DisplayHealth
-from scannerd.contract.requests import RequestError, Response, parse_request
+from scannerd.contract.requests import Response
+from scannerd.core.inputs import Actor
 from scannerd.core.listeners import TableListener
 from scannerd.display.access import DISPLAY, access_middleware
 from scannerd.display.guard import capped_runner, serve_capped
 from scannerd.display.settings import DisplaySettings
-from scannerd.display.stream import LiveView, ack_answer, ack_body, add_live_page
-from scannerd.display.view import TableView
+from scannerd.display.stream import LiveView, ack_answer, ack_body, ack_error, add_live_page
+from scannerd.display.typed import credentials, parsed_with_credentials
+from scannerd.display.view import TableView, staff_pins
 from scannerd.settings.credentials import read_secret
+from scannerd.staff.roster import Roster
 
 log = structlog.get_logger(__name__)
 
@@ -66,8 +69,10 @@ class Display(TableListener):
         settings: DisplaySettings,
         table_id: str,
         get_state: Callable[[], dict[str, Any]],
-        request: Callable[[str, dict[str, Any]], Response],
+        request: Callable[[str, dict[str, Any], Actor], Response],
         *,
+        staff: Roster | None = None,
+        ack_needs_pin: bool = False,
         round_control: str = "server",
         on_health: Callable[[], None] = lambda: None,
         environ: dict[str, str] | None = None,
@@ -78,7 +83,10 @@ class Display(TableListener):
         self.table_id = table_id
         self._get_state = get_state
         self._request = request
-        self._view = TableView(table_id, round_control)  # touched only on the loop thread once started
+        self._staff = staff
+        self._ack_needs_pin = ack_needs_pin and staff is not None
+        # touched only on the loop thread once started
+        self._view = TableView(table_id, round_control, pins=staff_pins(staff is not None, ack_needs_pin))
         self._live = LiveView()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -244,34 +252,72 @@ class Display(TableListener):
         )
         app.router.add_post("/api/ack", self._ack)
         app.router.add_post("/api/dealer/{action:sign_in|sign_out}", self._dealer)
+        app.router.add_post("/api/resume", self._resume)
         return app
 
     async def _ack(self, request: web.Request) -> web.Response:
-        """The dealer's acknowledge button: ``{"alert_id": n}`` -> the daemon's ack_alert answer."""
+        """The acknowledge button: ``{"alert_id": n}``, with ``staff_id`` and ``pin`` where the house asks."""
         body = await ack_body(request)
         if isinstance(body, web.Response):
             return body
         alert_id = body["alert_id"]
-        loop = asyncio.get_running_loop()
-        # The daemon runs the command under its lock: never on the loop, which must keep streaming.
-        response = await loop.run_in_executor(None, self._request, "ack_alert", {"alert_id": alert_id})
-        log.info("alert acknowledged at the display", alert_id=alert_id, status=response.status)
+        typed = credentials(body)
+        if isinstance(typed, str):
+            return ack_error(typed, 400)
+        response = await self._act("ack_alert", {"alert_id": alert_id}, typed, self._ack_needs_pin)
+        log.info("alert acknowledged at the display", alert_id=alert_id, status=response.status, by=typed[0])
         return ack_answer(response)
 
     async def _dealer(self, request: web.Request) -> web.Response:
-        """The sign-in control: ``sign_in`` with ``{"dealer_id": "D-117"}``, or ``sign_out`` with ``{}``.
+        """The sign-in control: ``sign_in`` with ``{"dealer_id": "D-117", "pin": "4321"}`` (the PIN with
+        a staff list), or ``sign_out`` with ``{}``.
 
-        The body is judged by the same parser as the game server's request, and run as one.
+        The body but the PIN is judged by the same parser as the game server's request, and run as one.
         """
         command = f"dealer_{request.match_info['action']}"
-        if request.content_type != "application/json":  # as for /api/ack: no cross-site form posts
-            refused = {"command": command, "status": "error", "error": "send the dealer as application/json"}
-            return web.json_response(refused, status=415)
-        try:
-            parsed = parse_request(command, await request.read())
-        except RequestError as exc:
-            return web.json_response(exc.response().model_dump(mode="json"), status=400)
-        loop = asyncio.get_running_loop()
-        response = await loop.run_in_executor(None, self._request, command, parsed.args)
-        log.info("dealer sign-in at the display", command=command, status=response.status, **parsed.args)
+        parsed = await parsed_with_credentials(request, command)
+        if isinstance(parsed, web.Response):
+            return parsed
+        args, _, pin = parsed
+        response = await self._act(command, args, (args.get("dealer_id"), pin), command == "dealer_sign_in")
+        log.info("dealer sign-in at the display", command=command, status=response.status, **args)
         return ack_answer(response)
+
+    async def _resume(self, request: web.Request) -> web.Response:
+        """A supervisor resumes a suspended table: ``{"reason": ..., "staff_id": ..., "pin": ...}``."""
+        parsed = await parsed_with_credentials(request, "resume")
+        if isinstance(parsed, web.Response):
+            return parsed
+        args, staff_id, pin = parsed
+        response = await self._act("resume", args, (staff_id, pin), True)
+        log.info("table resume at the display", status=response.status, by=staff_id)
+        return ack_answer(response)
+
+    async def _act(
+        self, command: str, args: dict[str, Any], typed: tuple[Any, Any], needs_pin: bool
+    ) -> Response:
+        """Check what was typed against the staff list and run the command, off the loop.
+
+        Both block: Argon2 is slow on purpose, and the daemon runs the command under its lock;
+        the loop must keep streaming meanwhile.
+        """
+        staff_id, pin = typed
+
+        def run() -> Response:
+            return self._request(command, args, self._actor(staff_id, pin, needs_pin))
+
+        return await asyncio.get_running_loop().run_in_executor(None, run)
+
+    def _actor(self, staff_id: str | None, pin: str | None, needs_pin: bool) -> Actor:
+        """Who acts at the display: the staff list's verdict on what was typed, when there is a list.
+
+        Without a list, whoever was named (the dealer signing in), or the dealer at the table. With
+        one, an action that needs a PIN and got none is the validator's to refuse (``role`` says a
+        list is kept), so the refusal is judged and recorded like any other.
+        """
+        roster = self._staff
+        if roster is None:
+            return Actor("display", staff_id)
+        if staff_id is None or pin is None:
+            return Actor("display", role="unknown" if needs_pin else None)
+        return roster.at_display(staff_id, pin)

@@ -75,24 +75,31 @@ def add_live_page(
     app.router.add_static("/static", static_dir)
 
 
-async def ack_body(request: web.Request) -> dict[str, Any] | web.Response:
-    """An acknowledgement's JSON object, its ``alert_id`` an integer; or the answer that refuses it."""
+async def json_body(request: web.Request, command: str) -> dict[str, Any] | web.Response:
+    """A button's JSON object (empty if it sent another JSON value); or the answer that refuses it."""
     # JSON only: a page from elsewhere cannot send it without a CORS preflight, which we never grant.
     if request.content_type != "application/json":
-        return ack_error("send the alert as application/json", 415)
+        return ack_error("send the request as application/json", 415, command)
     try:
         body = await request.json()
     except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
-        return ack_error("malformed JSON", 400)
-    body = body if isinstance(body, dict) else {}
+        return ack_error("malformed JSON", 400, command)
+    return body if isinstance(body, dict) else {}
+
+
+async def ack_body(request: web.Request) -> dict[str, Any] | web.Response:
+    """An acknowledgement's JSON object, its ``alert_id`` an integer; or the answer that refuses it."""
+    body = await json_body(request, "ack_alert")
+    if isinstance(body, web.Response):
+        return body
     alert_id = body.get("alert_id")
     if not isinstance(alert_id, int) or isinstance(alert_id, bool):
         return ack_error("alert_id must be an integer", 400)
     return body
 
 
-def ack_error(text: str, status: int) -> web.Response:
-    return web.json_response({"command": "ack_alert", "status": "error", "error": text}, status=status)
+def ack_error(text: str, status: int, command: str = "ack_alert") -> web.Response:
+    return web.json_response({"command": command, "status": "error", "error": text}, status=status)
 
 
 def ack_answer(response: Response) -> web.Response:

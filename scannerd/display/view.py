@@ -79,12 +79,26 @@ def _hand_view(cards: list[str], total: int, baccarat: bool) -> dict[str, Any]:
     }
 
 
-class TableView:
-    """One table as a dealer sees it. ``round_control`` is the house setting (``server`` or ``auto``)."""
+def staff_pins(staff_list: bool, ack_needs_pin: bool) -> dict[str, bool]:
+    """Which of the display's actions ask for a staff id and PIN: all but acknowledging need a list."""
+    return {"sign_in": staff_list, "ack": staff_list and ack_needs_pin, "resume": staff_list}
 
-    def __init__(self, table_id: str, round_control: str = "server", game: Game = PUNTO_BANCO) -> None:
+
+class TableView:
+    """One table as a dealer sees it. ``round_control`` is the house setting (``server`` or ``auto``);
+    ``pins`` says which actions ask for a PIN at this screen (``staff_pins``)."""
+
+    def __init__(
+        self,
+        table_id: str,
+        round_control: str = "server",
+        game: Game = PUNTO_BANCO,
+        pins: dict[str, bool] | None = None,
+    ) -> None:
         self.table_id = table_id
         self.round_control = round_control
+        self.pins = pins or staff_pins(False, False)
+        self.suspended: dict[str, Any] | None = None  # what stopped the table, until it is resumed
         self.game = game  # as the table says it (its state, its rounds) when not given
         self.squeeze = False  # whether the table holds cards face down until revealed (its state says)
         self._revealed: list[str] = []  # the current round's positions revealed so far
@@ -115,6 +129,7 @@ class TableView:
         """Take a ``get_state`` answer (the validator's ``state()``) as the current truth."""
         self.link_up = bool(state.get("link_up", True))
         self.dealer_id = state.get("dealer_id")
+        self.suspended = state.get("suspended")
         self.heard_link = self.heard_round = True
         self._set_shoe(state.get("shoe"))
         self.game = GAMES.get(state.get("game") or "", self.game)
@@ -166,6 +181,9 @@ class TableView:
             self.dealer_id = event.get("dealer_id")
         elif kind == "reveal":
             self._reveal(event)
+        elif kind == "suspension":
+            fields = ("cause", "alert_id", "message", "since")
+            self.suspended = {k: event[k] for k in fields} if event.get("suspended") else None
         else:
             return False
         return True
@@ -399,6 +417,8 @@ class TableView:
         """The dealer's next move as (text, tone); tone is ``go``, ``wait``, ``burn`` or ``stop``."""
         shoe, rnd = self.shoe, self.round_view()
         auto = self.round_control == "auto"
+        if self.suspended is not None:
+            return "TABLE SUSPENDED - DO NOT DEAL", "stop"
         if self.link == "down":
             return "SHOE OFFLINE - DO NOT DEAL", "stop"
         if shoe is not None and shoe["status"] == "closed":
@@ -466,6 +486,8 @@ class TableView:
         text, tone = self.next_action()
         return {
             "table_id": self.table_id,
+            "suspended": self.suspended,
+            "pins": self.pins,
             "game": {
                 "name": self.game.name,
                 "sides": list(self.game.sides),

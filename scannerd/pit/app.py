@@ -74,6 +74,7 @@ class Pit:
             page,
             self.snapshot,
             self.acknowledge,
+            self.resume,
             token=token.get_secret_value() if token is not None else None,
         )
 
@@ -101,6 +102,10 @@ class Pit:
     def acknowledge(self, table_id: str, alert_id: int) -> Response:
         """The pit boss's ACK: the table's answer to ``ack_alert``; the alert leaves when its event comes."""
         return self.client.request(table_id, "ack_alert", {"alert_id": alert_id}, STATE_TIMEOUT_S)
+
+    def resume(self, table_id: str, reason: str) -> Response:
+        """The pit boss lets a suspended table deal again; the tile clears when its event comes."""
+        return self.client.request(table_id, "resume", {"reason": reason}, STATE_TIMEOUT_S)
 
     # ------------------------------------------------------------------ the client's delivery thread
 

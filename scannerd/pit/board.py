@@ -137,6 +137,7 @@ class PitBoard:
             and {k: shoe[k] for k in ("shoe_id", "status", "decks", "cards_dealt", "cards_remaining")},
             "round": rnd and {k: rnd[k] for k in ("round_id", "hand_no", "phase", "winner", "last_hand")},
             "dealer": view.dealer_id,
+            "suspended": view.suspended and {k: view.suspended[k] for k in ("cause", "message", "since")},
             "alerts": [{k: a[k] for k in ("alert_id", "code", "severity", "message")} for a in alerts],
             "last_result": last
             and {

@@ -32,7 +32,8 @@ from scannerd.contract.requests import Response
 from scannerd.display.access import PIT, access_middleware
 from scannerd.display.guard import capped_runner, serve_capped
 from scannerd.display.settings import DisplaySettings
-from scannerd.display.stream import LiveView, ack_answer, ack_body, ack_error, add_live_page
+from scannerd.display.stream import LiveView, ack_answer, ack_body, ack_error, add_live_page, json_body
+from scannerd.display.typed import parsed_as_request
 
 log = structlog.get_logger(__name__)
 
@@ -44,6 +45,8 @@ IDLE_S = 10.0
 
 Acknowledge = Callable[[str, int], Response]
 """(table_id, alert_id) -> the table's answer to ``ack_alert``; raises RequestTimeout without one."""
+Resume = Callable[[str, str], Response]
+"""(table_id, reason) -> the table's answer to ``resume``; raises RequestTimeout without one."""
 
 
 class PitServer:
@@ -58,6 +61,7 @@ class PitServer:
         page: DisplaySettings,
         snapshot: Callable[[], dict[str, Any]],
         acknowledge: Acknowledge,
+        resume: Resume,
         *,
         token: str | None = None,
         idle_s: float = IDLE_S,
@@ -68,6 +72,7 @@ class PitServer:
         self._idle_s = idle_s
         self._snapshot = snapshot
         self._acknowledge = acknowledge
+        self._resume = resume
         self._live = LiveView()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -141,6 +146,7 @@ class PitServer:
             lambda: self._stop is not None and not self._stop.is_set(),
         )
         app.router.add_post("/api/ack", self._ack)
+        app.router.add_post("/api/resume", self._resume_table)
         runner = capped_runner(app, self._idle_s)
         await runner.setup()
         server: asyncio.Server | None = None
@@ -176,6 +182,29 @@ class PitServer:
         log.info(
             "alert acknowledged from the pit", table_id=table_id, alert_id=alert_id, status=response.status
         )
+        return ack_answer(response)
+
+
+    async def _resume_table(self, request: web.Request) -> web.Response:
+        """``{"table_id": "BAC-01", "reason": "..."}`` -> the table's answer to ``resume``.
+
+        The pit boss resumes as the pit's broker user: the table records that name (docs/staff.md).
+        """
+        body = await json_body(request, "resume")
+        if isinstance(body, web.Response):
+            return body
+        table_id = body.pop("table_id", None)
+        if not isinstance(table_id, str) or not _is_table_id(table_id):
+            return ack_error("table_id must be a table id", 400, "resume")
+        args = parsed_as_request("resume", body)  # the reason, judged as the game server's would be
+        if isinstance(args, web.Response):
+            return args
+        loop = asyncio.get_running_loop()
+        try:
+            response = await loop.run_in_executor(None, self._resume, table_id, args["reason"])
+        except RequestTimeout as exc:
+            return ack_error(str(exc), 504, "resume")
+        log.info("table resumed from the pit", table_id=table_id, status=response.status)
         return ack_answer(response)
 
 

@@ -179,7 +179,7 @@ def replayer_for(
 ) -> Replayer:
     """The replayer an open recording starts from: for whoever also wants the table's state at its end."""
     header = reader.header
-    house = HouseRules(**{**header.rules.model_dump(), **rules}) if rules else None
+    house = header.rules.with_changes(rules) if rules else None
     try:
         return Replayer(header, rules=house, prefix=prefix, table_id=table_id)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:  # the header's state is the file's word

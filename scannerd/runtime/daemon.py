@@ -204,6 +204,8 @@ class Daemon:
                 self.table_id,
                 lambda: self.request("get_state", {}).data or {},
                 self.request,
+                staff=self.roster,
+                ack_needs_pin=config.rules.ack_needs_pin,
                 round_control=config.rules.round_control,
                 on_health=self.publisher.health_changed,
             )

@@ -25,6 +25,7 @@ function render(view) {
   renderLink(view);
   renderAlerts(view.alerts);
   renderDealer(view.dealer_id);
+  renderStaff(view.pins, view.suspended);
   renderAction();
   $("announce").hidden = !(view.round && view.round.last_hand && ["betting", "dealing"].includes(view.round.phase));
   document.body.dataset.game = view.game.name;
@@ -102,27 +103,94 @@ $("sign-in").addEventListener("submit", (e) => {
 });
 $("sign-out").addEventListener("click", () => signIn(null));
 
-// The dealer's id as a badge reader or the keyboard types it; null signs the dealer out.
+// What the server answers a staff action: its JSON, or the words for a link that failed.
+async function post(path, body) {
+  try {
+    const response = await fetch(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    return await response.json();
+  } catch (e) {
+    return { status: "error", error: "no link to the daemon" };
+  }
+}
+
+// The dealer's id as a badge reader or the keyboard types it (and the PIN, where the house keeps a
+// staff list); null signs the dealer out.
 async function signIn(dealerId) {
   const error = $("sign-in-error");
   error.textContent = "";
-  try {
-    const response = await fetch(`/api/dealer/${dealerId ? "sign_in" : "sign_out"}`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(dealerId ? { dealer_id: dealerId } : {}),
-    });
-    const answer = await response.json();
-    if (answer.status !== "ok") {
-      error.textContent = `Not signed ${dealerId ? "in" : "out"}: ${answer.error}`;
-      return;
-    }
-    $("sign-in").hidden = true;
-    $("dealer-input").value = "";
-  } catch (e) {
-    error.textContent = "No link to the daemon";
+  const body = dealerId ? { dealer_id: dealerId } : {};
+  if (dealerId && display.view && display.view.pins.sign_in) body.pin = $("pin-input").value;
+  $("pin-input").value = ""; // a PIN is typed for one try, never kept on the screen
+  const answer = await post(`/api/dealer/${dealerId ? "sign_in" : "sign_out"}`, body);
+  if (answer.status !== "ok") {
+    error.textContent = `Not signed ${dealerId ? "in" : "out"}: ${answer.error}`;
+    return;
   }
+  $("sign-in").hidden = true;
+  $("dealer-input").value = "";
 }
+
+// ------------------------------------------------------------------ staff PINs and suspension
+
+function renderStaff(pins, suspended) {
+  document.body.dataset.pinSignIn = String(pins.sign_in);
+  document.body.dataset.pinResume = String(pins.resume);
+  document.body.dataset.suspended = String(!!suspended);
+  $("resume-pin").required = pins.resume;
+  if (!suspended) return;
+  $("suspended-why").textContent = suspended.message;
+  const since = new Date(suspended.since * 1000);
+  $("suspended-since").textContent = `since ${since.toLocaleTimeString([], { hour12: false })} \u00b7 ${suspended.cause.replace(/_/g, " ")}`;
+}
+
+$("resume").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const error = $("resume-error");
+  error.textContent = "";
+  const body = { staff_id: $("resume-staff").value.trim(), reason: $("resume-reason").value.trim() };
+  if (display.view && display.view.pins.resume) body.pin = $("resume-pin").value;
+  $("resume-pin").value = "";
+  const answer = await post("/api/resume", body);
+  if (answer.status !== "ok") {
+    error.textContent = `Not resumed: ${answer.error}`;
+    return;
+  }
+  $("resume-reason").value = "";
+});
+
+// Acknowledging with a PIN: the alert waits here while its staff id and PIN are typed.
+let pinFor = null; // {alertId, error}: the alert the PIN form acknowledges
+
+function askPin(alertId, error) {
+  pinFor = { alertId, error };
+  $("ack-pin-title").textContent = `ACKNOWLEDGE ALERT ${alertId}`;
+  $("ack-pin-error").textContent = "";
+  $("ack-pin").hidden = false;
+  $("ack-staff").focus();
+}
+
+$("ack-pin-cancel").addEventListener("click", () => {
+  pinFor = null;
+  $("ack-pin-input").value = "";
+  $("ack-pin").hidden = true;
+});
+$("ack-pin").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  if (!pinFor) return;
+  const body = { alert_id: pinFor.alertId, staff_id: $("ack-staff").value.trim(), pin: $("ack-pin-input").value };
+  $("ack-pin-input").value = "";
+  const answer = await post("/api/ack", body);
+  if (answer.status !== "ok") {
+    $("ack-pin-error").textContent = `Not acknowledged: ${answer.error}`;
+    return;
+  }
+  pinFor = null;
+  $("ack-pin").hidden = true;
+});
 
 // ------------------------------------------------------------------ link and alerts
 
@@ -211,6 +279,10 @@ function alertBanner(alert) {
 
 async function acknowledge(alertId, button, error) {
   unlockSound();
+  if (display.view && display.view.pins.ack) {
+    askPin(alertId, error);
+    return;
+  }
   button.disabled = true;
   error.textContent = "";
   try {

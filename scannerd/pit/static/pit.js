@@ -105,6 +105,8 @@ function tile(t) {
   node.append(bar);
 
   const heard = t.online !== false && pit.view.broker.connected !== false; // who can hear an ACK now
+  node.dataset.suspended = String(!!t.suspended);
+  if (t.suspended) node.append(suspendedRow(t, heard));
   if (t.alerts.length) node.append(alertRow(t, heard));
   if (pit.errors[t.table_id]) node.append(el("div", "error", pit.errors[t.table_id]));
 
@@ -133,6 +135,20 @@ function alertRow(t, canAck) {
   button.type = "button";
   button.disabled = Boolean(pit.acking[key]);
   button.addEventListener("click", () => acknowledge(t.table_id, alert.alert_id));
+  row.append(button);
+  return row;
+}
+
+function suspendedRow(t, canResume) {
+  const row = el("div", "suspended");
+  const what = el("div", "what");
+  what.append(el("span", "code", "SUSPENDED"), el("span", "msg", t.suspended.message));
+  what.title = `${t.suspended.cause} since ${clock(t.suspended.since)}`;
+  row.append(what);
+  if (!canResume) return row;
+  const button = el("button", "resume", "RESUME");
+  button.type = "button";
+  button.addEventListener("click", () => askResume(t));
   row.append(button);
   return row;
 }
@@ -171,5 +187,40 @@ async function acknowledge(tableId, alertId) {
     if (pit.view) render(pit.view);
   }
 }
+
+// ------------------------------------------------------------------ resuming a suspended table
+
+// A dialog outside the tiles: the tiles are drawn anew with every message, the reason being typed is not.
+let resuming = null; // the table the dialog resumes
+
+function askResume(t) {
+  resuming = t.table_id;
+  $("resume-title").textContent = `RESUME ${t.table_id}`;
+  $("resume-why").textContent = `${t.suspended.message} (since ${clock(t.suspended.since)})`;
+  $("resume-reason").value = "";
+  $("resume").showModal();
+}
+
+$("resume-cancel").addEventListener("click", () => $("resume").close());
+$("resume-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const tableId = resuming;
+  const reason = $("resume-reason").value.trim();
+  $("resume").close();
+  delete pit.errors[tableId];
+  try {
+    const answer = await fetch("/api/resume", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ table_id: tableId, reason }),
+    });
+    const body = await answer.json();
+    // On success the tile clears when the table publishes that it resumed, not before.
+    if (body.status !== "ok") pit.errors[tableId] = `RESUME refused: ${body.error}`;
+  } catch (err) {
+    pit.errors[tableId] = `RESUME failed: ${err}`;
+  }
+  if (pit.view) render(pit.view);
+});
 
 followStream("pit", render);
