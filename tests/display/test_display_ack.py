@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from scannerd.contract.requests import Response
+from scannerd.core.inputs import Actor
 from scannerd.display.server import Display
 from scannerd.display.settings import DisplaySettings
 
@@ -20,7 +21,7 @@ from scannerd.display.settings import DisplaySettings
 def display() -> Iterator[tuple[Display, list[dict[str, Any]]]]:
     asked: list[dict[str, Any]] = []
 
-    def request(command: str, args: dict[str, Any]) -> Response:
+    def request(command: str, args: dict[str, Any], actor: Actor | None = None) -> Response:
         asked.append(args)
         return Response(command=command, status="ok", data={})
 
@@ -90,7 +91,7 @@ def test_a_rebound_name_or_a_foreign_origin_cannot_acknowledge(display) -> None:
 
 def test_a_configured_name_is_served(tmp_path) -> None:
     settings = DisplaySettings(listen="127.0.0.1:0", allowed_hosts=["BAC-01-display.pit.example"])
-    d = Display(settings, "T1", dict, lambda c, a: Response(command=c, status="ok", data={}))
+    d = Display(settings, "T1", dict, lambda c, a, actor: Response(command=c, status="ok", data={}))
     d.start()
     try:
         port = d.url.rsplit(":", 1)[1].rstrip("/")
@@ -105,7 +106,7 @@ def test_with_a_token_only_a_holder_of_it_can_acknowledge(tmp_path) -> None:
     (tmp_path / "display-token").write_text("s3cret-token\n")
     asked: list[dict[str, Any]] = []
 
-    def request(command: str, args: dict[str, Any]) -> Response:
+    def request(command: str, args: dict[str, Any], actor: Actor | None = None) -> Response:
         asked.append(args)
         return Response(command=command, status="ok", data={})
 

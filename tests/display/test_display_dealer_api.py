@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from scannerd.contract.requests import Response
+from scannerd.core.inputs import Actor
 from scannerd.display.server import Display
 from scannerd.display.settings import DisplaySettings
 from tests.support.display import table_in
@@ -20,7 +21,7 @@ from tests.support.display import table_in
 def display() -> Iterator[tuple[Display, list[tuple[str, dict[str, Any]]]]]:
     asked: list[tuple[str, dict[str, Any]]] = []
 
-    def request(command: str, args: dict[str, Any]) -> Response:
+    def request(command: str, args: dict[str, Any], actor: Actor | None = None) -> Response:
         asked.append((command, args))
         return Response(command=command, status="ok", data={})
 

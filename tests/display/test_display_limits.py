@@ -20,7 +20,8 @@ IDLE_S = 1.0
 @pytest.fixture
 def display() -> Iterator[Display]:
     settings = DisplaySettings(listen="127.0.0.1:0", max_connections=2)
-    d = Display(settings, "T1", dict, lambda c, a: Response(command=c, status="ok", data={}), idle_s=IDLE_S)
+    answer = lambda c, a, actor: Response(command=c, status="ok", data={})  # noqa: E731
+    d = Display(settings, "T1", dict, answer, idle_s=IDLE_S)
     d.start()
     yield d
     d.stop()

@@ -9,18 +9,22 @@ from __future__ import annotations
 
 import json
 import random
+import tempfile
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
+from scannerd.contract.alert_catalogue import message
 from scannerd.contract.requests import Response, parse_request
 from scannerd.core.cards import ALL_CARDS
 from scannerd.core.house import HouseRules
-from scannerd.core.inputs import CardDrawn, CutCardSeen, ValidatorInput
+from scannerd.core.inputs import Actor, CardDrawn, CutCardSeen, Fault, ValidatorInput
 from scannerd.core.table import execute
 from scannerd.core.validator import Validator
 from scannerd.display.server import Display
 from scannerd.display.settings import DisplaySettings
+from scannerd.staff.roster import Member, Roster, StaffFile, hash_pin, write
 
 # Player 2+3=5 draws; Banker K+4=4 draws on a player third of 2.
 SIX_CARD_ROUND = ("2H", "KS", "3C", "4D", "2C", "5S")
@@ -39,6 +43,7 @@ class Table:
         rules: HouseRules | None = None,
         table_id: str = "BAC-07",
         settings: DisplaySettings | None = None,
+        staff: Roster | None = None,
     ) -> None:
         self.validator = Validator(table_id, rules or HouseRules(burn="none"))
         self.lock = threading.Lock()
@@ -48,6 +53,8 @@ class Table:
             table_id,
             self.state,
             self.request,
+            staff=staff,
+            ack_needs_pin=self.validator.rules.ack_needs_pin,
             round_control=self.validator.rules.round_control,
         )
 
@@ -62,11 +69,11 @@ class Table:
     def command(self, name: str, **args: Any) -> Response:
         return self.request(name, args)
 
-    def request(self, command: str, args: dict[str, Any]) -> Response:
+    def request(self, command: str, args: dict[str, Any], actor: Actor | None = None) -> Response:
         with self.lock:
             self.ts += 1
             parsed = parse_request(command, json.dumps(args).encode())
-            response, events = execute(parsed, self.validator, self.ts)
+            response, events = execute(parsed, self.validator, self.ts, actor)
             self.display.on_events(events)
             return response
 
@@ -180,6 +187,13 @@ def ez_dragon_7(table: Table) -> None:
     table.round("R31", "2S", "2H", "4S", "2D", "3C")
 
 
+def suspended(table: Table) -> None:
+    """The shoe's alarm in the middle of a hand: the hand void, the table stopped for a supervisor."""
+    dealing(table)
+    table.ts += 1
+    table.feed(Fault(table.ts, "DEVICE_FAULT", message("DEVICE_FAULT", alarm=3, text="card jam")))
+
+
 def squeezed(table: Table) -> None:
     """A squeeze table: a hand dealt and judged, its four cards still face down on the screens."""
     table.shoe_under_way()
@@ -200,6 +214,7 @@ STATES = {
     "dragon-tiger-tie": dragon_tiger_tie,
     "squeezed": squeezed,
     "ez-dragon-7": ez_dragon_7,
+    "suspended": suspended,
 }
 """Each a function that brings a fresh table (with a new shoe) to that state."""
 
@@ -215,10 +230,26 @@ SIZES = ((1920, 1080), (1280, 1024), (1024, 768), (768, 1024))
 """The table monitors the screen must work on: 16:9, 5:4, 4:3 and portrait."""
 
 
+STAFFED = frozenset({"suspended"})
+"""States shown at a table that keeps a staff list: the screen asks for PINs."""
+
+
+def staff_roster(directory: Path) -> Roster:
+    """A staff list of one dealer (D-117, PIN 1170) and one supervisor (S-02, PIN 2020)."""
+    members = [
+        Member(id="D-117", role="dealer", pin=hash_pin("1170")),
+        Member(id="S-02", role="supervisor", pin=hash_pin("2020")),
+    ]
+    path = directory / "staff.json"
+    write(path, StaffFile(staff=members))
+    return Roster(path)
+
+
 def table_in(state: str) -> Table:
     """A table brought to ``state`` with its display running (stop it after): the display hears
     every event, as in a daemon, so what only events carry (the shoe's notice) is there too."""
-    table = Table(RULES.get(state))
+    staff = staff_roster(Path(tempfile.mkdtemp())) if state in STAFFED else None
+    table = Table(RULES.get(state), staff=staff)
     table.display.start()
     table.command("new_shoe", shoe_id="S-0412")
     STATES[state](table)

@@ -24,6 +24,8 @@ SHOTS = (
     ("alerts-6", (768, 1024)),
     ("dragon-tiger-tie", (1920, 1080)),
     ("dragon-tiger-dealing", (768, 1024)),
+    ("suspended", (1920, 1080)),
+    ("suspended", (768, 1024)),
 )
 """(state, size) of each picture; the file is ``display-{state}-{width}x{height}.png``."""
 

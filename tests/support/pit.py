@@ -25,7 +25,7 @@ from scannerd.contract.requests import RequestError, parse_request
 from scannerd.contract.topics import Topics, encode
 from scannerd.core.cards import ALL_CARDS
 from scannerd.core.house import HouseRules
-from scannerd.core.inputs import CardDrawn, Command, LinkChanged, ValidatorInput
+from scannerd.core.inputs import Actor, CardDrawn, Command, LinkChanged, ValidatorInput
 from scannerd.core.table import execute as run_request
 from tests.support.broker import START_TIMEOUT_S, Broker
 
@@ -71,7 +71,10 @@ class SimulatedPit:
         self.lock = threading.Lock()
         self._subscribed = threading.Event()
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv311)
-        self.client.on_connect = lambda c, *a: c.subscribe(f"{PREFIX}/+/request/+", 1)
+        # The game server's request topics, and the pits' own (a pit sends as its broker user).
+        self.client.on_connect = lambda c, *a: c.subscribe(
+            [(f"{PREFIX}/+/request/+", 1), (f"{PREFIX}/+/request/+/pit/+", 1)]
+        )
         self.client.on_subscribe = lambda *a: self._subscribed.set()
         self.client.on_message = self._on_request
         self.client.connect(broker.host, broker.port)
@@ -105,10 +108,13 @@ class SimulatedPit:
         self.client.publish(table.topics.device, encode(device), qos=1, retain=True).wait_for_publish(10)
 
     def _on_request(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
-        table_id, _, command = msg.topic[len(PREFIX) + 1 :].split("/")
+        table_id = msg.topic[len(PREFIX) + 1 :].split("/")[0]
         table = self.tables.get(table_id)
         if table is None or not table.online:
             return  # nobody there to answer
+        named = table.topics.command_of(msg.topic)
+        assert named is not None
+        command, pit_user = named
         with self.lock:
             try:
                 request = parse_request(command, msg.payload)
@@ -116,7 +122,8 @@ class SimulatedPit:
                 response, events = exc.response(), []
             else:
                 self.requests.append((table_id, command, dict(request.args)))
-                response, events = run_request(request, table.validator, table.tick())
+                actor = Actor("pit", pit_user) if pit_user else Actor("gameserver", "gameserver")
+                response, events = run_request(request, table.validator, table.tick(), actor)
             self._publish(table, events)
             self.client.publish(table.topics.response(command), encode(response), qos=1)
 
