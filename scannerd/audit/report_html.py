@@ -387,7 +387,9 @@ def _staff_table(staff: list[dict[str, Any]]) -> str:
     """
     title = '<h2 id="staff">Per staff member</h2>'
     if not _named(staff):
-        note = "No action in these recordings names who took it (recorded before actions did): see per dealer"
+        note = (
+            "No action in these recordings names who took it (recorded before actions did): see per dealer."
+        )
         return f'{title}<p class="note">{_e(note)}</p>'
     head = "".join(
         f'<th class="{cls}">{_e(name)}</th>'
