@@ -16,6 +16,11 @@ shuffle history included, found by replaying the file just written, as the
 live table had it), and every file is chained to the one before and sealed,
 signed when a key is given.
 
+With a ``Crew`` (simulators/staff.py) the dealers are the crew's, each with
+the mistakes of their habits, signing in with their PIN and acknowledging
+alerts, and the table suspends on the crew's codes until its supervisor
+resumes it: what the audit's figures per staff member are checked against.
+
     python -m simulators.week DIR [--tables 10] [--days 7] [--shoes-per-day 1] [--lazy 6]
                                   [--seed 0] [--key FILE]
 """
@@ -32,13 +37,15 @@ from typing import TYPE_CHECKING, Any
 
 from drivers.registry import get_driver_class
 from scannerd import __version__
+from scannerd.core.house import HouseRules
 from scannerd.recording.chain import Chain
 from scannerd.recording.format import ChainLink, Header, RecordingReader, RecordingWriter, whole_second
 from scannerd.recording.replay import Replayer
 from scannerd.recording.signing import fingerprint, load_private_key
-from simulators.actions import ServerCommand
+from simulators.actions import ServerCommand, Step, Unplug
 from simulators.recording import Transcriber
 from simulators.scenario import Scenario
+from simulators.staff import Crew, WatchedWriter
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -78,11 +85,13 @@ def write_week(
     seed: int = 0,
     first_day: date = date(2024, 5, 6),
     key: Ed25519PrivateKey | None = None,
+    crew: Crew | None = None,
 ) -> list[WeekShoe]:
     """Write ``tables`` x ``days`` x ``shoes_per_day`` shoes into ``out``; every shoe dealt, in order.
 
     ``lazy`` shoes, drawn with ``seed`` among those that follow another shoe
     of their table, are made by a lazy shuffle; the rest by the full procedure.
+    ``crew``: the dealers who take turns and how they work (default: ``DEALERS`` nameless ones).
     ValueError names a count that leaves no week to write.
     """
     for name, count in (("tables", tables), ("days", days), ("shoes per day", shoes_per_day)):
@@ -98,12 +107,15 @@ def write_week(
     kinds = {p: LAZY_KINDS[i % len(LAZY_KINDS)] for i, p in enumerate(sorted(chosen))}
     shoes: list[WeekShoe] = []
     for t in range(tables):
-        table = _Table(out, f"BAC-{t + 1:02d}", seed * 1000 + t, key)
+        table = _Table(out, f"BAC-{t + 1:02d}", seed * 1000 + t, key, crew)
         for d in range(days):
             day = first_day + timedelta(days=d)
             opens = datetime(day.year, day.month, day.day, OPENS_AT_H, tzinfo=UTC) + timedelta(minutes=7 * t)
             for s in range(shoes_per_day):
-                dealer_id = f"D{(t + 2 * d + s) % DEALERS + 1:02d}"
+                turn = t + 2 * d + s
+                dealer_id = (
+                    list(crew.dealers)[turn % len(crew.dealers)] if crew else f"D{turn % DEALERS + 1:02d}"
+                )
                 kind = kinds.get((t, d, s), "full")
                 shoe_id = table.deal_shoe(opens.timestamp() if s == 0 else None, dealer_id, kind)
                 shoes.append(WeekShoe(table.table_id, shoe_id, day, dealer_id, kind))
@@ -114,12 +126,20 @@ def write_week(
 class _Table:
     """One table's dealer, wire and recorder: a file per shoe, each chained to the one before."""
 
-    def __init__(self, out: Path, table_id: str, seed: int, key: Ed25519PrivateKey | None) -> None:
+    def __init__(
+        self, out: Path, table_id: str, seed: int, key: Ed25519PrivateKey | None, crew: Crew | None = None
+    ) -> None:
         self.out = out
         self.table_id = table_id
         self.key = key
+        self.crew = crew
         reports_cut = get_driver_class(DRIVER).reports_cut_card
         scenario = Scenario(seed=seed, pace=PACE_S, error_rate=ERROR_RATE, shuffle="full")
+        if crew is not None:
+            house = HouseRules(suspend_on=crew.suspend_on)
+            scenario = Scenario(
+                seed=seed, house=house, pace=PACE_S, error_rate=crew.error_rate, shuffle="full"
+            )
         self.rules = scenario.rules_for(reports_cut)
         self.dealer = scenario.dealer(device_reports_cut=reports_cut)
         self.wire = Transcriber(DRIVER, scenario)
@@ -136,10 +156,18 @@ class _Table:
         if self.writer is None:
             self._open(None, "")
             self.now = self.wire.connect(self._writer, self.now)
-        self._writer.cmd(self.now, "dealer_sign_in", {"dealer_id": dealer_id})
+        crew = self.crew
+        signs_in = crew.signs_in(dealer_id) if crew else None
+        self._writer.cmd(self.now, "dealer_sign_in", {"dealer_id": dealer_id}, signs_in)
         self.dealer.shuffle = shuffle  # how this shoe is made from the last one's discards
+        if crew is not None:
+            self.dealer.mistakes = crew.dealers[dealer_id].mistakes
         for step in self.dealer.deal_shoe():
+            if crew is not None and isinstance(self._writer, WatchedWriter):
+                self.now = crew.before(self._writer, self.now, step, dealer_id)
             self.now = self.wire.write(self._writer, self.now, step)
+            if crew is not None and isinstance(self._writer, WatchedWriter):
+                self.now = crew.after(self._writer, self.now, dealer_id)
             action = step.action
             new_shoe = isinstance(action, ServerCommand) and action.name == "new_shoe"
             if new_shoe and self.dealer.shoes_started > 1:
@@ -176,7 +204,8 @@ class _Table:
         stem = f"{self.table_id}-{started.strftime('%Y%m%dT%H%M%SZ')}" + (f"-{shoe_id}" if shoe_id else "")
         self.path = self.out / f"{stem}.jsonl.gz"
         self.chain = Chain(prev) if prev else Chain()
-        self.writer = RecordingWriter.create(self.path, header, self.chain, self.key)
+        writes = RecordingWriter if self.crew is None else WatchedWriter
+        self.writer = writes.create(self.path, header, self.chain, self.key)
 
     def _finish(self) -> dict[str, Any]:
         """Seal and close the file; the table's state at its end, as its replay leaves it."""
@@ -192,6 +221,10 @@ class _Table:
         return replayer.table.saved_state().to_dict()
 
     def close(self) -> None:
+        """The table's last file sealed; a crew's table first has its cable out (``unplugged_at_end_s``)."""
+        seconds = self.crew.unplugged_at_end_s if self.crew else None
+        if self.writer is not None and seconds is not None:
+            self.now = self.wire.write(self.writer, self.now, Step(PACE_S, Unplug(seconds)))
         if self.writer is not None:
             self._finish()
 

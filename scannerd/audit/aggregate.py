@@ -1,5 +1,9 @@
 """From every file's facts to the report: groups per table, shoe, dealer and day, and what is flagged.
 
+Beside the groups: what each staff id the events name is credited with
+(scannerd/audit/staff.py) and how long each table stood suspended
+(scannerd/audit/suspensions.py).
+
 A round belongs to its table, its shoe, the dealer who opened it and the
 UTC day it opened on; a misdeal to the same four through its round (or the
 dealer signed in, and its own time); a suspect shuffle to its shoe, and
@@ -32,10 +36,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from scannerd import __version__
+from scannerd.audit import suspensions
 from scannerd.audit.chances import Chances, chances
 from scannerd.audit.facts import FileFacts, RoundFact, ShuffleFact
 from scannerd.audit.published import differences
+from scannerd.audit.staff import Staff
 from scannerd.audit.stats import FACT_Z, Z
+from scannerd.audit.suspensions import Period, periods
 from scannerd.audit.tally import GameTally
 from scannerd.core.games import GAMES
 from scannerd.recording.signing import fingerprint
@@ -45,8 +52,10 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 FORMAT = "scannerd-audit"
-VERSION = 2
-"""2: a group's results are per game (``games``), and tables and totals hold their facts."""
+VERSION = 3
+"""3: ``staff`` (per staff id: hands, misdeals, acknowledgements, voids, sign-ins, resumes) and
+``suspensions`` (time suspended per table and cause). 2: a group's results are per game (``games``),
+and tables and totals hold their facts."""
 
 BREAK_S = 300.0
 """A gap this long between two rounds of a shoe is a break, not dealing: the round counts its own length."""
@@ -149,6 +158,8 @@ def build(
     groups: dict[str, dict[str, Group]] = {"tables": {}, "shoes": {}, "dealers": {}, "days": {}}
     total = Group("all", detailed=True)
     shoes: dict[ShoeKey, _Shoe] = {}
+    staff = Staff()
+    suspended: list[Period] = []
 
     def group_of(kind: str, key: str) -> Group:
         return groups[kind].setdefault(key, Group(key, detailed=kind == "tables"))
@@ -170,7 +181,9 @@ def build(
                 shoe.dealers.append(dealer)
             for group in members(table, shoe_id, rnd.dealer_id, rnd.opened):
                 group.add_round(table, rnd, seconds, odds)
+            staff.add_round(table, rnd)
         for f in files:
+            staff.add_file(table, f)
             for misdeal in f.misdeals:
                 for group in members(table, misdeal.shoe_id or NO_SHOE, misdeal.dealer_id, misdeal.ts):
                     group.misdeals[misdeal.code] += 1
@@ -180,6 +193,8 @@ def build(
                 shoe.shuffle = _stronger(shoe.shuffle, shuffle)
             for shoe_id in {r.shoe_id or NO_SHOE for r in f.rounds}:
                 shoes[(table, shoe_id)].files.append(f.path.name)
+        last = max((f.last_ts for f in files if f.last_ts is not None), default=None)
+        suspended += periods(table, [s for f in files for s in f.suspensions], last)
     for (table, shoe_id), shoe in shoes.items():
         if shoe.shuffle is not None:
             suspect = (table, shoe_id)
@@ -213,6 +228,8 @@ def build(
         "tables": tables,
         "dealers": [g.to_json() for _, g in sorted(groups["dealers"].items())],
         "days": [g.to_json() for _, g in sorted(groups["days"].items())],
+        "staff": staff.to_json(),
+        "suspensions": suspensions.report(groups["tables"], suspended),
         "shoes": shoe_rows,
         "files": file_rows,
         "notes": verdict.notes + [note for f in good for note in f.notes],
@@ -293,6 +310,8 @@ def _merged_rounds(files: list[FileFacts]) -> list[tuple[RoundFact, Chances]]:
                         rnd.void or earlier.void,
                         rnd.facts or earlier.facts,
                         rnd.times if rnd.times != (None, None) else earlier.times,
+                        rnd.void_by or earlier.void_by,
+                        rnd.void_via or earlier.void_via,
                     ),
                     odds,
                 )

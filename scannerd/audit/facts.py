@@ -1,11 +1,12 @@
-"""What one recording's replay shows, kept small: its rounds, misdeals and shuffle alerts, and its state.
+"""What one recording's replay shows, kept small: its rounds, misdeals, shuffles, who acted, and its state.
 
 This runs in a replay worker (a process of the pool or a Dask worker), so it
 hands back plain, picklable facts rather than the thousands of events they
 come from: a round is its shoe, dealer, times, result and the facts its
-side bets read (a dozen name and value pairs); a misdeal its
-code; a suspect shuffle its latest figures (the restatement at the shoe's
-end replaces the early alert). The file's chain is walked here too, since
+side bets read (a dozen name and value pairs), and who voided it; a misdeal
+its code; a suspect shuffle its latest figures (the restatement at the
+shoe's end replaces the early alert); an acknowledgement, a sign-in and a
+suspension who took them (``by``, ``via``) and when. The file's chain is walked here too, since
 the file is at hand; whether the files follow one another is decided once
 all are in (scannerd/recording/verify.py ``judge``).
 """
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from drivers.base import DriverInitError
-from scannerd.contract.events import AlertData, DealerData, EventData, RoundData
+from scannerd.contract.events import AlertData, DealerData, EventData, RoundData, SuspensionData
 from scannerd.core.games import played
 from scannerd.core.table import SavedState
 from scannerd.recording.format import PastTheEnd, RecordingError, RecordingReader
@@ -45,6 +46,8 @@ class RoundFact:
     void: str | None = None
     facts: Facts = ()
     times: tuple[float | None, float | None] = (None, None)  # seconds betting, dealing: as its event says
+    void_by: str | None = None  # who voided it (an OPERATOR_VOID), as the void event says
+    void_via: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,52 @@ class ShuffleFact:
     ts: float
 
 
+@dataclass(frozen=True, slots=True)
+class AckFact:
+    """An alert acknowledged: by whom, through what, and how long after it was first published.
+
+    ``raised`` is the alert's first time in this file, or in the state the file began with when
+    it was raised in an earlier one (then a suspect shuffle's is its last restatement's); None only
+    if neither holds it.
+    """
+
+    alert_id: int
+    code: str
+    severity: str
+    ts: float
+    raised: float | None
+    by: str | None
+    via: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SignInFact:
+    """A dealer signed in (a ``dealer`` event naming one): who, when, and who vouched for it."""
+
+    dealer_id: str
+    ts: float
+    by: str | None
+    via: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SuspensionFact:
+    """A ``suspension`` event: the table stopped (``suspended``) or a supervisor resumed it.
+
+    ``alert_id`` and ``since`` name the suspension both events are of, so a resume pairs with its
+    stop even when the two are in different files, or the stop in a file not given.
+    """
+
+    suspended: bool
+    cause: str
+    alert_id: int
+    since: float
+    ts: float
+    by: str | None = None
+    via: str | None = None
+    reason: str | None = None
+
+
 @dataclass
 class FileFacts:
     """One file: what its replay published, its chain, and the table's state where it begins and ends.
@@ -85,6 +134,10 @@ class FileFacts:
     rounds: list[RoundFact] = field(default_factory=list)
     misdeals: list[MisdealFact] = field(default_factory=list)
     shuffles: list[ShuffleFact] = field(default_factory=list)
+    acks: list[AckFact] = field(default_factory=list)
+    sign_ins: list[SignInFact] = field(default_factory=list)
+    suspensions: list[SuspensionFact] = field(default_factory=list)  # the one the file began in first
+    last_ts: float | None = None  # the time of the last event its replay published
     chained: ChainedFile | None = None
     begins: dict[str, Any] | None = None  # the validator state the header saved
     ends: dict[str, Any] | None = None  # the validator state the replay ends in
@@ -95,14 +148,20 @@ class FileFacts:
 class _Collector:
     """Replayed events into facts; a misdeal is its round's dealer's, else the one signed in."""
 
-    def __init__(self, facts: FileFacts, dealer: str | None) -> None:
+    def __init__(self, facts: FileFacts, begins: dict[str, Any]) -> None:
         self.facts = facts
         self.rounds: dict[tuple[str | None, str], dict[str, Any]] = {}
-        self.dealer = dealer  # signed in: in the file's saved state, then as the events say
+        self.dealer = begins.get("dealer_id")  # signed in: in the file's saved state, then as the events say
         self.misdeals: dict[int, MisdealFact] = {}
         self.shuffles: dict[int, ShuffleFact] = {}
+        # When each alert was first published: those still open when the file began, from its state.
+        self.raised: dict[int, float] = {a["alert_id"]: a["ts"] for a in begins.get("open_alerts", [])}
+        self.suspensions = [_suspended_at_start(s)] if (s := begins.get("suspended")) else []
 
     def add(self, event: EventData | Any) -> None:
+        if isinstance(event, EventData):
+            last = self.facts.last_ts
+            self.facts.last_ts = event.ts if last is None else max(last, event.ts)
         if isinstance(event, RoundData):
             key = (event.shoe_id, event.round_id)
             rnd = self.rounds.setdefault(key, {"opened": event.ts, "dealer_id": event.dealer_id})
@@ -113,11 +172,41 @@ class _Collector:
                 rnd["facts"] = tuple(event.facts.items()) if event.facts else ()
             elif event.phase == "void":
                 rnd["void"] = event.reason or "unknown"
+                rnd["void_by"], rnd["void_via"] = event.by, event.via
             if event.times is not None:
                 rnd["times"] = (event.times.betting_s, event.times.dealing_s)
         elif isinstance(event, DealerData):
             self.dealer = event.dealer_id
-        elif isinstance(event, AlertData) and not event.acknowledged:
+            if event.dealer_id is not None:
+                self.facts.sign_ins.append(SignInFact(event.dealer_id, event.ts, event.by, event.via))
+        elif isinstance(event, SuspensionData):
+            self.suspensions.append(
+                SuspensionFact(
+                    event.suspended,
+                    event.cause,
+                    event.alert_id,
+                    event.since,
+                    event.ts,
+                    event.by,
+                    event.via,
+                    event.reason,
+                )
+            )
+        elif isinstance(event, AlertData) and event.acknowledged:
+            if not event.cleared:  # a clearing is the table's own word, no one's acknowledgement
+                self.facts.acks.append(
+                    AckFact(
+                        event.alert_id,
+                        event.code,
+                        event.severity,
+                        event.ts,
+                        self.raised.get(event.alert_id),
+                        event.by,
+                        event.via,
+                    )
+                )
+        elif isinstance(event, AlertData):
+            self.raised.setdefault(event.alert_id, event.ts)
             if event.code == "SHUFFLE_SUSPECT" and event.shuffle is not None:
                 figures = event.shuffle
                 self.shuffles[event.alert_id] = ShuffleFact(
@@ -149,11 +238,21 @@ class _Collector:
                 r.get("void"),
                 r.get("facts", ()),
                 r.get("times", (None, None)),
+                r.get("void_by"),
+                r.get("void_via"),
             )
             for (shoe, round_id), r in self.rounds.items()
         ]
         self.facts.misdeals = list(self.misdeals.values())
         self.facts.shuffles = list(self.shuffles.values())
+        self.facts.suspensions = self.suspensions
+
+
+def _suspended_at_start(suspended: dict[str, Any]) -> SuspensionFact:
+    """The suspension a file began in, as its saved state holds it: the stop, should its file be missing."""
+    return SuspensionFact(
+        True, suspended["cause"], suspended["alert_id"], suspended["since"], suspended["since"]
+    )
 
 
 def collect(path: Path) -> FileFacts:
@@ -168,7 +267,7 @@ def collect(path: Path) -> FileFacts:
             saved = SavedState.from_dict(header.state)
             facts.begins = saved.validator if saved is not None else None
             replayer = replayer_for(reader)
-            collector = _Collector(facts, (facts.begins or {}).get("dealer_id"))
+            collector = _Collector(facts, facts.begins or {})
             past = None
             try:
                 for line in reader.lines():

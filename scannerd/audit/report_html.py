@@ -6,8 +6,10 @@ hand-drawn SVG (a few polylines need no plotting library on a table PC). It
 shows exactly what report.json holds (it is drawn from the same data), in
 the order someone looks: what is flagged, the totals, the running
 frequencies of each table inside their band, each game's facts against
-their chances, then the tables per table, dealer, day and shoe (suspect
-shoes highlighted), and every file's chain, signature and replay check.
+their chances, then the tables per table, dealer and day, per staff member
+(what the events credit each staff id with), the time each table stood
+suspended, per shoe (suspect shoes highlighted), and every file's chain,
+signature and replay check.
 A figure of a game is always that game's: a report of two games shows each
 game's results in columns (and plots) of its own.
 """
@@ -15,6 +17,7 @@ game's results in columns (and plots) of its own.
 from __future__ import annotations
 
 import html
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +106,8 @@ def render(report: dict[str, Any]) -> str:
         _group_table("Per table", "tables", report["tables"], report),
         _group_table("Per dealer", "dealers", report["dealers"], report),
         _group_table("Per day (UTC)", "days", report["days"], report),
+        _staff_table(report["staff"]),
+        _suspension_tables(report["suspensions"]),
         *(_shoe_table(report, game) for game in _results(report)),
         _file_table(report),
         "".join(f'<p class="note">{_e(n)}</p>' for n in report["notes"]),
@@ -359,6 +364,144 @@ def _group_table(title: str, kind: str, groups: list[dict[str, Any]], report: di
         f'<h2 id="{kind}">{_e(title)}</h2><div class="scroll"><table id="{kind}-table">'
         f"<tr>{head}</tr>{''.join(rows)}</table></div>"
     )
+
+
+ACTIONS = (("acknowledged", "acks"), ("voids", "voids"), ("sign_ins", "sign-ins"), ("resumes", "resumes"))
+NOT_NAMED = "(no one named)"
+
+
+def _named(staff: list[dict[str, Any]]) -> bool:
+    """Whether any action says who took it: recordings from before actions carried it do not."""
+    return any(via != "unknown" for row in staff for name, _ in ACTIONS for via in row[f"{name}_via"])
+
+
+def _listed(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {n}" for k, n in counts.items())
+
+
+def _staff_table(staff: list[dict[str, Any]]) -> str:
+    """Per staff id: hands, misdeals by code, and each action with the channels it came through.
+
+    Recordings made before actions carried who took them name no one but the dealers, whose
+    hands and misdeals the table per dealer already shows: the page says so instead.
+    """
+    title = '<h2 id="staff">Per staff member</h2>'
+    if not _named(staff):
+        note = (
+            "No action in these recordings names who took it (recorded before actions did): see per dealer."
+        )
+        return f'{title}<p class="note">{_e(note)}</p>'
+    head = "".join(
+        f'<th class="{cls}">{_e(name)}</th>'
+        for cls, name in (
+            ("text", "staff"),
+            ("text", "tables"),
+            ("", "hands"),
+            ("", "misdeals"),
+            ("", "misdeals /100"),
+            ("text", "misdeals by code"),
+            ("", "of no round"),
+            ("", "acks"),
+            ("", "mean s to ack"),
+            ("", "max s to ack"),
+            ("", "voids"),
+            ("", "sign-ins"),
+            ("", "resumes"),
+            ("text", "through"),
+        )
+    )
+    rows = []
+    for r in staff:
+        through = "; ".join(f"{said}: {_listed(r[f'{name}_via'])}" for name, said in ACTIONS if r[name])
+        cells = [
+            f'<td class="key">{_e(r["staff_id"] or NOT_NAMED)}</td>',
+            f'<td class="text">{_e(", ".join(r["tables"]))}</td>',
+            *(
+                f"<td>{_e(c)}</td>"
+                for c in (r["hands"], r["all_misdeals"], _num(r["misdeals_per_100_hands"]))
+            ),
+            f'<td class="text">{_e(_listed(r["misdeals"]))}</td>',
+            *(
+                f"<td>{_e(c)}</td>"
+                for c in (
+                    r["misdeals_outside_rounds"],
+                    r["acknowledged"],
+                    _num(r["mean_ack_s"]),
+                    _num(r["max_ack_s"]),
+                    r["voids"],
+                    r["sign_ins"],
+                    r["resumes"],
+                )
+            ),
+            f'<td class="text">{_e(through)}</td>',
+        ]
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    note = (
+        "Hands and misdeals are the dealer's signed in when the round opened (a misdeal of no round: "
+        "when it was raised); acknowledgements, voids and resumes are whoever the event names (by), "
+        "sign-ins the dealer signed in. Seconds to acknowledge: from the alert's first publication."
+    )
+    return (
+        f'{title}<p class="note">{_e(note)}</p><div class="scroll"><table id="staff-table">'
+        f"<tr>{head}</tr>{''.join(rows)}</table></div>"
+    )
+
+
+def _duration(seconds: float) -> str:
+    whole = round(seconds)
+    return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
+
+
+def _utc(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _suspension_tables(suspended: dict[str, Any]) -> str:
+    """Time suspended per table and cause, then each suspension: open ones (never resumed) highlighted."""
+    title = '<h2 id="suspended">Time suspended</h2>'
+    if not suspended["count"]:
+        return f'{title}<p class="note">No table was suspended.</p>'
+    causes = list(suspended["causes"])
+    head = (
+        '<th class="text">table</th><th>suspensions</th><th>time suspended</th><th>still open</th>'
+        + "".join(f"<th>{_e(c.replace('_', ' '))}</th>" for c in causes)
+    )
+    rows = []
+    for t in [*suspended["tables"], {"table_id": "all tables", **suspended}]:
+        by_cause = [t["causes"].get(c) for c in causes]
+        rows.append(
+            f'<tr{_flagged(bool(t["open"]))}><td class="key">{_e(t["table_id"])}</td><td>{t["count"]}</td>'
+            f"<td>{_duration(t['seconds'])}</td><td>{t['open']}</td>"
+            + "".join(f"<td>{_e(_cause_cell(c))}</td>" for c in by_cause)
+            + "</tr>"
+        )
+    period_head = (
+        '<th class="text">table</th><th class="text">cause</th><th>alert</th><th>since (UTC)</th>'
+        '<th>until (UTC)</th><th>time</th><th class="text">resumed by</th><th class="text">reason</th>'
+    )
+    periods = []
+    for p in suspended["periods"]:
+        resumed = "still suspended at the last event" if p["open"] else f"{p['by'] or NOT_NAMED} ({p['via']})"
+        periods.append(
+            f'<tr{_flagged(p["open"])}><td class="key">{_e(p["table_id"])}</td>'
+            f'<td class="key">{_e(p["cause"])}</td><td>{p["alert_id"]}</td><td>{_utc(p["since"])}</td>'
+            f"<td>{_utc(p['until'])}</td><td>{_duration(p['seconds'])}</td>"
+            f'<td class="text">{_e(resumed)}</td><td class="text">{_e(p["reason"] or "")}</td></tr>'
+        )
+    note = (
+        "Per cause: the time and, in brackets, how many times. "
+        "A suspension never resumed counts to its table's last event."
+    )
+    return (
+        f'{title}<p class="note">{_e(note)}</p><div class="scroll"><table id="suspended-table">'
+        f"<tr>{head}</tr>{''.join(rows)}</table></div>"
+        '<div class="scroll"><table id="suspensions-table">'
+        f"<tr>{period_head}</tr>{''.join(periods)}</table></div>"
+    )
+
+
+def _cause_cell(cause: dict[str, Any] | None) -> str:
+    return DASH if cause is None else f"{_duration(cause['seconds'])} ({cause['count']})"
 
 
 def _fact_table(game: str, report: dict[str, Any]) -> str:
