@@ -195,6 +195,7 @@ FLOORS = (
     ("recording",),
     ("link",),
     ("store",),
+    ("staff",),
     ("core", "contract"),
     ("settings",),
 )

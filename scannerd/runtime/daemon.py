@@ -406,6 +406,8 @@ class Daemon:
         state = self.validator.state(results=False)
         shoe, rnd = state["shoe"], state["round"]
         parts = [f"shoe {shoe['shoe_id']} {shoe['status']}" if shoe else "shoe unknown"]
+        if "suspended" in state:  # first: the one thing an operator looking at the table must see
+            parts.insert(0, f"SUSPENDED ({state['suspended']['cause']})")
         if rnd:
             parts.append(f"round {rnd['round_id']} {rnd['phase']}")
         parts.append(f"link {'up' if state['link_up'] else 'down'}")
