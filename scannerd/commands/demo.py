@@ -31,6 +31,7 @@ from scannerd.link.embedded_broker import EmbeddedBroker
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.recording.settings import RecordSettings
 from scannerd.runtime import logs
+from scannerd.runtime.clock_sync import ClockSettings
 from scannerd.runtime.config import Config
 from scannerd.runtime.daemon import Daemon
 from scannerd.runtime.device_settings import DeviceSettings
@@ -109,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
         record=RecordSettings(dir=workdir / "recordings"),
         display=DisplaySettings(listen=args.listen),
         log=LogSettings(file=workdir / "scannerd.log", format="json"),
+        # A laptop's or a container's clock is nobody's table clock: it is still shown on health.
+        clock=ClockSettings(alert=False),
     )
     logs.configure(config.log, TABLE_ID)
     daemon = Daemon(config)

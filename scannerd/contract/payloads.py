@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scannerd.contract.table_state import SuspensionView
+
 
 def _absent(value: object) -> bool:
     return value is None
@@ -57,6 +59,13 @@ class StatusPayload(BaseModel):
         pattern=r"^[0-9a-f]{64}$",
         description="SHA-256 (hex) of the effective configuration this start runs under (docs/mqtt.md, "
         "Status); absent from older tables.",
+    )
+    suspended: SuspensionView | None = Field(
+        None,
+        exclude_if=_absent,
+        description="Present while the table is suspended after a malfunction (docs/mqtt.md, Suspension): "
+        "what stopped it; republished when it changes. Only in 'online': an offline table says nothing "
+        "of its deal.",
     )
     staff_list: bool | None = Field(
         None,

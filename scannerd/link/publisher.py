@@ -52,6 +52,7 @@ from scannerd.contract.payloads import (
     StatusPayload,
 )
 from scannerd.contract.requests import Response
+from scannerd.contract.table_state import SuspensionView
 from scannerd.contract.topics import Topics, encode
 from scannerd.link.broker_ring import BrokerRing
 from scannerd.link.mqtt_link import LinkReport, failure_reason
@@ -150,6 +151,7 @@ class Publisher:
         # Held while status is said: once stop() has said "offline", no restatement says "online".
         self._status_lock = threading.Lock()
         self._said_offline = False
+        self._suspended: SuspensionView | None = None  # what stopped the table, stated while online
 
         self._inbox: queue.SimpleQueue[_PumpMessage] = queue.SimpleQueue()
         self._send_lock = threading.Lock()
@@ -369,6 +371,17 @@ class Publisher:
     def health(self) -> dict[str, Any]:
         return self._health().model_dump(mode="json")
 
+    def set_suspended(self, suspended: dict[str, Any] | None) -> None:
+        """The table was suspended (what stopped it), or resumed (None): restate the status now."""
+        view = SuspensionView.model_validate(suspended) if suspended is not None else None
+        with self._status_lock:
+            if view == self._suspended:
+                return
+            self._suspended = view
+            if self._connected and not self._said_offline:
+                online = StatusPayload(state="online", suspended=view, **self._status)
+                self._publish_model(self.topics.status, online)
+
     def health_changed(self) -> None:
         """Publish health now rather than at the next interval (the display came up or went down)."""
         self._inbox.put(_Health())
@@ -424,7 +437,8 @@ class Publisher:
         """
         with self._status_lock:
             if not self._said_offline:
-                self._publish_model(self.topics.status, StatusPayload(state="online", **self._status))
+                online = StatusPayload(state="online", suspended=self._suspended, **self._status)
+                self._publish_model(self.topics.status, online)
         with self._device_lock:  # read and restated together: a change made meanwhile goes out after
             if self._device is not None:
                 self._publish_model(self.topics.device, self._device)

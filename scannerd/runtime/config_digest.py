@@ -49,11 +49,17 @@ def settings(config: Config) -> dict[str, Any]:
     for name in type(config).model_fields:
         value = getattr(config, name)
         if isinstance(value, BaseModel):
-            for key, item in value.model_dump(mode="json").items():
+            # A value no config file can hold (a test's or an embedder's object in place of a port)
+            # is named by its type: the digest stays the settings', and the start goes on.
+            for key, item in value.model_dump(mode="json", fallback=_named, warnings=False).items():
                 flat[f"{name}.{key}"] = item
         else:
             flat[name] = value
     return flat
+
+
+def _named(value: object) -> str:
+    return f"<{type(value).__name__}>"
 
 
 def secret_files(config: Config, environ: Mapping[str, str] | None = None) -> dict[str, Path | None]:

@@ -163,6 +163,7 @@ class Daemon:
             config_digest=self.effective.digest,
             staff_list=self.roster is not None,
         )
+        self.publisher.set_suspended(self.validator.suspended)  # a table restored suspended says so
         # The game server's requests, run one at a time on a thread of their own (docs/mqtt.md: Busy).
         self.requests = RequestPath.over(self.publisher, self._on_request)
         self.reader = DeviceReader(
@@ -608,6 +609,8 @@ class Daemon:
             if judged is not None and not isinstance(judged, Tick):
                 for listener in self.listeners:
                     listener.on_input(judged)
+            if any(event["kind"] == "suspension" for event in outcome.events):
+                self.publisher.set_suspended(self.validator.suspended)  # the status says it at once
             if defer:
                 return
             # A tick also retries what the outbox could not store: room may come back with nothing new

@@ -246,6 +246,25 @@ def test_the_pit_boss_acknowledges_a_misdeal_through_the_request_topic(page, sim
     assert alert_id not in [a["alert_id"] for a in sim.open_alerts(table_id)]
 
 
+def test_the_pit_boss_resumes_a_suspended_table_as_the_pits_broker_user(page, sim):
+    """The tile says SUSPENDED and why; RESUME asks for a reason and sends ``resume`` on the pit's own
+    request topic, which the table records as the pit's broker user (``pit``: no login here)."""
+    table_id = "BAC-09"
+    sim.fault(table_id, "DEVICE_FAULT", "Shoe alarm 3: card jam")
+    tile = f'.tile[data-table="{table_id}"]'
+    suspended = f"document.querySelector('{tile}').dataset.suspended"
+    wait_for(page, lambda b: js(b, suspended) == "true", 10, "the tile to say SUSPENDED")
+    assert "card jam" in page.find_element("css selector", f"{tile} .suspended .msg").text
+    page.find_element("css selector", f"{tile} .suspended .resume").click()
+    wait_for(page, lambda b: b.find_element("id", "resume").is_displayed(), 10, "the resume dialog")
+    page.find_element("id", "resume-reason").send_keys("jam cleared, shoe checked")
+    page.find_element("id", "resume-ok").click()
+    wait_for(page, lambda b: js(b, suspended) == "false", 10, "the tile to clear")
+    assert (table_id, "resume", {"reason": "jam cleared, shoe checked"}) in sim.requests
+    resumed = [e for e in sim.published if e.kind == "suspension" and e.table_id == table_id][-1]
+    assert (resumed.suspended, resumed.by, resumed.via) == (False, "pit", "pit")
+
+
 def post_ack(
     pit: Pit, body: bytes, content_type: str = "application/json", headers: dict[str, str] | None = None
 ) -> tuple[int, dict[str, Any]]:

@@ -45,7 +45,8 @@ class Table:
         settings: DisplaySettings | None = None,
         staff: Roster | None = None,
     ) -> None:
-        self.validator = Validator(table_id, rules or HouseRules(burn="none"))
+        # Suspension has a state of its own (``suspended``); every other state is a table that never stops.
+        self.validator = Validator(table_id, rules or HouseRules(burn="none", suspend_on=()))
         self.lock = threading.Lock()
         self.ts = 1_700_000_000.0
         self.display = Display(
@@ -219,10 +220,11 @@ STATES = {
 """Each a function that brings a fresh table (with a new shoe) to that state."""
 
 RULES = {
-    "dragon-tiger-dealing": HouseRules(game="dragon_tiger", burn="none"),
-    "dragon-tiger-tie": HouseRules(game="dragon_tiger", burn="none"),
-    "squeezed": HouseRules(burn="none", squeeze=True),
-    "ez-dragon-7": HouseRules(burn="none", commission="ez"),
+    "dragon-tiger-dealing": HouseRules(game="dragon_tiger", burn="none", suspend_on=()),
+    "dragon-tiger-tie": HouseRules(game="dragon_tiger", burn="none", suspend_on=()),
+    "squeezed": HouseRules(burn="none", squeeze=True, suspend_on=()),
+    "ez-dragon-7": HouseRules(burn="none", commission="ez", suspend_on=()),
+    "suspended": HouseRules(burn="none"),  # the house's own suspend_on
 }
 """The house of a state that is not punto banco's with no burn."""
 

@@ -25,7 +25,7 @@ from scannerd.contract.requests import RequestError, parse_request
 from scannerd.contract.topics import Topics, encode
 from scannerd.core.cards import ALL_CARDS
 from scannerd.core.house import HouseRules
-from scannerd.core.inputs import Actor, CardDrawn, Command, LinkChanged, ValidatorInput
+from scannerd.core.inputs import Actor, CardDrawn, Command, Fault, LinkChanged, ValidatorInput
 from scannerd.core.table import execute as run_request
 from tests.support.broker import START_TIMEOUT_S, Broker
 
@@ -68,6 +68,7 @@ class SimulatedPit:
             f"BAC-{i + 1:02d}": SimTable(f"BAC-{i + 1:02d}", self.rng, floor + i * 10**6) for i in range(n)
         }
         self.requests: list[tuple[str, str, dict[str, Any]]] = []  # (table, command, payload) as they came
+        self.published: list[EventData] = []  # every event the tables published, in order
         self.lock = threading.Lock()
         self._subscribed = threading.Event()
         self.client = mqtt.Client(CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv311)
@@ -96,6 +97,7 @@ class SimulatedPit:
     # ------------------------------------------------------------------ publishing as a daemon does
 
     def _publish(self, table: SimTable, events: list[EventData]) -> None:
+        self.published += events
         for message in table.topics.messages(events):
             self.client.publish(message.topic, message.payload, qos=1, retain=message.retain)
 
@@ -147,6 +149,12 @@ class SimulatedPit:
         table = self.tables[table_id]
         while (table.validator.state()["round"] or {}).get("phase") == "dealing":
             self.card(table_id)
+
+    def fault(self, table_id: str, code: str, text: str) -> None:
+        """A fault from outside the deal (the shoe's alarm): its alert, and the suspension it brings."""
+        table = self.tables[table_id]
+        with self.lock:
+            self._publish(table, table.feed(Fault(table.tick(), code, text)))
 
     def set_link(self, table_id: str, up: bool) -> None:
         table = self.tables[table_id]

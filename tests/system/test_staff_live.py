@@ -68,6 +68,10 @@ def command(table: LiveTable, name: str, **args: Any) -> dict[str, Any]:
     return next(p for p in table.server.payloads("/response/" + name) if p["transaction"] == transaction)
 
 
+def ms_status(messages: list[Any]) -> list[Any]:
+    return [m for m in messages if m.topic.endswith("/status")]
+
+
 def published(table: LiveTable, kind: str) -> list[dict[str, Any]]:
     return table.server.payloads(f"/{kind}")
 
@@ -164,6 +168,9 @@ def test_a_suspended_table_refuses_betting_sets_cards_aside_and_only_a_superviso
         wait_for(browser, lambda b: b.find_element("id", "suspended").is_displayed(), 10, "SUSPENDED")
         assert "Foreign card" in text(browser, "suspended-why")
         assert action(browser) == "TABLE SUSPENDED - DO NOT DEAL"
+        table.server.wait_for(lambda ms: "suspended" in json.loads(ms_status(ms)[-1].payload), 10)
+        status = json.loads(ms_status(table.server.messages())[-1].payload)
+        assert (status["state"], status["suspended"]["cause"]) == ("online", "FOREIGN_CARD")
 
         refused = command(table, "betting_open")
         assert refused["status"] == "error" and "suspended" in refused["error"]
@@ -192,6 +199,7 @@ def test_a_suspended_table_refuses_betting_sets_cards_aside_and_only_a_superviso
         assert (resumed["suspended"], resumed["by"], resumed["via"]) == (False, "S-1", "display")
         assert (resumed["cause"], resumed["since"]) == (stopped["cause"], stopped["since"])
         assert resumed["reason"] == "foreign card removed, shoe checked"
+        table.server.wait_for(lambda ms: "suspended" not in json.loads(ms_status(ms)[-1].payload), 10)
         assert command(table, "betting_open")["status"] == "ok"
 
         replayed_as_published(table)
