@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Protocol
 
 from scannerd.core.cards import ALL_CARDS
+from scannerd.core.house import SUSPEND_ON
+from scannerd.core.inputs import Actor
 from simulators.faults import FaultRates
 from simulators.recording import record_simulation
 from simulators.scenario import Scenario, load, parse
@@ -719,5 +721,41 @@ def dragon_tiger_squeeze() -> Script:
     s.cmd("reveal", side="tiger", after=1.0)
     s.wait(6.0)
     round_(s, "R2", beetek("KS", "2C"), pieces=1)
+    s.cmd("get_state")
+    return s
+
+
+@case
+def staff_and_suspension() -> Script:
+    """Who did what, and a table that stops: wrong PINs lock a dealer out, another signs in and
+    acknowledges with her PIN; a foreign card suspends the table, betting is refused and a card
+    drawn is set aside; a dealer cannot resume it, the supervisor the game server names does; the
+    pit voids a round as its broker user."""
+    s = Script(
+        "staff-and-suspension",
+        "beetek",
+        rules={"game": "punto_banco", "decks": 1, "burn": "none", "suspend_on": list(SUSPEND_ON),
+               "pin_attempts": 3, "ack_needs_pin": True},
+    )  # fmt: skip
+    desk = Actor("gameserver", "gameserver")
+    s.link(True, detail="beetek on /dev/shoe-1")
+    s.cmd("new_shoe", shoe_id="S1", actor=desk)
+    for _ in range(3):  # the third locks D-1 out
+        s.cmd("dealer_sign_in", dealer_id="D-1", actor=Actor("display", "D-1", "dealer", "wrong"))
+    s.cmd("dealer_sign_in", dealer_id="D-1", actor=Actor("display", "D-1", "dealer", "right"))  # locked
+    s.cmd("dealer_sign_in", dealer_id="D-2", actor=Actor("display", "D-2", "dealer", "right"))
+    s.device(beetek("7H"), pieces=1)  # no round: an extra card
+    s.cmd("ack_alert", alert_id=5, actor=Actor("display", role="unknown"))  # no PIN typed: refused
+    s.cmd("ack_alert", alert_id=5, actor=Actor("display", "D-2", "dealer", "right"))
+    s.cmd("betting_open", round_id="R1", actor=desk)
+    s.cmd("betting_close", actor=desk)
+    s.device(beetek("AS", "AS"), pieces=1)  # one deck: the second ace of spades is foreign
+    s.cmd("betting_open", round_id="R2", actor=desk)  # suspended: refused
+    s.device(beetek("KD"), pieces=1)  # drawn anyway: set aside
+    s.cmd("resume", reason="looks fine", supervisor_id="D-2", actor=Actor("gameserver", "D-2", "dealer"))
+    s.cmd("resume", reason="foreign card removed", supervisor_id="S-1",
+          actor=Actor("gameserver", "S-1", "supervisor"))  # fmt: skip
+    s.cmd("betting_open", round_id="R2", actor=desk)
+    s.cmd("void_round", reason="dispute at the table", actor=Actor("pit", "pit"))
     s.cmd("get_state")
     return s

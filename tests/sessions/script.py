@@ -17,6 +17,7 @@ from typing import Any
 from drivers.codecs.framed import encode_event
 from drivers.events import DeviceCard, DeviceCutCard, DeviceFault, DeviceHello
 from scannerd.core.house import HouseRules
+from scannerd.core.inputs import Actor
 from scannerd.recording.format import Header, RecordingWriter
 
 STARTED_AT = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
@@ -66,9 +67,10 @@ class Script:
         self.lines.append(("link", self.t, (up, detail)))
         return self
 
-    def cmd(self, name: str, after: float = 1.0, **args: Any) -> Script:
+    def cmd(self, name: str, after: float = 1.0, actor: Actor | None = None, **args: Any) -> Script:
+        """A command; ``actor``: who took it, as the daemon records it (None: before actions said so)."""
         self.t += after
-        self.lines.append(("cmd", self.t, (name, args)))
+        self.lines.append(("cmd", self.t, (name, args, actor)))
         return self
 
     def device(self, data: bytes, after: float = 1.0, pieces: int | None = None) -> Script:
