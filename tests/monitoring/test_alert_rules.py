@@ -15,10 +15,12 @@ import pytest
 import yaml
 
 from tests.monitoring.checks import problems
+from tests.support.docs import markdown_table
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = ROOT / "systemd" / "prometheus-scannerd-alerts.yml"
 UNIT_TESTS = Path(__file__).with_name("alerts_test.yml")
+GUIDE = ROOT / "docs" / "operations.md"
 
 promtool = pytest.mark.skipif(
     shutil.which("promtool") is None, reason="promtool not installed (Debian package 'prometheus')"
@@ -94,3 +96,11 @@ def test_a_name_no_table_serves_is_caught() -> None:
         )
         == []
     )
+
+
+def test_the_guide_says_what_each_alert_means_and_what_to_do() -> None:
+    rows = markdown_table(GUIDE, "### What each alert means")
+    assert {row[0].strip("`"): row[1] for row in rows} == {
+        rule["alert"]: rule["labels"]["severity"] for rule in rules()
+    }
+    assert all(row[2] and row[3] for row in rows)
