@@ -26,6 +26,8 @@ DESTINATIONS: tuple[tuple[str, str], ...] = (
     ("*.rules", "/etc/udev/rules.d"),
     ("sysusers.d/*.conf", "/etc/sysusers.d"),
     ("mosquitto*", "/usr/share/scannerd/mosquitto"),  # for the broker's host, not this PC
+    ("prometheus*", "/usr/share/scannerd/prometheus"),  # for the monitoring host: alerting rules
+    ("grafana*", "/usr/share/scannerd/grafana"),  # for the monitoring host: the dashboard
     ("*.example", "/etc/scannerd"),
 )
 

@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -131,6 +132,22 @@ def test_the_units_it_installs_pass_systemd_analyze_verify(installed: Installed,
     assert (root / "etc" / "udev" / "rules.d" / "99-scannerd-shoe.rules").is_file()
     assert (root / "etc" / "sysusers.d" / "scannerd.conf").is_file()
     assert (root / "etc" / "scannerd" / "scannerd.toml.example").is_file()
+
+
+def test_the_wheel_carries_the_monitoring_hosts_files(installed: Installed, tmp_path: Path) -> None:
+    """The alerting rules and the dashboard come in the wheel, byte for byte, and install under /usr/share."""
+    (wheel,) = (installed.bundle / "wheels").glob("scannerd-*.whl")
+    with zipfile.ZipFile(wheel) as carried:
+        for name in ("prometheus-scannerd-alerts.yml", "grafana-scannerd-dashboard.json"):
+            assert carried.read(f"scannerd/table_files/{name}") == (ROOT / "systemd" / name).read_bytes()
+    root = tmp_path / "root"
+    done = subprocess.run(
+        [installed.scannerd, "install", "--root", root], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    share = root / "usr" / "share" / "scannerd"
+    assert (share / "prometheus" / "prometheus-scannerd-alerts.yml").is_file()
+    assert (share / "grafana" / "grafana-scannerd-dashboard.json").is_file()
 
 
 def test_selfcheck_finds_an_installed_file_changed_by_one_byte(installed: Installed) -> None:

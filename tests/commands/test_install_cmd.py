@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
@@ -20,6 +20,18 @@ def test_every_shipped_file_has_a_place() -> None:
         p.relative_to(SYSTEMD).as_posix() for p in SYSTEMD.rglob("*") if p.is_file()
     }
     assert all(p.target.is_absolute() for p in placed)
+
+
+def test_the_files_for_other_hosts_go_under_usr_share() -> None:
+    """The broker's and the monitoring host's examples are carried, not used, on the table PC."""
+    placed = {p.name: p.target for p in placements(SYSTEMD)}
+    assert placed["prometheus-scannerd-alerts.yml"] == PurePosixPath(
+        "/usr/share/scannerd/prometheus/prometheus-scannerd-alerts.yml"
+    )
+    assert placed["grafana-scannerd-dashboard.json"] == PurePosixPath(
+        "/usr/share/scannerd/grafana/grafana-scannerd-dashboard.json"
+    )
+    assert placed["mosquitto-acl.example"].parent == PurePosixPath("/usr/share/scannerd/mosquitto")
 
 
 def test_a_file_no_rule_places_is_named(tmp_path: Path) -> None:
@@ -45,6 +57,8 @@ def test_install_puts_each_file_in_place_and_says_what_next(
     assert SHIPPED_COMMAND not in unit and f"ExecStart={sys.prefix}/bin/scannerd run" in unit
     assert "systemctl daemon-reload" in out and "systemd-sysusers" in out
     assert not (tmp_path / "etc/scannerd/scannerd.toml").exists(), "the operator's config is never written"
+    dashboard = tmp_path / "usr/share/scannerd/grafana/grafana-scannerd-dashboard.json"
+    assert dashboard.read_bytes() == (SYSTEMD / "grafana-scannerd-dashboard.json").read_bytes()
 
 
 def test_the_next_steps_are_the_guides_own_commands() -> None:
