@@ -278,6 +278,7 @@ class MetricsServer:
         self._port: int | None = None
         self.listening = threading.Event()
         self._refused_start = not settings.loopback and self._token is None
+        self._said_refused = False
 
     @property
     def port(self) -> int | None:
@@ -297,13 +298,15 @@ class MetricsServer:
                 self.latency.observe(max(0.0, now - orjson.loads(m.payload)["ts"]))
 
     def start(self) -> None:
-        if self._refused_start and self._thread is None:
+        if self._refused_start:
+            if self._said_refused:
+                return
+            self._said_refused = True
             log.error(
                 "metrics not served: a listen address off loopback needs a token ([metrics] token_file "
                 "or the metrics-token credential); the table deals on",
                 listen=self.settings.listen,
             )
-            self._thread = threading.Thread(target=lambda: None)  # said once: never again
             return
         if self.alive:
             return

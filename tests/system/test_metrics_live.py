@@ -317,3 +317,34 @@ def test_healthz_follows_the_shoe_the_broker_and_the_outbox(
         assert "held" in said["problems"]["outbox"] and "not connected" in said["problems"]["broker"]
         broker.start()
         wait_until(lambda: problems(daemon) == set(), 20, "the broker back and the outbox emptied")
+
+
+def test_off_loopback_every_request_needs_the_token_and_a_known_host(
+    tmp_path: Path, make_broker: Callable[..., Broker]
+) -> None:
+    token = tmp_path / "metrics-token"
+    token.write_text("s3cret\n")
+    metrics = {"listen": "0.0.0.0:0", "token_file": str(token), "allowed_hosts": ["scrape.example"]}
+    with live_table(tmp_path, make_broker(), "beetek", in_process=True, metrics=metrics) as live:
+        assert live.daemon is not None
+        url = metrics_url(live.daemon)
+        bearer = {"Authorization": "Bearer s3cret"}
+        assert get(url)[0] == 401
+        assert get(url, {"Authorization": "Bearer wrong"})[0] == 401
+        assert get(url, bearer)[0] == 200
+        assert get(url.replace("/metrics", "/healthz"))[0] == 401
+        assert get(url, bearer | {"Host": "evil.example"})[0] == 403  # DNS rebinding
+        assert get(url, bearer | {"Host": "scrape.example:9466"})[0] == 200
+
+
+def test_off_loopback_without_a_token_nothing_is_served_and_the_table_deals_on(
+    tmp_path: Path, make_broker: Callable[..., Broker]
+) -> None:
+    with live_table(
+        tmp_path, make_broker(), "beetek", in_process=True, metrics={"listen": "0.0.0.0:0"}
+    ) as live:
+        daemon = live.daemon
+        assert daemon is not None and daemon.metrics is not None
+        live.port.write(beetek(*NATURAL))
+        wait_until(lambda: daemon.outbox.health().pending == 0 and daemon.validator.next_seq > 5, 15, "dealt")
+        assert daemon.metrics.port is None and daemon.check() == []
