@@ -202,3 +202,11 @@ class HealthPayload(BaseModel):
     clock: ClockHealth | None = Field(
         None, description="The table's clock; null where the kernel's clock state cannot be read."
     )
+    started_at: float | None = Field(
+        None, exclude_if=_absent, description="Unix seconds the daemon started; absent from older tables."
+    )
+    oldest_pending_s: float | None = Field(
+        None,
+        description="Age in seconds (by its ts) of the oldest event the broker has not acknowledged; "
+        "null when none waits (and from older tables).",
+    )

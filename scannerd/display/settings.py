@@ -38,19 +38,19 @@ class DisplaySettings(Section):
     @field_validator("listen")
     @classmethod
     def _listen_shape(cls, listen: str) -> str:
-        _split_listen(listen)
+        split_listen(listen)
         return listen
 
     @property
     def host(self) -> str:
-        return _split_listen(self.listen)[0]
+        return split_listen(self.listen)[0]
 
     @property
     def port(self) -> int:
-        return _split_listen(self.listen)[1]
+        return split_listen(self.listen)[1]
 
 
-def _split_listen(listen: str) -> tuple[str, int]:
+def split_listen(listen: str) -> tuple[str, int]:
     host, sep, port = listen.rpartition(":")
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]

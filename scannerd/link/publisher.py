@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, assert_never
 
+import orjson
 import paho.mqtt.client as mqtt
 import structlog
 from paho.mqtt.enums import CallbackAPIVersion
@@ -53,7 +54,7 @@ from scannerd.contract.payloads import (
 )
 from scannerd.contract.requests import Response
 from scannerd.contract.table_state import SuspensionView
-from scannerd.contract.topics import Topics, encode
+from scannerd.contract.topics import Message, Topics, encode
 from scannerd.link.broker_ring import BrokerRing
 from scannerd.link.mqtt_link import LinkReport, failure_reason
 from scannerd.link.mqtt_settings import MqttSettings
@@ -128,8 +129,12 @@ class Publisher:
         software: Software | None = None,
         config_digest: str | None = None,
         staff_list: bool | None = None,
+        started_at: float | None = None,
     ) -> None:
         self.settings = settings
+        self._started_at = started_at
+        # Told of the events the broker acknowledged, on the pump's thread (the card latency metric).
+        self.on_acked: Callable[[list[Message]], None] | None = None
         self._display = display
         self._reader = reader
         self._recorder = recorder
@@ -355,6 +360,11 @@ class Publisher:
                 self._publish_model(self.topics.device, device)
 
     @property
+    def device(self) -> DevicePayload | None:
+        """The device payload as last set (any thread)."""
+        return self._device
+
+    @property
     def connected(self) -> bool:
         return self._connected
 
@@ -367,6 +377,18 @@ class Publisher:
     def alive(self) -> bool:
         """False once the sending thread has ended (after stop, or by a bug): the daemon should restart."""
         return self._pump_thread is not None and self._pump_thread.is_alive()
+
+    def counts(self) -> dict[str, int]:
+        """The health counters as they are now (any thread)."""
+        with self._counts_lock:
+            return dict(self._counts)
+
+    def oldest_pending_s(self) -> float | None:
+        """Age of the oldest event the broker has not acknowledged, by its ``ts``; None when none waits."""
+        oldest = self.outbox.oldest()
+        if oldest is None:
+            return None
+        return max(0.0, self._clock() - float(orjson.loads(oldest.payload)["ts"]))
 
     def health(self) -> dict[str, Any]:
         return self._health().model_dump(mode="json")
@@ -519,7 +541,7 @@ class Publisher:
             deadline = min(next_health, self._paused_until) if self._paused_until > now else next_health
             items = self._take(max(0.0, deadline - now))
             try:
-                acked: list[int] = []
+                acked: list[Stored] = []
                 with self._send_lock:
                     for item in items:
                         match item:
@@ -530,7 +552,7 @@ class Publisher:
                                 if row is None:
                                     continue  # status, health, a response, or a row from before a rewind
                                 if not rc.is_failure:
-                                    acked.append(row.id)
+                                    acked.append(row)
                                     backoff = float(s.reconnect_min_s)
                                     if refusals:
                                         log.info("broker takes events again", refusals=refusals)
@@ -557,7 +579,9 @@ class Publisher:
                     sending = bool(self._send_gen)
                 if acked:
                     self._count("published", len(acked))  # first, so flush() never sees it lag
-                    self.outbox.remove(acked)
+                    self.outbox.remove([row.id for row in acked])
+                    if self.on_acked is not None:
+                        self.on_acked([row.message for row in acked])
                 if sending:
                     self._fill()
                 if sending and time.monotonic() >= next_health:
@@ -647,4 +671,6 @@ class Publisher:
             reader=self._reader(),
             recorder=self._recorder(),
             clock=self._clock_health(),
+            started_at=self._started_at,
+            oldest_pending_s=self.oldest_pending_s(),
         )

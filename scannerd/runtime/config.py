@@ -47,6 +47,7 @@ from scannerd.recording.settings import RecordSettings
 from scannerd.runtime.clock_sync import ClockSettings
 from scannerd.runtime.device_settings import DeviceSettings
 from scannerd.runtime.log_settings import LogSettings
+from scannerd.runtime.metrics_settings import MetricsSettings
 from scannerd.settings.config_errors import TOO_MANY_DIGITS, describe, section_type
 from scannerd.staff.settings import StaffSettings
 from scannerd.store.outbox_settings import OutboxSettings
@@ -78,6 +79,7 @@ class Config(BaseSettings):
     staff: StaffSettings = Field(default_factory=StaffSettings)
     log: LogSettings = Field(default_factory=LogSettings)
     clock: ClockSettings = Field(default_factory=ClockSettings)
+    metrics: MetricsSettings = Field(default_factory=MetricsSettings)
 
     def warnings(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
         """Allowed but unsafe settings as (key, problem); the daemon runs with them, and says so."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError
 from pathlib import Path
@@ -30,6 +30,7 @@ from drivers.events import DeviceEvent, DeviceHello, DeviceStatus, LinkDown, Lin
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from scannerd.contract.alert_catalogue import message
+from scannerd.contract.command_catalogue import COMMANDS
 from scannerd.contract.events import AlertData, EventData
 from scannerd.contract.payloads import ClockHealth, ReaderHealth, Software
 from scannerd.contract.requests import Request, Response, Transaction
@@ -64,6 +65,7 @@ from scannerd.store.seq_ceiling import SeqCeiling, clock_floor
 
 if TYPE_CHECKING:
     from scannerd.display.server import Display
+    from scannerd.runtime.metrics import MetricsServer
 
 log = structlog.get_logger(__name__)
 
@@ -98,6 +100,8 @@ class Daemon:
         self.config = config
         self.clock = clock
         self.table_id = config.table_id
+        self.started_at = clock()
+        self.request_counts: Counter[tuple[str, str]] = Counter()  # (command, status), under _lock
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._closed = False  # no request is judged any more: the recording has ended (under _lock)
@@ -158,10 +162,11 @@ class Daemon:
             display=lambda: self.display.health if self.display is not None else None,
             reader=lambda: ReaderHealth.model_validate(self.reader.counters()),
             recorder=lambda: self.recorder.health() if self.recorder is not None else None,
-            clock_health=self._clock_health,
+            clock_health=self.clock_health,
             software=self.software,
             config_digest=self.effective.digest,
             staff_list=self.roster is not None,
+            started_at=self.started_at,
         )
         self.publisher.set_suspended(self.validator.suspended)  # a table restored suspended says so
         # The game server's requests, run one at a time on a thread of their own (docs/mqtt.md: Busy).
@@ -211,6 +216,14 @@ class Daemon:
                 on_health=self.publisher.health_changed,
             )
             self.listeners.append(self.display)
+        self.metrics: MetricsServer | None = None
+        if config.metrics.listen is not None:
+            # Only here, as the display: the client library is loaded by a table that serves metrics.
+            from scannerd.runtime.metrics import MetricsServer
+
+            self.metrics = MetricsServer(config.metrics, self)
+            self.publisher.on_acked = self.metrics.acked
+            self.listeners.append(self.metrics.counts)
 
     @property
     def validator(self) -> Validator:
@@ -241,6 +254,8 @@ class Daemon:
             self.recorder.start(self.clock())  # its header holds the state before any input
         if self.display is not None:
             self.display.start()  # before any event, so it sees the state they apply to
+        if self.metrics is not None:
+            self.metrics.start()
         self._resume()  # before the broker can hand over requests queued for us meanwhile
         self._config_changed()
         self.requests.start()
@@ -372,6 +387,8 @@ class Daemon:
             self._ticker.join(1.0)
         if self.display is not None:
             self.display.stop()
+        if self.metrics is not None:
+            self.metrics.stop()
         with self._lock:
             state = self.saved_state().to_dict()
         self.outbox.close(state)  # a snapshot last: the next start has no journal to judge
@@ -396,6 +413,8 @@ class Daemon:
             dead.append("recorder")
         if not self.publisher.alive and not self._stopping.is_set():
             dead.append("publisher")  # its loop has no restart of its own: the service restarts us
+        if self.metrics is not None and not self.metrics.alive and not self._stopping.is_set():
+            self.metrics.start()  # it ends only when it may not serve (logged) or by a bug: not the table's
         if self.display is not None and not self.display.alive and not self._stopping.is_set():
             log.error("dealer display died; restarting")
             self.display.start()
@@ -479,7 +498,8 @@ class Daemon:
                 return Response(command=command, status="error", transaction=transaction, error=text)
             outcome = judge(self._now())
             self._take(outcome)
-        assert outcome.response is not None  # every request is answered
+            assert outcome.response is not None  # every request is answered
+            self.request_counts[_command_label(command), outcome.response.status] += 1
         return outcome.response
 
     def _tick_loop(self) -> None:
@@ -560,7 +580,7 @@ class Daemon:
                 Fault(now, "CLOCK_UNSYNCED", message("CLOCK_UNSYNCED", clock=reading.say(), limit=limit))
             )
 
-    def _clock_health(self) -> ClockHealth | None:
+    def clock_health(self) -> ClockHealth | None:
         """The last reading, for the health topic: what the alert was judged on (any thread)."""
         reading, limit = self._clock_reading, self.config.clock.max_error_s
         if reading is None:
@@ -675,6 +695,11 @@ class Daemon:
         say("outbox level", outbox_level=level, pending=health.pending, bytes=health.bytes)
         if level != "ok":
             self._faults.append(_OUTBOX_FAULTS[level](self.clock(), health))
+
+
+def _command_label(command: str) -> str:
+    """A command of the catalogue names itself; any other is 'other', so the metrics' labels stay bounded."""
+    return command if command in COMMANDS else "other"
 
 
 def log_alerts(events: Sequence[EventData]) -> None:

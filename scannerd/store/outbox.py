@@ -557,6 +557,14 @@ class Outbox:
             rows = [r for r in rows if r[0] not in gone][:limit] if gone else rows
         return [Stored(r[0], Message(r[1], r[2], bytes(r[3]), r[4], bool(r[5]))) for r in rows]
 
+    def oldest(self) -> Message | None:
+        """The oldest waiting message, on disk or else held in memory; None when none waits."""
+        rows = self.pending(limit=1)
+        if rows:
+            return rows[0].message
+        with self._lock:
+            return self._held[0].messages[0] if self._held and self._held[0].messages else None
+
     @property
     def last_seq(self) -> int:
         """Highest seq ever put (held or on disk)."""

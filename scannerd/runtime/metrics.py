@@ -1,0 +1,418 @@
+"""Prometheus metrics (``/metrics``) and a health check (``/healthz``) for one table, over HTTP.
+
+Nothing here runs on the card's path but ``EventCounts.on_events``, a few
+dictionary additions per stored batch, like the recorder's and the display's
+hooks. Everything else is read when Prometheus scrapes: the collector asks the
+daemon's parts for the counters and state they keep anyway (the publisher's
+health counts, the outbox, the reader's counters, the clock reading). The
+card latency histogram is observed on the publisher's pump, where the broker's
+acknowledgements arrive.
+
+The server runs on a thread of its own. One that cannot listen never stops
+the table: it says why once and tries again with backoff, as the dealer
+display does. Off loopback every request needs the token; the ``Host`` a
+request names must be an address, ``localhost`` or an allowed host.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import orjson
+import structlog
+from prometheus_client import CollectorRegistry, Histogram, ProcessCollector, disable_created_metrics
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.registry import Collector
+
+from scannerd import __version__
+from scannerd.contract.events import EventData
+from scannerd.contract.topics import Message
+from scannerd.core.listeners import TableListener
+from scannerd.display.access import host_name
+from scannerd.runtime.metrics_settings import MetricsSettings
+from scannerd.settings.credentials import read_secret
+
+Daemon = Any
+"""``scannerd.runtime.daemon.Daemon``, which imports this module: named, not imported."""
+
+log = structlog.get_logger(__name__)
+
+disable_created_metrics()  # a ``_created`` series per counter is noise to a table's dashboard
+
+TOKEN_CREDENTIAL = "metrics-token"
+"""Looked up in ``$CREDENTIALS_DIRECTORY`` when no ``[metrics] token_file`` is set."""
+RETRY_MIN_S = 1.0
+RETRY_MAX_S = 10.0
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
+"""Seconds from a card's read to its acknowledgement: milliseconds when well, minutes in an outage."""
+SEVERITIES = ("info", "warning", "misdeal")
+OTHER = "other"
+
+
+class EventCounts(TableListener):
+    """Events counted as they are stored for publishing: what the game server gets, by kind.
+
+    Called under the daemon's lock, so it needs none of its own; a scrape reads
+    a copy (``Counter.copy`` runs without releasing the GIL).
+    """
+
+    def __init__(self, open_alerts: Callable[[], Iterable[Mapping[str, Any]]]) -> None:
+        self.events = 0
+        self.cards = 0
+        self.rounds: Counter[str] = Counter()
+        self.alerts: Counter[tuple[str, str]] = Counter()
+        self.voids: Counter[str] = Counter()
+        self.open_alerts: Counter[str] = Counter()
+        self._open_alerts = open_alerts
+
+    def on_events(self, events: Sequence[EventData]) -> None:
+        self.events += len(events)
+        alerts = False
+        for event in events:
+            kind = event["kind"]
+            if kind == "card":
+                self.cards += 1
+            elif kind == "round":
+                phase = event["phase"]
+                if phase == "complete":
+                    self.rounds[event["winner"] or OTHER] += 1
+                elif phase == "void":
+                    self.rounds["void"] += 1
+                    self.voids[event["reason"] or OTHER] += 1
+            elif kind == "alert":
+                alerts = True
+                if not event["acknowledged"]:
+                    self.alerts[event["code"], event["severity"]] += 1
+        if alerts:  # open alerts change only with an alert event: counted again then, not per card
+            self.open_alerts = Counter(a["severity"] for a in self._open_alerts())
+
+
+class TableCollector(Collector):
+    """Every ``scannerd_`` metric of one table, read from the daemon when scraped."""
+
+    def __init__(self, daemon: Daemon, counts: EventCounts) -> None:
+        self.daemon = daemon
+        self.counts = counts
+        self.table_id = daemon.table_id
+
+    def _gauge(self, name: str, doc: str, value: float) -> GaugeMetricFamily:
+        g = GaugeMetricFamily(name, doc, labels=["table_id"])
+        g.add_metric([self.table_id], value)
+        return g
+
+    def _counter(self, name: str, doc: str, value: float) -> CounterMetricFamily:
+        c = CounterMetricFamily(name, doc, labels=["table_id"])
+        c.add_metric([self.table_id], value)
+        return c
+
+    def _labelled(
+        self, family: CounterMetricFamily | GaugeMetricFamily, values: Mapping[Any, int]
+    ) -> CounterMetricFamily | GaugeMetricFamily:
+        for key, value in sorted(values.items()):
+            labels = key if isinstance(key, tuple) else (key,)
+            family.add_metric([self.table_id, *labels], value)
+        return family
+
+    def collect(self) -> Iterable[Metric]:
+        d, n, t = self.daemon, self.counts, self.table_id
+        software = d.software
+        info = GaugeMetricFamily(
+            "scannerd_build_info",
+            "What the table runs: version, installed files' digest ('' when not from a wheel), driver, game.",
+            labels=["table_id", "version", "digest", "driver", "game"],
+        )
+        game = d.config.rules.game or "punto_banco"
+        info.add_metric([t, __version__, software.digest or "", d.config.device.driver, game], 1)
+        yield info
+        yield self._counter("scannerd_cards_total", "Cards read from the shoe (card events).", n.cards)
+        yield self._labelled(
+            CounterMetricFamily(
+                "scannerd_rounds_total", "Rounds ended, by result.", labels=["table_id", "result"]
+            ),
+            n.rounds.copy(),
+        )
+        yield self._labelled(
+            CounterMetricFamily(
+                "scannerd_alerts_total",
+                "Alerts raised, by code and severity.",
+                labels=["table_id", "code", "severity"],
+            ),
+            n.alerts.copy(),
+        )
+        yield self._labelled(
+            CounterMetricFamily(
+                "scannerd_voids_total", "Rounds voided, by reason.", labels=["table_id", "reason"]
+            ),
+            n.voids.copy(),
+        )
+        open_alerts = n.open_alerts.copy()
+        yield self._labelled(
+            GaugeMetricFamily(
+                "scannerd_open_alerts",
+                "Alerts raised and not yet acknowledged, by severity.",
+                labels=["table_id", "severity"],
+            ),
+            {s: open_alerts.get(s, 0) for s in SEVERITIES},
+        )
+        yield self._gauge(
+            "scannerd_suspended", "1 while the table is suspended.", int(d.validator.suspended is not None)
+        )
+        ob = d.outbox.health()
+        yield self._gauge("scannerd_outbox_events", "Events not yet acknowledged by the broker.", ob.pending)
+        oldest = d.publisher.oldest_pending_s()
+        yield self._gauge(
+            "scannerd_outbox_oldest_age_seconds",
+            "Age of the oldest event not yet acknowledged (0: none).",
+            oldest or 0.0,
+        )
+        yield self._gauge("scannerd_outbox_bytes", "Bytes the outbox holds on disk.", ob.bytes)
+        yield self._gauge(
+            "scannerd_outbox_free_bytes",
+            "Bytes left in the outbox's budget.",
+            max(0, ob.max_bytes - ob.bytes),
+        )
+        counts = d.publisher.counts()
+        yield self._counter(
+            "scannerd_events_published_total", "Events stored for publishing to the broker.", n.events
+        )
+        yield self._counter(
+            "scannerd_events_acknowledged_total", "Events the broker acknowledged.", counts["published"]
+        )
+        yield self._gauge(
+            "scannerd_broker_connected", "1 while connected to the broker.", int(d.publisher.connected)
+        )
+        yield self._counter(
+            "scannerd_broker_reconnects_total",
+            "Connections to the broker after the first.",
+            counts["reconnects"],
+        )
+        reader = d.reader.counters()
+        yield self._counter(
+            "scannerd_codec_junk_bytes_total",
+            "Bytes from the shoe that were part of no frame.",
+            reader.get("junk_bytes") or 0,
+        )
+        yield self._counter(
+            "scannerd_codec_bad_frames_total",
+            "Frames from the shoe that could not be used.",
+            reader.get("bad_frames") or 0,
+        )
+        yield self._gauge("scannerd_device_link_up", "1 while the shoe's link is up.", int(d.reader.link_up))
+        yield self._counter(
+            "scannerd_device_reconnects_total",
+            "Times the shoe was opened again.",
+            reader.get("reconnects") or 0,
+        )
+        yield self._labelled(
+            CounterMetricFamily(
+                "scannerd_requests_total",
+                "Commands run, by command and answer status.",
+                labels=["table_id", "command", "status"],
+            ),
+            d.request_counts.copy(),
+        )
+        clock = d.clock_health()
+        yield self._gauge(
+            "scannerd_clock_synchronised",
+            "1 while a time service keeps the clock synchronised.",
+            int(clock is not None and clock.synchronised),
+        )
+        yield self._gauge(
+            "scannerd_clock_estimated_error_seconds",
+            "The kernel's estimated error of the clock.",
+            clock.est_error_s if clock is not None else 0.0,
+        )
+        yield self._gauge("scannerd_start_time_seconds", "Unix time the daemon started.", d.started_at)
+
+
+def health_problems(daemon: Daemon) -> dict[str, str]:
+    """What is not well, by part (shoe, broker, outbox), with the reason; {} when all is well."""
+    problems = {}
+    device = daemon.publisher.device
+    if not daemon.reader.link_up or device is None or device.link != "up":
+        detail = device.detail if device is not None and device.detail else "not open"
+        problems["shoe"] = f"link {device.link if device is not None else 'unknown'}: {detail}"
+    if not daemon.publisher.connected:
+        problems["broker"] = f"not connected ({daemon.publisher.failed_attempts} failed attempts)"
+    ob = daemon.outbox.health()
+    if ob.level == "full":
+        problems["outbox"] = f"full: {ob.held} events held in memory, {ob.pending} waiting"
+    return problems
+
+
+class MetricsServer:
+    """``/metrics`` and ``/healthz`` of one table on a thread of its own."""
+
+    def __init__(
+        self, settings: MetricsSettings, daemon: Daemon, environ: Mapping[str, str] | None = None
+    ) -> None:
+        self.settings = settings
+        self._daemon = daemon
+        token = read_secret(settings.token_file, TOKEN_CREDENTIAL, environ)  # at start, as a file error
+        self._token = token.get_secret_value() if token is not None else None
+        self._names = {"localhost", *(host_name(h) for h in settings.allowed_hosts)}
+        self.counts = EventCounts(lambda: list(daemon.validator.open_alerts.values()))
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(TableCollector(daemon, self.counts))
+        ProcessCollector(registry=self.registry)
+        self.latency = Histogram(
+            "scannerd_card_latency_seconds",
+            "From a card's read to the broker's acknowledgement of its card event.",
+            ["table_id"],
+            registry=self.registry,
+            buckets=LATENCY_BUCKETS,
+        ).labels(daemon.table_id)
+        self._card_topic = daemon.publisher.topics.of("card")
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._port: int | None = None
+        self.listening = threading.Event()
+        self._refused_start = not settings.loopback and self._token is None
+        self._said_refused = False
+
+    @property
+    def port(self) -> int | None:
+        """The port it listens on (the one the OS picked for port 0); None until it listens."""
+        return self._port if self.listening.is_set() else None
+
+    @property
+    def alive(self) -> bool:
+        """Its thread runs, or it may not serve at all (said once at start): nothing to restart."""
+        return self._refused_start or (self._thread is not None and self._thread.is_alive())
+
+    def acked(self, messages: list[Message]) -> None:
+        """The broker acknowledged these: each card's latency from its read (the pump's thread)."""
+        now = time.time()
+        for m in messages:
+            if m.topic == self._card_topic:
+                self.latency.observe(max(0.0, now - orjson.loads(m.payload)["ts"]))
+
+    def start(self) -> None:
+        if self._refused_start:
+            if self._said_refused:
+                return
+            self._said_refused = True
+            log.error(
+                "metrics not served: a listen address off loopback needs a token ([metrics] token_file "
+                "or the metrics-token credential); the table deals on",
+                listen=self.settings.listen,
+            )
+            return
+        if self.alive:
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name="metrics", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        server = self._server
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        self.listening.clear()
+
+    def _run(self) -> None:
+        delay, failures = RETRY_MIN_S, 0
+        while not self._stop.is_set():
+            try:
+                server = self._make_server()
+            except OSError as exc:
+                failures += 1
+                if failures == 1:
+                    log.error(
+                        "metrics cannot listen; the table deals on",
+                        listen=self.settings.listen,
+                        reason=exc.strerror or str(exc),
+                    )
+                self._stop.wait(delay)
+                delay = min(delay * 2, RETRY_MAX_S)
+                continue
+            self._server = server
+            self.listening.set()
+            log.info(
+                "metrics listening", listen=self.settings.listen, port=self._port, failed_attempts=failures
+            )
+            server.serve_forever(poll_interval=0.5)
+            return
+
+    def _make_server(self) -> ThreadingHTTPServer:
+        host = self.settings.host
+        port = self._port if self._port is not None else self.settings.port
+        six = ":" in host
+
+        class Server(ThreadingHTTPServer):
+            address_family = socket.AF_INET6 if six else socket.AF_INET
+            daemon_threads = True
+
+        server = Server((host, port), self._handler())
+        self._port = server.server_address[1]
+        return server
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                refused = outer._refused(self.headers.get("Host", ""), self.headers.get("Authorization", ""))
+                if refused is not None:
+                    self._send(
+                        refused[0], "application/json", _line({"status": "error", "error": refused[1]})
+                    )
+                    return
+                path = self.path.partition("?")[0]
+                if path == "/metrics":
+                    self._send(200, CONTENT_TYPE_LATEST, generate_latest(outer.registry))
+                elif path == "/healthz":
+                    problems = health_problems(outer._daemon)
+                    body = {"status": "unwell", "problems": problems} if problems else {"status": "well"}
+                    self._send(503 if problems else 200, "application/json", _line(body))
+                else:
+                    self._send(404, "application/json", _line({"status": "error", "error": "not found"}))
+
+            def _send(self, status: int, content_type: str, body: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass  # a scrape a second would flood the journal
+
+        return Handler
+
+    def _refused(self, host: str, authorization: str) -> tuple[int, str] | None:
+        """Why a request is refused, as (status, reason); None when it may be served."""
+        name = host_name(host)
+        if not (_is_address(name) or name in self._names):
+            return 403, f"unknown host {name!r}: add it to [metrics] allowed_hosts"
+        if self._token is not None:
+            scheme, _, given = authorization.partition(" ")
+            if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), self._token.encode()):
+                return 401, "the metrics need their token: Authorization: Bearer ..."
+        return None
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _line(body: object) -> bytes:
+    return orjson.dumps(body) + b"\n"
