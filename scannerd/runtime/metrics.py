@@ -34,6 +34,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import Collector
 
 from scannerd import __version__
+from scannerd.contract.alert_catalogue import ALERTS
 from scannerd.contract.events import EventData
 from scannerd.contract.topics import Message
 from scannerd.core.listeners import TableListener
@@ -69,7 +70,11 @@ class EventCounts(TableListener):
         self.events = 0
         self.cards = 0
         self.rounds: Counter[str] = Counter()
-        self.alerts: Counter[tuple[str, str]] = Counter()
+        # Every code at 0 from the start: an alert rule on ``increase`` sees the first of a code
+        # only if the series was there, at 0, before it.
+        self.alerts: Counter[tuple[str, str]] = Counter(
+            {(code, case.severity): 0 for code, kind in ALERTS.items() for case in kind.cases}
+        )
         self.voids: Counter[str] = Counter()
         self.open_alerts: Counter[str] = Counter()
         self._open_alerts = open_alerts
