@@ -15,7 +15,7 @@ from typing import Any, TypeVar, get_args
 from pydantic import BaseModel, ValidationError
 
 from scannerd.contract.events import Event
-from scannerd.contract.payloads import DevicePayload, StatusPayload
+from scannerd.contract.payloads import DevicePayload, HealthPayload, StatusPayload
 from scannerd.contract.requests import Response
 
 EVENT_MODELS: dict[str, type[Event]] = {
@@ -34,6 +34,7 @@ class Availability:
 
     status: StatusPayload | None = None
     device: DevicePayload | None = None
+    health: HealthPayload | None = None  # the latest, restated every health interval
 
     @property
     def online(self) -> bool:
@@ -44,6 +45,9 @@ class Availability:
 
     def with_device(self, device: DevicePayload) -> Availability:
         return replace(self, device=device)
+
+    def with_health(self, health: HealthPayload) -> Availability:
+        return replace(self, health=health)
 
 
 def model_of(model: type[_Model], payload: bytes | bytearray | dict[str, Any]) -> _Model | None:
@@ -73,6 +77,10 @@ def parse_status(payload: bytes | bytearray) -> StatusPayload | None:
 
 def parse_device(payload: bytes | bytearray) -> DevicePayload | None:
     return model_of(DevicePayload, payload)
+
+
+def parse_health(payload: bytes | bytearray) -> HealthPayload | None:
+    return model_of(HealthPayload, payload)
 
 
 def parse_response(payload: bytes | bytearray) -> Response | None:

@@ -45,7 +45,14 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from scannerd.client.contract import Availability, parse_device, parse_event, parse_response, parse_status
+from scannerd.client.contract import (
+    Availability,
+    parse_device,
+    parse_event,
+    parse_health,
+    parse_response,
+    parse_status,
+)
 from scannerd.client.marks import Marks
 from scannerd.contract.events import Event
 from scannerd.contract.requests import Response
@@ -542,7 +549,7 @@ class TableClient:
                 self._inbox.put(item)
                 return  # acknowledged by the delivery thread, once the mark is committed or the caller has it
             self._complain(f"not a {name} event of table {table_id}", msg.topic)
-        elif name in ("status", "device"):
+        elif name in ("status", "device", "health"):
             new, changed = self._note_availability(table_id, name, msg.payload)
             if new is None:
                 self._complain(f"not a {name} payload", msg.topic)
@@ -563,13 +570,17 @@ class TableClient:
         """The table's availability after ``payload``, and whether to tell the caller.
 
         The table restates its status and device every health interval: a caller hears of a
-        change, and of the first of each on a new connection (what it missed while away).
+        change, and of the first of each on a new connection (what it missed while away). Its
+        health changes with every interval (its figures and time), and is told each time.
         """
         with self._cond:
             old = self._availability.get(table_id, Availability())
             if name == "status":
                 status = parse_status(payload)
                 new = None if status is None else old.with_status(status)
+            elif name == "health":
+                health = parse_health(payload)
+                new = None if health is None else old.with_health(health)
             else:
                 device = parse_device(payload)
                 new = None if device is None else old.with_device(device)

@@ -41,6 +41,7 @@ class PitBoard:
         self.lost_at: float | None = None
         self.back_at: float | None = None
         self._offline_since: dict[str, float] = {}  # when each table's status last turned offline
+        self._last_card: dict[str, float] = {}  # the time of each table's latest card event
 
     def set_connection(self, connected: bool, now: float) -> None:
         """The pit's own broker connection was made or lost at ``now`` (epoch seconds)."""
@@ -59,7 +60,10 @@ class PitBoard:
 
     def apply(self, event: Event) -> bool:
         """One published event; False when it was old news."""
-        return self.view(event.table_id).apply(event.model_dump(mode="json"))
+        applied = self.view(event.table_id).apply(event.model_dump(mode="json"))
+        if applied and event.kind == "card":
+            self._last_card[event.table_id] = event.ts
+        return applied
 
     def set_availability(self, table_id: str, availability: Availability, now: float) -> None:
         """The table's retained status and device, heard at ``now``."""
@@ -95,6 +99,7 @@ class PitBoard:
                 "returning": self.returning(now),
             },
             "tables": tiles,
+            "fleet": [self.fleet_row(table_id, now) for table_id in sorted(self.views)],
             "counts": {
                 "tables": len(tiles),
                 "online": sum(t["online"] is True for t in tiles),
@@ -102,6 +107,36 @@ class PitBoard:
                 "misdeals": sum(a["severity"] == "misdeal" for t in tiles for a in t["alerts"]),
                 "warnings": sum(a["severity"] == "warning" for t in tiles for a in t["alerts"]),
             },
+        }
+
+    def fleet_row(self, table_id: str, now: float) -> dict[str, Any]:
+        """The table as its operations team sees it: what its status, device and health topics say.
+
+        The same facts the health topic carries, so the pit needs no monitoring system of its
+        own; times are ages at ``now``, so a row sorts by them.
+        """
+        availability = self.availability.get(table_id, Availability())
+        status, device, health = availability.status, availability.device, availability.health
+        clock = health.clock if health is not None else None
+        started = health.started_at if health is not None else None
+        last_card = self._last_card.get(table_id)
+        return {
+            "table_id": table_id,
+            "online": self.online(table_id, now),
+            "version": status.version if status is not None else None,
+            "uptime_s": now - started if started is not None else None,
+            "link": device.link if device is not None else None,
+            "device": device and " ".join(filter(None, (device.driver, device.model, device.firmware))),
+            "broker": health.connected if health is not None else None,
+            "pending": health.pending if health is not None else None,
+            "oldest_pending_s": health.oldest_pending_s if health is not None else None,
+            "outbox_level": health.outbox_level if health is not None else None,
+            "clock_synchronised": clock.synchronised if clock is not None else None,
+            "clock_error_s": clock.est_error_s if clock is not None else None,
+            "clock_well": clock.well if clock is not None else None,
+            "last_card_s": now - last_card if last_card is not None else None,
+            "health_s": now - health.ts if health is not None else None,
+            "suspended": self.view(table_id).suspended is not None,
         }
 
     def online(self, table_id: str, now: float) -> bool | None:

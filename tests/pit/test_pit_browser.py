@@ -265,6 +265,44 @@ def test_the_pit_boss_resumes_a_suspended_table_as_the_pits_broker_user(page, si
     assert (resumed.suspended, resumed.by, resumed.via) == (False, "pit", "pit")
 
 
+def test_the_fleet_view_shows_each_tables_health_and_sorts_by_any_column(page, sim):
+    """Beside the game view, a row a table: the facts its health topic carries (version, uptime,
+    outbox, clock, shoe), sortable; no monitoring system of the pit's own needed."""
+    page.find_element("id", "show-fleet").click()
+    wait_for(page, lambda b: b.find_element("id", "fleet").is_displayed(), 10, "the fleet view")
+    assert not page.find_element("id", "tables").is_displayed()
+
+    def column(name: str) -> list[tuple[str, str]]:
+        cells = page.find_elements("css selector", f'#fleet-rows td[data-col="{name}"]')
+        return [(c.text, c.get_attribute("data-state") or "") for c in cells]
+
+    def tables() -> list[str]:
+        return [r.get_attribute("data-table") for r in page.find_elements("css selector", "#fleet-rows tr")]
+
+    wait_for(page, lambda b: len(tables()) == TABLES, 10, "a row a table")
+    assert tables() == sorted(sim.tables)
+    rows = {r["table_id"]: r for r in js(page, "scannerdPit.view.fleet")}
+    for table_id, table in sim.tables.items():
+        health = table.health()
+        row = rows[table_id]
+        assert (row["pending"], row["clock_well"]) == (health.pending, health.clock.well)  # type: ignore[union-attr]
+        assert row["version"] == "0.1.0" and row["device"] == "framed SIM-SHOE"
+        assert abs(row["uptime_s"] - (health.ts - health.started_at)) < 120  # type: ignore[operator]
+    clocks = dict(zip(tables(), column("clock_error_s"), strict=True))
+    assert clocks["BAC-07"][1] == "bad" and clocks["BAC-07"][0].startswith("UNSYNCED")
+    assert clocks["BAC-08"] == ("synced \u00b12 ms", "ok")
+
+    page.find_element("css selector", '#fleet-table th[data-key="pending"]').click()  # fewest first
+    page.find_element("css selector", '#fleet-table th[data-key="pending"]').click()  # most first
+    wait_for(page, lambda b: tables()[0] == "BAC-50", 10, "the fullest outbox on top")
+    pending = [rows[t]["pending"] for t in tables()]
+    assert pending == sorted(pending, reverse=True)
+    header = page.find_element("css selector", '#fleet-table th[data-key="pending"]')
+    assert header.get_attribute("aria-sort") == "descending"
+    page.find_element("id", "show-game").click()
+    wait_for(page, lambda b: b.find_element("id", "tables").is_displayed(), 10, "the game view again")
+
+
 def post_ack(
     pit: Pit, body: bytes, content_type: str = "application/json", headers: dict[str, str] | None = None
 ) -> tuple[int, dict[str, Any]]:
@@ -382,6 +420,12 @@ def test_screenshots(page, tmp_path):
         if target:
             shutil.copyfile(path, Path(target) / name)
     set_viewport(page, *VIEWPORT)
+    page.find_element("id", "show-fleet").click()
+    wait_for(page, lambda b: b.find_element("id", "fleet").is_displayed(), 10, "the fleet view")
+    screenshot(page, tmp_path / "pit-fleet.png")
+    if target:
+        shutil.copyfile(tmp_path / "pit-fleet.png", Path(target) / "pit-fleet.png")
+    page.find_element("id", "show-game").click()
 
 
 SAW_OFFLINE = """
@@ -421,3 +465,4 @@ def test_a_pit_that_loses_its_broker_says_so_and_shows_no_table_gone_for_it(
         assert js(browser, "window.sawOffline") == []
     finally:
         view.stop()
+

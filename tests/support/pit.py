@@ -20,7 +20,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from scannerd.contract.events import EventData
-from scannerd.contract.payloads import DevicePayload, StatusPayload
+from scannerd.contract.payloads import ClockHealth, DevicePayload, HealthPayload, StatusPayload
 from scannerd.contract.requests import RequestError, parse_request
 from scannerd.contract.topics import Topics, encode
 from scannerd.core.cards import ALL_CARDS
@@ -52,6 +52,39 @@ class SimTable:
 
     def feed(self, inp: ValidatorInput) -> list[EventData]:
         return self.validator.handle(inp)
+
+    def health(self) -> HealthPayload:
+        """What the table's health topic says: up for as long as its number says, a few events
+        waiting at every fifth table, a clock off at every seventh."""
+        n = int(self.table_id.rsplit("-", 1)[1])
+        now = time.time()
+        pending = 3 * n if n % 5 == 0 else 0
+        synced = n % 7 != 0
+        return HealthPayload(
+            ts=now,
+            table_id=self.table_id,
+            connected=True,
+            published=100 * n,
+            pending=pending,
+            in_flight=0,
+            outbox_bytes=200 * pending,
+            outbox_max_bytes=1 << 28,
+            outbox_level="ok",
+            reconnects=0,
+            refused=0,
+            requests=0,
+            rejected_requests=0,
+            errors=0,
+            clock=ClockHealth(
+                synchronised=synced,
+                est_error_s=0.002 if synced else 16.0,
+                max_error_s=0.5,
+                limit_s=0.1,
+                well=synced,
+            ),
+            started_at=now - 3600 * n,
+            oldest_pending_s=4.0 * n if pending else None,
+        )
 
     def tick(self) -> float:
         self.ts += 1
@@ -108,6 +141,8 @@ class SimulatedPit:
         self.client.publish(table.topics.status, encode(status), qos=1, retain=True)
         device = DevicePayload(driver="framed", channel="/dev/shoe-1", link=table.link, model="SIM-SHOE")  # type: ignore[arg-type]
         self.client.publish(table.topics.device, encode(device), qos=1, retain=True).wait_for_publish(10)
+        health = encode(table.health())
+        self.client.publish(table.topics.health, health, qos=1, retain=True).wait_for_publish(10)
 
     def _on_request(self, _client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
         table_id = msg.topic[len(PREFIX) + 1 :].split("/")[0]

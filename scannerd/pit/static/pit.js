@@ -6,7 +6,9 @@ const SHOE = { unknown: "no shoe", burning: "burning", dealing: "dealing", last_
 const LETTER = { banker: "B", player: "P", dragon: "D", tiger: "T", tie: "T" };
 
 // State the tests and the operator can inspect from the console.
-const pit = (window.scannerdPit = { view: null, views: 0, acking: {}, errors: {} });
+const pit = (window.scannerdPit = {
+  view: null, views: 0, acking: {}, errors: {}, mode: "game", sort: { key: "table_id", dir: 1 },
+});
 
 const $ = (id) => document.getElementById(id);
 
@@ -33,7 +35,91 @@ function render(view) {
   $("count-misdeals").textContent = `${c.misdeals} misdeal${c.misdeals === 1 ? "" : "s"}`;
   $("count-warnings").textContent = `${c.warnings} warning${c.warnings === 1 ? "" : "s"}`;
   brokerLine(view.broker);
-  $("tables").replaceChildren(...view.tables.map(tile));
+  if (pit.mode === "game") $("tables").replaceChildren(...view.tables.map(tile));
+  else renderFleet(view.fleet);
+}
+
+// ------------------------------------------------------------------ the fleet
+
+function showView(mode) {
+  pit.mode = mode;
+  document.body.dataset.view = mode;
+  $("fleet").hidden = mode !== "fleet";
+  $("show-game").setAttribute("aria-pressed", String(mode === "game"));
+  $("show-fleet").setAttribute("aria-pressed", String(mode === "fleet"));
+  if (pit.view) render(pit.view);
+}
+
+$("show-game").addEventListener("click", () => showView("game"));
+$("show-fleet").addEventListener("click", () => showView("fleet"));
+for (const th of document.querySelectorAll("#fleet-table th")) {
+  th.addEventListener("click", () => {
+    const key = th.dataset.key;
+    pit.sort = { key, dir: pit.sort.key === key ? -pit.sort.dir : 1 };
+    if (pit.view) render(pit.view);
+  });
+}
+
+function age(s) {
+  if (s === null || s === undefined) return "\u2013";
+  if (s < 90) return `${Math.round(s)} s`;
+  if (s < 5400) return `${Math.round(s / 60)} min`;
+  if (s < 172800) return `${Math.round(s / 3600)} h`;
+  return `${Math.round(s / 86400)} d`;
+}
+
+// A clock's error: milliseconds while it is well, seconds past that.
+function error(s) {
+  return s < 1 ? `${Math.round(s * 1000)} ms` : `${Math.round(s)} s`;
+}
+
+// Each column: its text and, where it says whether something is wrong, its state.
+const FLEET = {
+  table_id: (r) => [r.table_id],
+  online: (r) => [r.online === true ? (r.suspended ? "SUSPENDED" : "online") : r.online === false ? "OFFLINE" : "?",
+                  r.online === false ? "bad" : r.suspended ? "warn" : r.online ? "ok" : ""],
+  version: (r) => [r.version || "\u2013"],
+  uptime_s: (r) => [age(r.uptime_s)],
+  link: (r) => [r.link || "\u2013", r.link === "down" ? "bad" : r.link === "up" ? "ok" : ""],
+  device: (r) => [r.device || "\u2013"],
+  broker: (r) => [r.broker === null ? "\u2013" : r.broker ? "connected" : "LOST", r.broker === false ? "bad" : ""],
+  pending: (r) => [r.pending === null ? "\u2013" : String(r.pending),
+                   r.outbox_level === "full" ? "bad" : r.outbox_level === "warn" ? "warn" : ""],
+  oldest_pending_s: (r) => [age(r.oldest_pending_s), r.oldest_pending_s > 60 ? "bad" : ""],
+  clock_error_s: (r) => [r.clock_well === null ? "\u2013"
+                           : `${r.clock_synchronised ? "synced" : "UNSYNCED"} \u00b1${error(r.clock_error_s)}`,
+                         r.clock_well === false ? "bad" : r.clock_well ? "ok" : ""],
+  last_card_s: (r) => [age(r.last_card_s)],
+  health_s: (r) => [age(r.health_s)],
+};
+
+function renderFleet(rows) {
+  const { key, dir } = pit.sort;
+  const value = (r) => (key === "online" ? (r.online === false ? 0 : r.suspended ? 1 : r.online ? 2 : 3) : r[key]);
+  const sorted = [...rows].sort((a, b) => {
+    const x = value(a), y = value(b);
+    if (x === y) return a.table_id < b.table_id ? -1 : 1;
+    if (x === null || x === undefined) return 1; // unknown last, whichever the direction
+    if (y === null || y === undefined) return -1;
+    return (x < y ? -1 : 1) * dir;
+  });
+  for (const th of document.querySelectorAll("#fleet-table th")) {
+    th.setAttribute("aria-sort", th.dataset.key === key ? (dir > 0 ? "ascending" : "descending") : "none");
+  }
+  $("fleet-rows").replaceChildren(
+    ...sorted.map((r) => {
+      const tr = el("tr");
+      tr.dataset.table = r.table_id;
+      for (const [column, cell] of Object.entries(FLEET)) {
+        const [text, state] = cell(r);
+        const td = el("td", "", text);
+        td.dataset.col = column;
+        if (state) td.dataset.state = state;
+        tr.append(td);
+      }
+      return tr;
+    }),
+  );
 }
 
 function clock(ts) {
