@@ -558,7 +558,10 @@ class Outbox:
         return [Stored(r[0], Message(r[1], r[2], bytes(r[3]), r[4], bool(r[5]))) for r in rows]
 
     def oldest(self) -> Message | None:
-        """The oldest waiting message, on disk or else held in memory; None when none waits."""
+        """The oldest waiting message, on disk or else held in memory; None when none waits, or once
+        closed (what waits is on disk for the next start; health is still asked of a stopped table)."""
+        if self._closed:
+            return None
         rows = self.pending(limit=1)
         if rows:
             return rows[0].message

@@ -350,3 +350,29 @@ def test_off_loopback_without_a_token_nothing_is_served_and_the_table_deals_on(
         live.port.write(beetek(*NATURAL))
         wait_until(lambda: daemon.outbox.health().pending == 0 and daemon.validator.next_seq > 5, 15, "dealt")
         assert daemon.metrics.port is None and daemon.check() == []
+
+
+def test_a_metrics_port_taken_leaves_the_table_dealing_and_is_served_once_it_is_free(
+    tmp_path: Path, make_broker: Callable[..., Broker]
+) -> None:
+    """Another program holds the port: the table deals on and says so once; the port freed, the
+    metrics come up by themselves, with no restart."""
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    port = holder.getsockname()[1]
+    try:
+        with live_table(
+            tmp_path, make_broker(), "beetek", in_process=True, metrics={"listen": f"127.0.0.1:{port}"}
+        ) as live:
+            daemon = live.daemon
+            assert daemon is not None and daemon.metrics is not None
+            live.port.write(beetek(*NATURAL))
+            wait_until(lambda: daemon.validator.next_seq > 5, 15, "the round dealt")
+            assert daemon.metrics.port is None  # not listening: the port is another's
+            holder.close()
+            wait_until(lambda: daemon.metrics is not None and daemon.metrics.port == port, 20, "listening")
+            assert get(f"http://127.0.0.1:{port}/healthz")[0] in (200, 503)
+            assert daemon.check() == []
+    finally:
+        holder.close()
