@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import webvtt
 
@@ -242,7 +241,3 @@ def document(items: Iterable[Cue | Chapter]) -> webvtt.WebVTT:
     ]
     return webvtt.WebVTT(captions=captions)
 
-
-def events_of(sources: Iterable[Any]) -> list[EventData]:
-    """The events among a replay's messages (requests' responses left out)."""
-    return [s for s in sources if isinstance(s, EventData)]

@@ -12,7 +12,7 @@ import webvtt
 from scannerd.cli import main
 from scannerd.contract.events import EventData
 from scannerd.core.cards import card_name
-from scannerd.recording.captions import position_name
+from scannerd.recording.captions import Window, caption_text, cues, document, position_name
 from scannerd.recording.replay import replay
 
 SESSION = Path(__file__).resolve().parent.parent / "sessions" / "staff-and-suspension.jsonl"
@@ -149,6 +149,18 @@ def test_chapters_one_per_shoe_and_round(vtt: Path) -> None:
     assert [c.text for c in chapters] == ["shoe S1", "shoe S1, hand 1"]  # hand 2 opens after --to
     betting = next(e for e in events() if e["kind"] == "round" and e["hand_no"] == 1)
     assert ms(chapters[1]) == at(betting)
+
+
+@pytest.mark.parametrize("session", sorted(SESSION.parent.glob("*.jsonl")), ids=lambda p: p.stem)
+def test_every_golden_session_gives_a_cue_per_card_in_a_file_that_reads_back(session: Path) -> None:
+    published = [m.source for m in replay(session) if isinstance(m.source, EventData)]
+    window = Window(published[0]["ts"], published[-1]["ts"], video_start=published[0]["ts"])
+    made = cues(published, window)
+    cards = [e for e in published if e["kind"] == "card"]
+    assert [c.text for c in made if c.kind == "card"] == [caption_text(e) for e in cards]
+    assert all(c.end > c.start for c in made)
+    read = webvtt.from_string(document(made).content)
+    assert [c.text for c in read] == [c.text for c in made]
 
 
 @pytest.mark.parametrize(
