@@ -30,6 +30,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "keygen": ("keygen", "make the key pair that signs a table's recordings"),
     "verify": ("verify", "check that recordings are whole and signed: every line, every file, in order"),
     "audit": ("audit", "re-validate recordings and report per table, shoe, dealer and day: JSON and HTML"),
+    "captions": (
+        "captions",
+        "write WebVTT or SRT captions (and chapters) of recorded events, for reviewing a table's video",
+    ),
     "staff": ("staff", "keep the table's staff list: ids, roles and PINs (add, remove, list)"),
     "selfcheck": (
         "selfcheck",
