@@ -43,7 +43,16 @@ def host_name(host: str) -> str:
     return name.rstrip(".") if sep and port.isdigit() else host.rstrip(".")
 
 
-def _is_address(name: str) -> bool:
+def allowed_names(allowed_hosts: Iterable[str]) -> frozenset[str]:
+    """The names a request may give for the host besides an address: ``localhost`` and those allowed."""
+    return frozenset({"localhost", *(host_name(h) for h in allowed_hosts)})
+
+
+def known_host(name: str, names: frozenset[str]) -> bool:
+    """Whether a ``Host`` header's name (``host_name``) is an address or one of ``names``: what a
+    rebinding attack, which needs a name of its own, cannot give."""
+    if name in names:
+        return True
     try:
         ipaddress.ip_address(name)
     except ValueError:
@@ -71,12 +80,12 @@ def access_middleware(
     allowed_hosts: Iterable[str], token: str | None, page: Page = DISPLAY
 ) -> Callable[..., Awaitable[web.StreamResponse]]:
     """An aiohttp middleware that refuses what the module docstring describes, with a reason."""
-    names = {"localhost", *(host_name(h) for h in allowed_hosts)}
+    names = allowed_names(allowed_hosts)
 
     @web.middleware
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
         name = host_name(request.host)
-        if not (_is_address(name) or name in names):
+        if not known_host(name, names):
             return refuse(f"unknown host {name!r}: add it to {page.hosts_setting}", 403)
         if request.method not in _READS:
             origin = request.headers.get("Origin")

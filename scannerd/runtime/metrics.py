@@ -17,7 +17,6 @@ request names must be an address, ``localhost`` or an allowed host.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import socket
 import threading
 import time
@@ -38,7 +37,7 @@ from scannerd.contract.alert_catalogue import ALERTS
 from scannerd.contract.events import EventData
 from scannerd.contract.topics import Message
 from scannerd.core.listeners import TableListener
-from scannerd.display.access import host_name
+from scannerd.display.access import allowed_names, host_name, known_host
 from scannerd.runtime.metrics_settings import MetricsSettings
 from scannerd.settings.credentials import read_secret
 
@@ -264,7 +263,7 @@ class MetricsServer:
         self._daemon = daemon
         token = read_secret(settings.token_file, TOKEN_CREDENTIAL, environ)  # at start, as a file error
         self._token = token.get_secret_value() if token is not None else None
-        self._names = {"localhost", *(host_name(h) for h in settings.allowed_hosts)}
+        self._names = allowed_names(settings.allowed_hosts)
         self.counts = EventCounts(lambda: list(daemon.validator.open_alerts.values()))
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(TableCollector(daemon, self.counts))
@@ -402,21 +401,13 @@ class MetricsServer:
     def _refused(self, host: str, authorization: str) -> tuple[int, str] | None:
         """Why a request is refused, as (status, reason); None when it may be served."""
         name = host_name(host)
-        if not (_is_address(name) or name in self._names):
+        if not known_host(name, self._names):
             return 403, f"unknown host {name!r}: add it to [metrics] allowed_hosts"
         if self._token is not None:
             scheme, _, given = authorization.partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), self._token.encode()):
                 return 401, "the metrics need their token: Authorization: Bearer ..."
         return None
-
-
-def _is_address(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
 
 
 def _line(body: object) -> bytes:
