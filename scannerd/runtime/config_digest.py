@@ -15,10 +15,8 @@ of the table's own, so the file cannot be used to guess a secret.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from pydantic import BaseModel
 from scannerd.recording import signing
 from scannerd.runtime.config import Config
 from scannerd.settings.credentials import secret_path
+from scannerd.settings.files import replace_whole
 
 log = structlog.get_logger(__name__)
 
@@ -156,17 +155,5 @@ class LastStart:
 
     def write(self, now: Effective) -> None:
         """Keep ``now`` for the next start: written whole or not at all."""
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with open(fd, "w") as f:
-            f.write(json.dumps({"digest": now.digest, "salt": now.salt, "keys": now.keys}, sort_keys=True))
-            f.write("\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
-        with contextlib.suppress(OSError):
-            dir_fd = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        kept = {"digest": now.digest, "salt": now.salt, "keys": now.keys}
+        replace_whole(self.path, json.dumps(kept, sort_keys=True) + "\n", 0o600)

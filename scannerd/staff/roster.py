@@ -10,9 +10,7 @@ and the recording keeps.
 
 from __future__ import annotations
 
-import os
 import stat
-import tempfile
 import threading
 from pathlib import Path
 from typing import Annotated, Final, Literal
@@ -24,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from scannerd.contract.idents import Ident
 from scannerd.contract.requests import Request
 from scannerd.core.inputs import Actor
+from scannerd.settings.files import replace_whole
 
 FORMAT: Final = "scannerd-staff"
 VERSION: Final = 1
@@ -101,18 +100,7 @@ def write(path: Path, staff: StaffFile) -> None:
     The group is the directory's, as ``install -d -g scannerd`` sets it: the service reads
     through its group, and no one else can.
     """
-    data = staff.model_dump_json(indent=2) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=".staff-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            os.fchmod(f.fileno(), 0o640)
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_whole(path, staff.model_dump_json(indent=2) + "\n", 0o640)
 
 
 class Roster:

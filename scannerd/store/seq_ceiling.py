@@ -23,10 +23,10 @@ have consumers drop the new events as repeats.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 from pathlib import Path
+
+from scannerd.settings.files import replace_whole
 
 RESERVE = 100_000
 """Seqs covered by one write: a busy table publishes that many in about a day."""
@@ -78,16 +78,6 @@ class SeqCeiling:
             self._write(self.value, seq)
 
     def _write(self, value: int, published: int) -> None:
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w") as f:
-            f.write(json.dumps({"ceiling": value, "published": published}) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
-        with contextlib.suppress(OSError):
-            dir_fd = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        text = json.dumps({"ceiling": value, "published": published}) + "\n"
+        replace_whole(self.path, text, 0o644)
         self.value, self.published = value, published
