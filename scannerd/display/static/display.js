@@ -2,7 +2,6 @@
 // The server sends the whole view on every change, so drawing is a pure function of the last view.
 "use strict";
 
-const SUITS = { S: "\u2660", H: "\u2665", D: "\u2666", C: "\u2663" };
 const KIND = { misdeal: "MISDEAL", warning: "WARNING" };
 const ALARM_REPEAT_MS = 10000; // an unacknowledged misdeal sounds again this often
 
@@ -39,42 +38,22 @@ const LINK_TEXT = { up: "CONNECTED", down: "OFFLINE" };
 
 // ------------------------------------------------------------------ the betting timer
 
-// While betting is open with a time, the action line counts down to the time the daemon gave
-// (betting_ends_ts, Unix seconds: the kiosk's clock and the table PC's must agree, as on one PC).
 // At zero the timer sounds, and NO MORE BETS flashes red until the first card of the hand is out.
-const NO_MORE_BETS_HOLD_S = 5; // after betting closed, how long NO MORE BETS stays without a card
-let timeUp = null; // {round_id, at}: the betting time of this round ran out (local seconds)
+const betting = bettingClock(false);
 
 function renderAction() {
   const view = display.view;
   if (!view) return;
-  const round = view.round;
-  const now = Date.now() / 1000;
+  const clock = betting(view.round, Date.now() / 1000);
   const countdown = $("countdown");
-  let text = view.next_action.text;
-  let tone = view.next_action.tone;
-  countdown.hidden = true;
-  if (round && round.phase === "betting" && round.betting_ends_ts !== null) {
-    const left = Math.ceil(round.betting_ends_ts - now);
-    if (left > 0) {
-      countdown.hidden = false;
-      countdown.textContent = String(left);
-      countdown.dataset.urgent = String(left <= 5);
-    } else if (!timeUp || timeUp.round_id !== round.round_id) {
-      timeUp = { round_id: round.round_id, at: now };
-      playTimer();
-    }
+  countdown.hidden = clock.left === null;
+  if (clock.left !== null) {
+    countdown.textContent = String(clock.left);
+    countdown.dataset.urgent = String(clock.left <= 5);
   }
-  const noCard = round && round.sides.every((side) => round[side].cards.length === 0);
-  if (
-    timeUp && round && timeUp.round_id === round.round_id && noCard &&
-    (round.phase === "betting" || (round.phase === "dealing" && now - timeUp.at < NO_MORE_BETS_HOLD_S))
-  ) {
-    text = "NO MORE BETS";
-    tone = "nomorebets";
-  }
-  $("action-text").textContent = text;
-  $("action").dataset.tone = tone;
+  if (clock.ranOut) playTimer();
+  $("action-text").textContent = clock.noMoreBets ? "NO MORE BETS" : view.next_action.text;
+  $("action").dataset.tone = clock.noMoreBets ? "nomorebets" : view.next_action.tone;
 }
 
 setInterval(renderAction, 200);
@@ -349,36 +328,11 @@ function renderRound(round, lastCard, game) {
 }
 
 function drawCard(slot, code, due) {
-  slot.replaceChildren();
-  slot.classList.remove("face", "red", "unread", "due", "back");
-  if (code === undefined) {
-    if (due) {
-      slot.classList.add("due");
-      slot.textContent = "NEXT";
-    }
-    return;
+  slot.classList.remove("due");
+  if (!drawFace(slot, code) && due) {
+    slot.classList.add("due");
+    slot.textContent = "NEXT";
   }
-  if (code === null) {
-    slot.classList.add("face", "unread");
-    slot.textContent = "?";
-    return;
-  }
-  if (code === "back") {
-    // Squeeze: the card is on the layout face down until the game server reveals it.
-    slot.classList.add("face", "back");
-    slot.dataset.card = code;
-    return;
-  }
-  const rank = document.createElement("div");
-  rank.className = "rank";
-  rank.textContent = code[0] === "T" ? "10" : code[0];
-  const suit = document.createElement("div");
-  suit.className = "suit";
-  suit.textContent = SUITS[code[1]] || code[1];
-  slot.append(rank, suit);
-  slot.classList.add("face");
-  if (code[1] === "H" || code[1] === "D") slot.classList.add("red");
-  slot.dataset.card = code;
 }
 
 const STATUS = {
@@ -420,65 +374,6 @@ function renderHistory(history, game) {
   $("count-hands").textContent = history.counts.hands;
   drawRoad($("bead"), history.bead, history.bead_columns, beadCell);
   drawRoad($("big"), history.big, history.big_columns, bigCell);
-}
-
-// Draws the road's last columns that fit, as boards do once a shoe runs long.
-function drawRoad(box, cells, columns, make) {
-  const size = box.clientHeight / 6 || 1;
-  const fit = Math.max(1, Math.floor(box.clientWidth / size));
-  const first = Math.max(0, columns - fit);
-  const parts = [];
-  for (const cell of cells) {
-    if (cell.col < first) continue;
-    const el = make(cell);
-    el.style.left = `${(cell.col - first) * size}px`;
-    el.style.top = `${cell.row * size}px`;
-    parts.push(el);
-  }
-  box.replaceChildren(...parts);
-}
-
-function pairDots(el, cell) {
-  if (cell.banker_pair) el.append(dot("bp"));
-  if (cell.player_pair) el.append(dot("pp"));
-}
-
-function dot(kind) {
-  const d = document.createElement("span");
-  d.className = `dot ${kind}`;
-  return d;
-}
-
-function beadCell(cell) {
-  const el = document.createElement("div");
-  el.className = `cell bead ${cell.winner}`;
-  const disc = document.createElement("div");
-  disc.className = "disc";
-  disc.textContent = cell.winner[0].toUpperCase();
-  el.append(disc);
-  pairDots(el, cell);
-  return el;
-}
-
-function bigCell(cell) {
-  const el = document.createElement("div");
-  el.className = `cell big ${cell.winner || "empty"}`;
-  const ring = document.createElement("div");
-  ring.className = "ring";
-  el.append(ring);
-  if (cell.ties) {
-    const slash = document.createElement("div");
-    slash.className = "slash";
-    el.append(slash);
-    if (cell.ties > 1) {
-      const n = document.createElement("span");
-      n.className = "ties";
-      n.textContent = String(cell.ties);
-      el.append(n);
-    }
-  }
-  pairDots(el, cell);
-  return el;
 }
 
 window.addEventListener("resize", () => display.view && renderHistory(display.view.history, display.view.game));

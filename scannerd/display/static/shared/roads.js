@@ -1,0 +1,62 @@
+// The scoreboard roads (bead road, big road) from the view's history, for every page that shows them.
+// Each cell comes placed (col, row) by the server; a page only picks the last columns that fit.
+"use strict";
+
+// Draws the road's last columns that fit, as boards do once a shoe runs long.
+function drawRoad(box, cells, columns, make) {
+  const size = box.clientHeight / 6 || 1;
+  const fit = Math.max(1, Math.floor(box.clientWidth / size));
+  const first = Math.max(0, columns - fit);
+  const parts = [];
+  for (const cell of cells) {
+    if (cell.col < first) continue;
+    const el = make(cell);
+    el.style.left = `${(cell.col - first) * size}px`;
+    el.style.top = `${cell.row * size}px`;
+    parts.push(el);
+  }
+  box.replaceChildren(...parts);
+}
+
+function pairDots(el, cell) {
+  if (cell.banker_pair) el.append(dot("bp"));
+  if (cell.player_pair) el.append(dot("pp"));
+}
+
+function dot(kind) {
+  const d = document.createElement("span");
+  d.className = `dot ${kind}`;
+  return d;
+}
+
+function beadCell(cell) {
+  const el = document.createElement("div");
+  el.className = `cell bead ${cell.winner}`;
+  const disc = document.createElement("div");
+  disc.className = "disc";
+  disc.textContent = cell.winner[0].toUpperCase();
+  el.append(disc);
+  pairDots(el, cell);
+  return el;
+}
+
+function bigCell(cell) {
+  const el = document.createElement("div");
+  el.className = `cell big ${cell.winner || "empty"}`;
+  const ring = document.createElement("div");
+  ring.className = "ring";
+  el.append(ring);
+  if (cell.ties) {
+    const slash = document.createElement("div");
+    slash.className = "slash";
+    el.append(slash);
+    if (cell.ties > 1) {
+      const n = document.createElement("span");
+      n.className = "ties";
+      n.textContent = String(cell.ties);
+      el.append(n);
+    }
+  }
+  pairDots(el, cell);
+  return el;
+}
