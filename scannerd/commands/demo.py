@@ -26,7 +26,7 @@ from rich.live import Live
 from scannerd.commands import arguments
 from scannerd.commands.watch import TableWatch
 from scannerd.core.house import HouseRules
-from scannerd.display.settings import DisplaySettings
+from scannerd.display.settings import DisplaySettings, OverlaySettings
 from scannerd.link.embedded_broker import EmbeddedBroker
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.recording.settings import RecordSettings
@@ -109,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
         outbox=OutboxSettings(path=workdir / "outbox.sqlite3"),
         record=RecordSettings(dir=workdir / "recordings"),
         display=DisplaySettings(listen=args.listen),
+        # The studio's overlay beside it, on any free port of the same host (printed below).
+        overlay=OverlaySettings(listen=f"{args.listen.rpartition(':')[0]}:0"),
         log=LogSettings(file=workdir / "scannerd.log", format="json"),
         # A laptop's or a container's clock is nobody's table clock: it is still shown on health.
         clock=ClockSettings(alert=False),
@@ -164,9 +166,11 @@ def _where(
     driver: str, channel: str, daemon: Daemon, broker: EmbeddedBroker, workdir: Path, seed: int
 ) -> None:
     url = daemon.display.url if daemon.display is not None else "(display off)"
+    overlay = daemon.display.overlay_url if daemon.display is not None else None
     print(
         f"scannerd demo, table {TABLE_ID} (seed {seed})\n"
         f"  dealer display   {url}\n"
+        f"  stream overlay   {overlay or '(off)'}\n"
         f"  simulated shoe   {driver} on {channel}\n"
         f"  MQTT broker      {broker.host}:{broker.port}  "
         f"(scannerd watch --host {broker.host} --port {broker.port})\n"

@@ -74,6 +74,7 @@ class Page:
 
 DISPLAY = Page("display", "[display] allowed_hosts")
 PIT = Page("pit", "the pit's --allowed-host")
+OVERLAY = Page("overlay", "[overlay] allowed_hosts")
 
 
 def access_middleware(

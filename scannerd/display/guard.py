@@ -44,7 +44,8 @@ async def serve_capped(
 ) -> asyncio.Server:
     """``runner`` (set up) served on ``sock``: ``limit`` connections at once, its loop's errors counted."""
     loop = asyncio.get_running_loop()
-    loop.set_exception_handler(LoopErrors(page))
+    if loop.get_exception_handler() is None:  # one loop serving two pages: the first names its errors
+        loop.set_exception_handler(LoopErrors(page))
     assert runner.server is not None, "the runner must be set up first"
     return await loop.create_server(ConnectionCap(runner.server, limit, listen, page), sock=sock)
 

@@ -15,6 +15,7 @@ import contextlib
 import socket
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,18 +27,22 @@ from scannerd.contract.payloads import DevicePayload, DisplayHealth
 from scannerd.contract.requests import Response
 from scannerd.core.inputs import Actor
 from scannerd.core.listeners import TableListener
-from scannerd.display.access import DISPLAY, access_middleware
+from scannerd.display.access import DISPLAY, OVERLAY, Page, access_middleware
 from scannerd.display.guard import capped_runner, serve_capped
-from scannerd.display.settings import DisplaySettings
-from scannerd.display.stream import LiveView, ack_answer, ack_body, ack_error, add_live_page
+from scannerd.display.overlay import overlay_view
+from scannerd.display.settings import DisplaySettings, OverlaySettings
+from scannerd.display.stream import NO_CACHE, LiveView, ack_answer, ack_body, ack_error, add_live_page
 from scannerd.display.typed import credentials, parsed_with_credentials
 from scannerd.display.view import TableView, staff_pins
 from scannerd.settings.credentials import read_secret
+from scannerd.settings.files import read_utf8
+from scannerd.settings.listen import split_listen
 from scannerd.staff.roster import Roster
 
 log = structlog.get_logger(__name__)
 
 STATIC_DIR = Path(__file__).with_name("static")
+OVERLAY_DIR = STATIC_DIR / "overlay"
 START_TIMEOUT_S = 10.0
 RETRY_MIN_S = 1.0
 RETRY_MAX_S = 10.0
@@ -46,6 +51,39 @@ IDLE_S = 10.0
 """A connection with no request under way for this long is closed (one that never sends a byte, too)."""
 TOKEN_CREDENTIAL = "display-token"
 """Looked up in ``$CREDENTIALS_DIRECTORY`` when no ``[display] token_file`` is set."""
+
+
+@dataclass
+class _Endpoint:
+    """One address the display's server listens on (the dealer's page, the stream's overlay) and its state."""
+
+    page: Page
+    listen: str
+    limit: int
+    port: int | None = None  # the port listened on: the one the OS chose for port 0, kept across restarts
+    tried: bool = False  # the first attempt to listen was made
+    server: asyncio.Server | None = field(default=None, repr=False)
+
+    @property
+    def host(self) -> str:
+        return split_listen(self.listen)[0]
+
+    def url(self) -> str:
+        host = self.host
+        if host in ("0.0.0.0", "::", ""):
+            host = "127.0.0.1"
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port if self.port is not None else split_listen(self.listen)[1]}/"
+
+    def socket(self) -> socket.socket:
+        host = self.host
+        # Our own socket, so the port the OS picked for port 0 is known to ``url``.
+        # After a restart, the same port again: the kiosk's URL must stay valid.
+        port = self.port if self.port is not None else split_listen(self.listen)[1]
+        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+        self.port = sock.getsockname()[1]
+        return sock
 
 
 class Display(TableListener):
@@ -62,6 +100,9 @@ class Display(TableListener):
     A display that cannot listen (port taken, host that does not resolve)
     never stops the table: it says why once, shows it in :attr:`health` and
     tries again with backoff until it can.
+
+    ``overlay`` (with its ``listen`` set) adds the stream's overlay, on an address of its own, fed
+    in the same step as the dealer's page (``scannerd/display/overlay.py``).
     """
 
     def __init__(
@@ -72,6 +113,7 @@ class Display(TableListener):
         request: Callable[[str, dict[str, Any], Actor], Response],
         *,
         staff: Roster | None = None,
+        overlay: OverlaySettings | None = None,
         ack_needs_pin: bool = False,
         round_control: str = "server",
         on_health: Callable[[], None] = lambda: None,
@@ -88,11 +130,24 @@ class Display(TableListener):
         # touched only on the loop thread once started
         self._view = TableView(table_id, round_control, pins=staff_pins(staff is not None, ack_needs_pin))
         self._live = LiveView()
+        self._endpoint = _Endpoint(DISPLAY, settings.listen, settings.max_connections)
+        self._overlay = overlay if overlay is not None and overlay.listen is not None else None
+        self._overlay_live = LiveView()
+        self._overlay_endpoint = (
+            _Endpoint(OVERLAY, self._overlay.listen, self._overlay.max_connections)
+            if self._overlay is not None and self._overlay.listen is not None
+            else None
+        )
+        # read at start, as the token: a theme that cannot be read is the config's error, said once
+        self._theme = (
+            read_utf8(self._overlay.theme_file)
+            if self._overlay is not None and self._overlay.theme_file is not None
+            else ""
+        )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
-        self._port: int | None = None
         self._on_health = on_health
         self.health = DisplayHealth(state="retrying", listen=settings.listen, error="not started")
         token = read_secret(settings.token_file, TOKEN_CREDENTIAL, environ)  # at start, as a file error
@@ -127,12 +182,12 @@ class Display(TableListener):
     @property
     def url(self) -> str:
         """Where the page is; the actual port when the settings asked for port 0."""
-        host = self.settings.host
-        if host in ("0.0.0.0", "::", ""):
-            host = "127.0.0.1"
-        if ":" in host:
-            host = f"[{host}]"
-        return f"http://{host}:{self._port if self._port is not None else self.settings.port}/"
+        return self._endpoint.url()
+
+    @property
+    def overlay_url(self) -> str | None:
+        """Where the overlay is, when there is one."""
+        return self._overlay_endpoint.url() if self._overlay_endpoint is not None else None
 
     # ------------------------------------------------------------------ inputs (daemon threads, never block)
 
@@ -166,6 +221,8 @@ class Display(TableListener):
 
     def _publish(self) -> None:
         self._live.publish(self._view.snapshot())
+        if self._overlay_endpoint is not None:
+            self._overlay_live.publish(overlay_view(self._view))
 
     def _run(self) -> None:
         try:
@@ -181,63 +238,92 @@ class Display(TableListener):
         self._stop = asyncio.Event()
         self._loop = asyncio.get_running_loop()  # from now on events reach the view, listening or not
         self._publish()
-        runner = capped_runner(self._app(), self._idle_s)
-        await runner.setup()
-        server: asyncio.Server | None = None
+        served = [(self._endpoint, self._app())]
+        if self._overlay_endpoint is not None:
+            served.append((self._overlay_endpoint, self._overlay_app()))
+        runners = [capped_runner(app, self._idle_s) for _, app in served]
+        for runner in runners:
+            await runner.setup()
+        listening = [
+            asyncio.create_task(self._listen(endpoint, runner))
+            for (endpoint, _), runner in zip(served, runners, strict=True)
+        ]
         try:
-            server = await self._listen(runner)
-            if server is not None:
-                await self._stop.wait()
+            await self._stop.wait()
         finally:
             self._loop = None
-            if server is not None:
-                server.close()
+            for task in listening:
+                task.cancel()
+            for endpoint, _ in served:
+                if endpoint.server is not None:
+                    endpoint.server.close()
+                    endpoint.server = None
             self._live.wake_all()  # let every stream handler see the stop and return
-            await runner.cleanup()
+            self._overlay_live.wake_all()
+            for runner in runners:
+                await runner.cleanup()
 
-    async def _listen(self, runner: web.AppRunner) -> asyncio.Server | None:
-        """Listen, trying again with backoff while it cannot; None if stopped first."""
+    async def _listen(self, endpoint: _Endpoint, runner: web.AppRunner) -> None:
+        """Listen, trying again with backoff while it cannot, until it can or the display stops."""
         assert self._stop is not None
         delay, failures = RETRY_MIN_S, 0
+        dealer = endpoint is self._endpoint  # the dealer's page is the one the status reports on
         while not self._stop.is_set():
             try:
-                sock = self._socket()
+                sock = endpoint.socket()
             except OSError as exc:
                 failures += 1
                 reason = exc.strerror or str(exc)
                 if failures == 1:
                     log.error(
-                        "display cannot listen; the table deals on",
-                        listen=self.settings.listen,
+                        f"{endpoint.page.name} cannot listen; the table deals on",
+                        listen=endpoint.listen,
                         reason=reason,
                     )
-                self._set_health(DisplayHealth(state="retrying", listen=self.settings.listen, error=reason))
-                self._ready.set()
+                if dealer:
+                    self._set_health(DisplayHealth(state="retrying", listen=endpoint.listen, error=reason))
+                self._tried(endpoint)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), delay)
                 delay = min(delay * 2, RETRY_MAX_S)
                 continue
-            limit, listen = self.settings.max_connections, self.settings.listen
-            server = await serve_capped(runner, sock, limit, listen, DISPLAY.name)
-            log.info("display listening", url=self.url, failed_attempts=failures)
-            self._set_health(DisplayHealth(state="listening", listen=self.settings.listen))
-            self._ready.set()
-            return server
-        return None
+            name, limit = endpoint.page.name, endpoint.limit
+            endpoint.server = await serve_capped(runner, sock, limit, endpoint.listen, name)
+            log.info(f"{endpoint.page.name} listening", url=endpoint.url(), failed_attempts=failures)
+            if dealer:
+                self._set_health(DisplayHealth(state="listening", listen=endpoint.listen))
+            self._tried(endpoint)
+            return
 
-    def _socket(self) -> socket.socket:
-        host = self.settings.host
-        # Our own socket, so the port the OS picked for port 0 is known to ``url``.
-        # After a restart, the same port again: the kiosk's URL must stay valid.
-        port = self._port if self._port is not None else self.settings.port
-        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
-        self._port = sock.getsockname()[1]
-        return sock
+    def _tried(self, endpoint: _Endpoint) -> None:
+        """``start`` returns once every address has been tried once."""
+        endpoint.tried = True
+        if self._endpoint.tried and (self._overlay_endpoint is None or self._overlay_endpoint.tried):
+            self._ready.set()
 
     def _set_health(self, health: DisplayHealth) -> None:
         if health != self.health:
             self.health = health
             self._on_health()
+
+    def _overlay_app(self) -> web.Application:
+        """The overlay's pages: read-only, with no button and nothing but ``overlay_view``'s view."""
+        assert self._overlay is not None
+        app = web.Application(middlewares=[access_middleware(self._overlay.allowed_hosts, None, OVERLAY)])
+        theme = self._theme
+
+        async def theme_css(_request: web.Request) -> web.Response:
+            return web.Response(text=theme, content_type="text/css", headers=NO_CACHE)
+
+        app.router.add_get("/theme.css", theme_css)
+        add_live_page(
+            app,
+            OVERLAY_DIR,
+            "overlay",
+            self._overlay_live,
+            lambda: self._stop is not None and not self._stop.is_set(),
+        )
+        return app
 
     def _app(self) -> web.Application:
         app = web.Application(

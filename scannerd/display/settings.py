@@ -1,4 +1,5 @@
-"""The ``[display]`` config section: where the dealer display listens and whom it answers.
+"""The ``[display]`` and ``[overlay]`` config sections: where the dealer's page and the stream's overlay
+listen, and whom they answer.
 
 It imports nothing of the display's server, so the config can be read (by
 ``check-config``, by the pit's command line) without starting anything.
@@ -6,27 +7,21 @@ It imports nothing of the display's server, so the config can be read (by
 
 from __future__ import annotations
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from scannerd.settings.config_section import FilePath, Section
+from scannerd.settings.config_section import FilePath
+from scannerd.settings.listen import Connections, Served
 
 
-class DisplaySettings(Section):
+class DisplaySettings(Served):
     """The dealer display web page."""
 
     enabled: bool = True
     listen: str = Field("127.0.0.1:8080", description="HOST:PORT, or [IPv6]:PORT; port 0 picks a free one.")
-    max_connections: int = Field(
+    max_connections: Connections = Field(
         8,
-        ge=1,
-        le=256,
         description="Browser connections served at once (a kiosk page needs two); more are answered "
         "503, so the display can never use the descriptors the shoe and the broker need.",
-    )
-    allowed_hosts: list[str] = Field(
-        default_factory=list,
-        description="Host names the page is opened under, besides IP addresses and localhost; "
-        "a request naming any other host is refused (DNS rebinding).",
     )
     token_file: FilePath | None = Field(
         None,
@@ -35,25 +30,25 @@ class DisplaySettings(Section):
         "$CREDENTIALS_DIRECTORY/display-token if it exists, else no token.",
     )
 
-    @field_validator("listen")
-    @classmethod
-    def _listen_shape(cls, listen: str) -> str:
-        split_listen(listen)
-        return listen
 
-    @property
-    def host(self) -> str:
-        return split_listen(self.listen)[0]
+class OverlaySettings(Served):
+    """The page a studio's video mixer (an OBS or vMix browser source) lays over the table's stream.
 
-    @property
-    def port(self) -> int:
-        return split_listen(self.listen)[1]
+    Its own address, so a studio network that reaches it reaches nothing of the dealer's page.
+    """
 
-
-def split_listen(listen: str) -> tuple[str, int]:
-    host, sep, port = listen.rpartition(":")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    if not sep or not host or not port.isdigit() or int(port) > 65535:
-        raise ValueError("expected HOST:PORT (or [IPv6]:PORT) with a port from 0 to 65535")
-    return host, int(port)
+    listen: str | None = Field(
+        None,
+        description="HOST:PORT, or [IPv6]:PORT, to serve the overlay on; port 0 picks a free one. "
+        "Unset: no overlay. Served by the dealer display's server, so [display] must be enabled.",
+    )
+    max_connections: Connections = Field(
+        8,
+        description="Browser connections served at once (a browser source needs two); more are "
+        "answered 503.",
+    )
+    theme_file: FilePath | None = Field(
+        None,
+        description="A CSS file the overlay loads after its own: the studio's colours and fonts, "
+        "set as the overlay's CSS variables (docs/overlay.md). Read at start.",
+    )

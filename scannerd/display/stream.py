@@ -40,7 +40,10 @@ class LiveView:
 
     def publish(self, view: dict[str, Any]) -> None:
         # The server's version lets a page left open for months reload itself after an upgrade.
-        self.json = json.dumps({**view, "server_version": __version__}, separators=(",", ":"))
+        text = json.dumps({**view, "server_version": __version__}, separators=(",", ":"))
+        if text == self.json:
+            return  # nothing of this view moved (an alert, say, that only the dealer's page shows)
+        self.json = text
         self.version += 1
         self.wake_all()
 

@@ -481,6 +481,11 @@ class TableView:
             "big_columns": columns(big),
         }
 
+    def game_view(self) -> dict[str, Any]:
+        """The game as the pages lay it out: its name, its two sides and its positions in deal order."""
+        game = self.game
+        return {"name": game.name, "sides": list(game.sides), "positions": list(game.positions)}
+
     def snapshot(self) -> dict[str, Any]:
         """Everything the page and the terminal view draw, JSON-ready."""
         text, tone = self.next_action()
@@ -488,11 +493,7 @@ class TableView:
             "table_id": self.table_id,
             "suspended": self.suspended,
             "pins": self.pins,
-            "game": {
-                "name": self.game.name,
-                "sides": list(self.game.sides),
-                "positions": list(self.game.positions),
-            },
+            "game": self.game_view(),
             "dealer_id": self.dealer_id,
             "link": self.link,
             "device": self.device,

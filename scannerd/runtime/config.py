@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     EnvSettingsSource,
@@ -41,7 +41,7 @@ from pydantic_settings import (
 
 from scannerd.contract.idents import TableId
 from scannerd.core.house import HouseRules
-from scannerd.display.settings import DisplaySettings
+from scannerd.display.settings import DisplaySettings, OverlaySettings
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.recording.settings import RecordSettings
 from scannerd.runtime.clock_sync import ClockSettings
@@ -76,10 +76,17 @@ class Config(BaseSettings):
     outbox: OutboxSettings = Field(default_factory=OutboxSettings)
     record: RecordSettings = Field(default_factory=RecordSettings)
     display: DisplaySettings = Field(default_factory=DisplaySettings)
+    overlay: OverlaySettings = Field(default_factory=OverlaySettings)
     staff: StaffSettings = Field(default_factory=StaffSettings)
     log: LogSettings = Field(default_factory=LogSettings)
     clock: ClockSettings = Field(default_factory=ClockSettings)
     metrics: MetricsSettings = Field(default_factory=MetricsSettings)
+
+    @model_validator(mode="after")
+    def _overlay_needs_display(self) -> Config:
+        if self.overlay.listen is not None and not self.display.enabled:
+            raise ValueError("[overlay] listen needs [display] enabled: the display's server serves it")
+        return self
 
     def warnings(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
         """Allowed but unsafe settings as (key, problem); the daemon runs with them, and says so."""

@@ -211,6 +211,7 @@ class Daemon:
                 lambda: self.request("get_state", {}).data or {},
                 self.request,
                 staff=self.roster,
+                overlay=config.overlay,
                 ack_needs_pin=config.rules.ack_needs_pin,
                 round_control=config.rules.round_control,
                 on_health=self.publisher.health_changed,

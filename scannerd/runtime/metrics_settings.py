@@ -8,24 +8,19 @@ from __future__ import annotations
 
 import ipaddress
 
-from pydantic import Field, field_validator
+from pydantic import Field
 
-from scannerd.display.settings import split_listen
-from scannerd.settings.config_section import FilePath, Section
+from scannerd.settings.config_section import FilePath
+from scannerd.settings.listen import Served
 
 
-class MetricsSettings(Section):
+class MetricsSettings(Served):
     """Prometheus metrics (``/metrics``) and a health check (``/healthz``) over HTTP."""
 
     listen: str | None = Field(
         None,
         description="HOST:PORT, or [IPv6]:PORT, to serve /metrics and /healthz on; port 0 picks a free "
         "one. Unset: no metrics served.",
-    )
-    allowed_hosts: list[str] = Field(
-        default_factory=list,
-        description="Host names a scrape may name, besides IP addresses and localhost; a request "
-        "naming any other host is refused (DNS rebinding).",
     )
     token_file: FilePath | None = Field(
         None,
@@ -34,23 +29,6 @@ class MetricsSettings(Section):
         "$CREDENTIALS_DIRECTORY/metrics-token if it exists, else no token, which only a loopback "
         "listen may do without.",
     )
-
-    @field_validator("listen")
-    @classmethod
-    def _listen_shape(cls, listen: str | None) -> str | None:
-        if listen is not None:
-            split_listen(listen)
-        return listen
-
-    @property
-    def host(self) -> str:
-        assert self.listen is not None
-        return split_listen(self.listen)[0]
-
-    @property
-    def port(self) -> int:
-        assert self.listen is not None
-        return split_listen(self.listen)[1]
 
     @property
     def loopback(self) -> bool:

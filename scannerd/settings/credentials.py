@@ -8,12 +8,13 @@ inside ``$CREDENTIALS_DIRECTORY``, else the credential by its name if it exists.
 
 from __future__ import annotations
 
-import errno
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import SecretStr
+
+from scannerd.settings.files import read_utf8
 
 
 def secret_path(path: Path | None, credential: str, environ: Mapping[str, str] | None = None) -> Path | None:
@@ -41,8 +42,5 @@ def read_secret(
     path = secret_path(path, credential, environ)
     if path is None:
         return None
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError:  # an editor's UTF-16, say
-        raise OSError(errno.EILSEQ, "is not UTF-8 text", str(path)) from None
+    lines = read_utf8(path).splitlines()
     return SecretStr(lines[0] if lines else "")

@@ -10,6 +10,7 @@ itself lasts.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -34,3 +35,12 @@ def replace_whole(path: Path, text: str, mode: int) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def read_utf8(path: Path) -> str:
+    """A small text file the house wrote (a secret, a theme); one not UTF-8 (an editor's UTF-16, say)
+    is an OSError naming it, like any other file that cannot be used, for the one line the operator sees."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise OSError(errno.EILSEQ, "is not UTF-8 text", str(path)) from None

@@ -23,7 +23,7 @@ from scannerd.core.inputs import Actor, CardDrawn, CutCardSeen, Fault, Validator
 from scannerd.core.table import execute
 from scannerd.core.validator import Validator
 from scannerd.display.server import Display
-from scannerd.display.settings import DisplaySettings
+from scannerd.display.settings import DisplaySettings, OverlaySettings
 from scannerd.staff.roster import Member, Roster, StaffFile, hash_pin, write
 
 # Player 2+3=5 draws; Banker K+4=4 draws on a player third of 2.
@@ -44,6 +44,7 @@ class Table:
         table_id: str = "BAC-07",
         settings: DisplaySettings | None = None,
         staff: Roster | None = None,
+        overlay: OverlaySettings | None = None,
     ) -> None:
         # Suspension has a state of its own (``suspended``); every other state is a table that never stops.
         self.validator = Validator(table_id, rules or HouseRules(burn="none", suspend_on=()))
@@ -55,6 +56,7 @@ class Table:
             self.state,
             self.request,
             staff=staff,
+            overlay=overlay,
             ack_needs_pin=self.validator.rules.ack_needs_pin,
             round_control=self.validator.rules.round_control,
         )
@@ -188,6 +190,12 @@ def ez_dragon_7(table: Table) -> None:
     table.round("R31", "2S", "2H", "4S", "2D", "3C")
 
 
+def super_6(table: Table) -> None:
+    """No-commission baccarat: Banker wins standing on a two-card 6 over Player's three-card 5."""
+    table.shoe_under_way()
+    table.round("R31", "2H", "4S", "3C", "2D", "KD")
+
+
 def suspended(table: Table) -> None:
     """The shoe's alarm in the middle of a hand: the hand void, the table stopped for a supervisor."""
     dealing(table)
@@ -215,6 +223,7 @@ STATES = {
     "dragon-tiger-tie": dragon_tiger_tie,
     "squeezed": squeezed,
     "ez-dragon-7": ez_dragon_7,
+    "super-6": super_6,
     "suspended": suspended,
 }
 """Each a function that brings a fresh table (with a new shoe) to that state."""
@@ -224,6 +233,7 @@ RULES = {
     "dragon-tiger-tie": HouseRules(game="dragon_tiger", burn="none", suspend_on=()),
     "squeezed": HouseRules(burn="none", squeeze=True, suspend_on=()),
     "ez-dragon-7": HouseRules(burn="none", commission="ez", suspend_on=()),
+    "super-6": HouseRules(burn="none", commission="no_commission", suspend_on=()),
     "suspended": HouseRules(burn="none"),  # the house's own suspend_on
 }
 """The house of a state that is not punto banco's with no burn."""
@@ -247,11 +257,11 @@ def staff_roster(directory: Path) -> Roster:
     return Roster(path)
 
 
-def table_in(state: str) -> Table:
-    """A table brought to ``state`` with its display running (stop it after): the display hears
-    every event, as in a daemon, so what only events carry (the shoe's notice) is there too."""
+def table_in(state: str, overlay: OverlaySettings | None = None) -> Table:
+    """A table brought to ``state`` with its display (and ``overlay``) running (stop it after): the
+    display hears every event, as in a daemon, so what only events carry (the shoe's notice) is there too."""
     staff = staff_roster(Path(tempfile.mkdtemp())) if state in STAFFED else None
-    table = Table(RULES.get(state), staff=staff)
+    table = Table(RULES.get(state), staff=staff, overlay=overlay)
     table.display.start()
     table.command("new_shoe", shoe_id="S-0412")
     STATES[state](table)

@@ -1,0 +1,107 @@
+// Stream overlay: draws the view the daemon streams (/events) over the table's video. It holds nothing
+// a player must not see: the server sends it only the round, the roads and the betting time.
+"use strict";
+
+// State the tests and the studio's engineer can inspect from the console.
+const overlay = (window.scannerdOverlay = { view: null, views: 0 });
+
+const $ = (id) => document.getElementById(id);
+const betting = bettingClock(true);
+
+function render(view) {
+  // A daemon upgraded under a mixer left running: load the new page rather than draw with the old one.
+  if (overlay.view && view.server_version !== overlay.view.server_version) {
+    location.reload();
+    return;
+  }
+  overlay.view = view;
+  overlay.views += 1;
+  document.body.dataset.game = view.game.name;
+  $("table-id").textContent = view.table_id;
+  const round = view.round;
+  $("hand-no").textContent = round ? `HAND ${round.hand_no}` : "";
+  $("last-hand").hidden = !(round && round.last_hand);
+  renderRound(round, view.game);
+  renderStatus();
+  renderRoads(view.history, view.game);
+}
+
+function renderRound(round, game) {
+  $("round").hidden = !round;
+  if (!round) return;
+  const winner = round.winner;
+  game.sides.forEach((side, n) => {
+    const box = $(`side${n}`);
+    box.dataset.side = side;
+    box.dataset.winner = String(winner === side);
+    $(`side${n}-name`).textContent = side.toUpperCase();
+    const hand = round[side];
+    const faceUp = hand.cards.some((card) => card !== "back");
+    $(`side${n}-total`).textContent = faceUp ? String(hand.total) : "";
+    const marks = [];
+    if (winner === side) marks.push(["win", "WINS"]);
+    if (winner === "tie") marks.push(["tie", "TIE"]);
+    for (const label of hand.calls || []) marks.push(["call", label]);
+    if (hand.natural) marks.push(["natural", "NATURAL"]);
+    if (hand.pair) marks.push(["pair", "PAIR"]);
+    $(`side${n}-marks`).replaceChildren(
+      ...marks.map(([kind, label]) => {
+        const mark = document.createElement("span");
+        mark.className = `mark ${kind}`;
+        mark.textContent = label;
+        return mark;
+      }),
+    );
+    const positions = game.positions.filter((pos) => pos.startsWith(side));
+    box.querySelectorAll(".card").forEach((slot, i) => {
+      const pos = positions[i];
+      slot.hidden = pos === undefined;
+      slot.dataset.pos = pos || "";
+      delete slot.dataset.card;
+      const card = hand.cards[i];
+      drawFace(slot, card);
+      // A third card's place shows only while it may still come.
+      slot.dataset.needed = String(card !== undefined || (round.phase === "dealing" && i < 2));
+    });
+  });
+}
+
+// What the space between the sides says: the betting time, NO MORE BETS, or the result.
+function renderStatus() {
+  const view = overlay.view;
+  if (!view) return;
+  const round = view.round;
+  const clock = betting(round, Date.now() / 1000);
+  let state = "";
+  let label = "";
+  let value = "";
+  if (round && clock.noMoreBets) [state, label] = ["stop", "NO MORE BETS"];
+  else if (round && round.phase === "betting") {
+    [state, label] = ["bets", "PLACE YOUR BETS"];
+    if (clock.left !== null) value = String(clock.left);
+  } else if (round && round.winner) {
+    state = "result";
+    label = round.winner === "tie" ? "TIE" : `${round.winner.toUpperCase()} WINS`;
+  } else if (round && round.phase === "void") [state, label] = ["void", "HAND VOID"];
+  const box = $("status");
+  box.dataset.state = state;
+  box.style.setProperty("--winner", round && round.winner ? `var(--overlay-${round.winner})` : "");
+  $("status-label").textContent = label;
+  $("status-value").textContent = value;
+}
+
+function renderRoads(history, game) {
+  game.sides.forEach((side, n) => {
+    $(`count${n}`).dataset.side = side;
+    $(`count${n}-letter`).textContent = side[0].toUpperCase();
+    $(`count${n}-n`).textContent = history.counts[side];
+  });
+  $("count-tie").textContent = history.counts.tie;
+  $("count-hands").textContent = history.counts.hands;
+  drawRoad($("bead"), history.bead, history.bead_columns, beadCell);
+  drawRoad($("big"), history.big, history.big_columns, bigCell);
+}
+
+setInterval(renderStatus, 200);
+window.addEventListener("resize", () => overlay.view && renderRoads(overlay.view.history, overlay.view.game));
+followStream("overlay", render);

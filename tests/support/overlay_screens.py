@@ -1,0 +1,49 @@
+"""Photograph the stream overlay over a frame of a table, in its main states, for docs/overlay.md.
+
+    .venv/bin/python -m tests.support.overlay_screens [DIR]        # default docs/
+
+Each picture is a real validator and Display (``tests.support.display``) with its overlay, shown
+in headless Chromium with a transparent background and laid over ``tests.support.overlay``'s frame.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from scannerd.display.settings import OverlaySettings
+from tests.support.browser import open_page, resize, start_chromium
+from tests.support.display import table_in
+from tests.support.overlay import over_frame, shot, transparent
+
+SHOTS = (
+    ("betting", (1920, 1080)),
+    ("tie", (1920, 1080)),
+    ("ez-dragon-7", (1280, 720)),
+    ("squeezed", (1280, 720)),
+    ("dragon-tiger-tie", (1920, 1080)),
+)
+"""(state, size) of each picture; the file is ``overlay-{state}-{width}x{height}.png``."""
+
+
+def main(argv: list[str]) -> int:
+    out = Path(argv[0] if argv else "docs")
+    with tempfile.TemporaryDirectory() as profile, start_chromium(Path(profile)) as driver:
+        transparent(driver)
+        for state, (width, height) in SHOTS:
+            table = table_in(state, OverlaySettings(listen="127.0.0.1:0"))
+            try:
+                resize(driver, width, height)
+                assert table.display.overlay_url is not None
+                open_page(driver, table.display.overlay_url)
+                path = out / f"overlay-{state}-{width}x{height}.png"
+                over_frame(shot(driver)).convert("RGB").save(path, optimize=True)
+                print(path)
+            finally:
+                table.display.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
