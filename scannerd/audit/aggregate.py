@@ -300,18 +300,18 @@ def _merged_rounds(files: list[FileFacts]) -> list[tuple[RoundFact, Chances]]:
             else:
                 earlier = before[0]
                 merged[key] = (
-                    RoundFact(
-                        rnd.shoe_id,
-                        rnd.round_id,
-                        earlier.dealer_id or rnd.dealer_id,
-                        min(earlier.opened, rnd.opened),
-                        max(earlier.ended, rnd.ended),
-                        rnd.winner or earlier.winner,
-                        rnd.void or earlier.void,
-                        rnd.facts or earlier.facts,
-                        rnd.times if rnd.times != (None, None) else earlier.times,
-                        rnd.void_by or earlier.void_by,
-                        rnd.void_via or earlier.void_via,
+                    replace(
+                        rnd,
+                        dealer_id=earlier.dealer_id or rnd.dealer_id,
+                        opened=min(earlier.opened, rnd.opened),
+                        ended=max(earlier.ended, rnd.ended),
+                        last=max(earlier.last, rnd.last),
+                        winner=rnd.winner or earlier.winner,
+                        void=rnd.void or earlier.void,
+                        facts=rnd.facts or earlier.facts,
+                        times=rnd.times if rnd.times != (None, None) else earlier.times,
+                        void_by=rnd.void_by or earlier.void_by,
+                        void_via=rnd.void_via or earlier.void_via,
                     ),
                     odds,
                 )
