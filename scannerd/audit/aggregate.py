@@ -1,8 +1,9 @@
 """From every file's facts to the report: groups per table, shoe, dealer and day, and what is flagged.
 
 Beside the groups: what each staff id the events name is credited with
-(scannerd/audit/staff.py) and how long each table stood suspended
-(scannerd/audit/suspensions.py).
+(scannerd/audit/staff.py), how long each table stood suspended
+(scannerd/audit/suspensions.py), and the hands to look at on video, each
+with its time range (scannerd/audit/review.py).
 
 A round belongs to its table, its shoe, the dealer who opened it and the
 UTC day it opened on; a misdeal to the same four through its round (or the
@@ -32,11 +33,11 @@ import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from scannerd import __version__
-from scannerd.audit import suspensions
+from scannerd.audit import review, suspensions
 from scannerd.audit.chances import Chances, chances
 from scannerd.audit.facts import FileFacts, RoundFact, ShuffleFact
 from scannerd.audit.published import differences
@@ -52,8 +53,9 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 FORMAT = "scannerd-audit"
-VERSION = 3
-"""3: ``staff`` (per staff id: hands, misdeals, acknowledgements, voids, sign-ins, resumes) and
+VERSION = 4
+"""4: ``review`` (the hands to look at on video, misdeals and voids, each with its time range).
+3: ``staff`` (per staff id: hands, misdeals, acknowledgements, voids, sign-ins, resumes) and
 ``suspensions`` (time suspended per table and cause). 2: a group's results are per game (``games``),
 and tables and totals hold their facts."""
 
@@ -148,9 +150,15 @@ class _Shoe:
 
 
 def build(
-    facts: Iterable[FileFacts], key: Ed25519PublicKey | None = None, sources: Iterable[str] = ()
+    facts: Iterable[FileFacts],
+    key: Ed25519PublicKey | None = None,
+    sources: Iterable[str] = (),
+    zone: tzinfo = UTC,
 ) -> dict[str, Any]:
-    """The whole report, as JSON-ready data: what report.json holds and report.html shows."""
+    """The whole report, as JSON-ready data: what report.json holds and report.html shows.
+
+    ``zone``: the surveillance system's, in which the hands to review give the line to type.
+    """
     facts = sorted(facts, key=lambda f: (f.table_id, f.path.name))
     good = [f for f in facts if f.error is None]
     verdict = judge([f.chained for f in good if f.chained is not None], key)
@@ -160,6 +168,7 @@ def build(
     shoes: dict[ShoeKey, _Shoe] = {}
     staff = Staff()
     suspended: list[Period] = []
+    to_review: list[dict[str, Any]] = []
 
     def group_of(kind: str, key: str) -> Group:
         return groups[kind].setdefault(key, Group(key, detailed=kind == "tables"))
@@ -171,7 +180,8 @@ def build(
     for table, table_files in itertools.groupby(good, key=lambda f: f.table_id):
         group_of("tables", table)  # a table whose files hold no hand is a table
         files = _told_apart(list(table_files))
-        for rnd, odds, seconds in _timed(_merged_rounds(files)):
+        merged = _merged_rounds(files)
+        for rnd, odds, seconds in _timed(merged):
             shoe_id = rnd.shoe_id or NO_SHOE
             shoe = shoes.setdefault((table, shoe_id), _Shoe(table, shoe_id, odds.game))
             shoe.first = rnd.opened if shoe.first is None else min(shoe.first, rnd.opened)
@@ -195,6 +205,7 @@ def build(
                 shoes[(table, shoe_id)].files.append(f.path.name)
         last = max((f.last_ts for f in files if f.last_ts is not None), default=None)
         suspended += periods(table, [s for f in files for s in f.suspensions], last)
+        to_review += review.hands(table, [r for r, _ in merged], [m for f in files for m in f.misdeals], zone)
     for (table, shoe_id), shoe in shoes.items():
         if shoe.shuffle is not None:
             suspect = (table, shoe_id)
@@ -218,6 +229,7 @@ def build(
         "key": None if key is None else fingerprint(key),
         "flagged": bool(flags),
         "flags": flags,
+        "review": {"zone": str(zone), "pad_s": review.PAD_S, "hands": to_review},
         "odds": _by_game(used, lambda c: {r: round(p, 6) for r, p in c.results.items()}),
         "fact_odds": _by_game(
             used, lambda c: {f: {v: round(p, 6) for v, p in by.items()} for f, by in c.facts.items()}
@@ -300,18 +312,18 @@ def _merged_rounds(files: list[FileFacts]) -> list[tuple[RoundFact, Chances]]:
             else:
                 earlier = before[0]
                 merged[key] = (
-                    RoundFact(
-                        rnd.shoe_id,
-                        rnd.round_id,
-                        earlier.dealer_id or rnd.dealer_id,
-                        min(earlier.opened, rnd.opened),
-                        max(earlier.ended, rnd.ended),
-                        rnd.winner or earlier.winner,
-                        rnd.void or earlier.void,
-                        rnd.facts or earlier.facts,
-                        rnd.times if rnd.times != (None, None) else earlier.times,
-                        rnd.void_by or earlier.void_by,
-                        rnd.void_via or earlier.void_via,
+                    replace(
+                        rnd,
+                        dealer_id=earlier.dealer_id or rnd.dealer_id,
+                        opened=min(earlier.opened, rnd.opened),
+                        ended=max(earlier.ended, rnd.ended),
+                        last=max(earlier.last, rnd.last),
+                        winner=rnd.winner or earlier.winner,
+                        void=rnd.void or earlier.void,
+                        facts=rnd.facts or earlier.facts,
+                        times=rnd.times if rnd.times != (None, None) else earlier.times,
+                        void_by=rnd.void_by or earlier.void_by,
+                        void_via=rnd.void_via or earlier.void_via,
                     ),
                     odds,
                 )

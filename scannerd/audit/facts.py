@@ -2,8 +2,8 @@
 
 This runs in a replay worker (a process of the pool or a Dask worker), so it
 hands back plain, picklable facts rather than the thousands of events they
-come from: a round is its shoe, dealer, times, result and the facts its
-side bets read (a dozen name and value pairs), and who voided it; a misdeal
+come from: a round is its shoe, hand number, dealer, times, result and the
+facts its side bets read (a dozen name and value pairs), and who voided it; a misdeal
 its code; a suspect shuffle its latest figures (the restatement at the
 shoe's end replaces the early alert); an acknowledgement, a sign-in and a
 suspension who took them (``by``, ``via``) and when. The file's chain is walked here too, since
@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from drivers.base import DriverInitError
-from scannerd.contract.events import AlertData, DealerData, EventData, RoundData, SuspensionData
+from scannerd.contract.events import (
+    AlertData,
+    CardData,
+    DealerData,
+    EventData,
+    RevealData,
+    RoundData,
+    SuspensionData,
+)
 from scannerd.core.games import played
 from scannerd.core.table import SavedState
 from scannerd.recording.format import PastTheEnd, RecordingError, RecordingReader
@@ -39,9 +47,11 @@ class RoundFact:
 
     shoe_id: str | None
     round_id: str
+    hand_no: int  # as the dealer counts them: the round events' hand number in its shoe
     dealer_id: str | None
-    opened: float  # Unix seconds of its first event
-    ended: float  # of its last
+    opened: float  # Unix seconds of its first round event
+    ended: float  # of its last: the round's end, what its time is counted to
+    last: float  # of its last event of any kind: a squeeze's reveal, an alert, may come after its end
     winner: str | None = None
     void: str | None = None
     facts: Facts = ()
@@ -164,8 +174,11 @@ class _Collector:
             self.facts.last_ts = event.ts if last is None else max(last, event.ts)
         if isinstance(event, RoundData):
             key = (event.shoe_id, event.round_id)
-            rnd = self.rounds.setdefault(key, {"opened": event.ts, "dealer_id": event.dealer_id})
+            rnd = self.rounds.setdefault(
+                key, {"opened": event.ts, "hand_no": event.hand_no, "dealer_id": event.dealer_id}
+            )
             rnd["ended"] = event.ts
+            rnd["last"] = max(rnd.get("last", event.ts), event.ts)
             rnd["dealer_id"] = rnd["dealer_id"] or event.dealer_id
             if event.phase == "complete":
                 rnd["winner"] = event.winner
@@ -175,6 +188,8 @@ class _Collector:
                 rnd["void_by"], rnd["void_via"] = event.by, event.via
             if event.times is not None:
                 rnd["times"] = (event.times.betting_s, event.times.dealing_s)
+        elif isinstance(event, (CardData, RevealData)):
+            self._of_round(event)
         elif isinstance(event, DealerData):
             self.dealer = event.dealer_id
             if event.dealer_id is not None:
@@ -206,6 +221,8 @@ class _Collector:
                     )
                 )
         elif isinstance(event, AlertData):
+            if event.alert_id not in self.raised:
+                self._of_round(event)
             self.raised.setdefault(event.alert_id, event.ts)
             if event.code == "SHUFFLE_SUSPECT" and event.shuffle is not None:
                 figures = event.shuffle
@@ -226,14 +243,25 @@ class _Collector:
                     event.shoe_id, event.round_id, dealer, event.code, event.ts
                 )
 
+    def _of_round(self, event: EventData) -> None:
+        """A card, a reveal or an alert as first raised: its round's last event so far, if the round is here.
+
+        An acknowledgement is not: it is an action on the alert, taken whenever someone gets to it.
+        """
+        rnd = self.rounds.get((event.shoe_id, event.round_id or ""))
+        if rnd is not None:
+            rnd["last"] = max(rnd["last"], event.ts)
+
     def finish(self) -> None:
         self.facts.rounds = [
             RoundFact(
                 shoe,
                 round_id,
+                r["hand_no"],
                 r["dealer_id"],
                 r["opened"],
                 r["ended"],
+                r["last"],
                 r.get("winner"),
                 r.get("void"),
                 r.get("facts", ()),

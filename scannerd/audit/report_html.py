@@ -4,7 +4,8 @@ An auditor may open it on a machine without a network, or file it as
 evidence, so everything is in the page: the style inline, the plots as
 hand-drawn SVG (a few polylines need no plotting library on a table PC). It
 shows exactly what report.json holds (it is drawn from the same data), in
-the order someone looks: what is flagged, the totals, the running
+the order someone looks: what is flagged, the hands to look at on video
+(each with the line to type into the surveillance system), the totals, the running
 frequencies of each table inside their band, each game's facts against
 their chances, then the tables per table, dealer and day, per staff member
 (what the events credit each staff id with), the time each table stood
@@ -58,6 +59,9 @@ svg { display: block; width: 100%; height: auto; }
 .legend span { margin-right: 14px; white-space: nowrap; }
 .legend i { display: inline-block; width: 18px; height: 4px; vertical-align: middle; margin-right: 4px; }
 .scroll { max-width: 100%; overflow-x: auto; }
+.scroll.tall { max-height: 60vh; overflow-y: auto; }
+@media print { .scroll.tall { max-height: none; overflow: visible; } }
+td code { white-space: pre; }
 table { border-collapse: collapse; background: #fff; width: 100%; }
 th, td { border: 1px solid #ddd; padding: 3px 6px; text-align: right; vertical-align: top;
          overflow-wrap: break-word; }
@@ -93,6 +97,7 @@ def render(report: dict[str, Any]) -> str:
         f"signatures {_e(_signatures(report['key']))}</p>",
         _verdict(flags),
         _flags(flags),
+        _review(report["review"]),
         _figures(report),
         '<h2 id="plots">Running frequency of each result, inside its 95% band</h2>',
         _legend(report),
@@ -178,6 +183,59 @@ def _flags(flags: list[dict[str, Any]]) -> str:
     head = '<tr><th class="text">what</th><th class="text">where</th><th class="text">why</th></tr>'
     table = f'<table id="flags">{head}{"".join(rows)}</table>'
     return f'<h2 id="flagged">Flagged</h2><div class="scroll">{table}</div>'
+
+
+def _review(review: dict[str, Any]) -> str:
+    """Each hand to look at on video: who dealt it, what happened, the line to type in the report's zone."""
+    title = '<h2 id="review">Hands to review on video</h2>'
+    if not review["hands"]:
+        return f'{title}<p class="note">No misdeal and no void round: no hand to review.</p>'
+    zone = review["zone"]
+    head = "".join(
+        f'<th class="{cls}">{_e(name)}</th>'
+        for cls, name in (
+            ("text", "table"),
+            ("text", "shoe"),
+            ("", "hand"),
+            ("text", "round"),
+            ("text", "dealer"),
+            ("text", "what happened"),
+            ("", "from (UTC)"),
+            ("", "to (UTC)"),
+            ("text", f"to type ({zone})"),
+        )
+    )
+    rows = []
+    for h in review["hands"]:
+        cells = [
+            *(f'<td class="key">{_e(h[k] or DASH)}</td>' for k in ("table_id", "shoe_id")),
+            f"<td>{DASH if h['hand_no'] is None else h['hand_no']}</td>",
+            *(f'<td class="key">{_e(h[k] or DASH)}</td>' for k in ("round_id", "dealer_id")),
+            f'<td class="text">{_e(_happened(h))}</td>',
+            *(f"<td>{_e(h[k])}</td>" for k in ("from", "to")),
+            f'<td class="key"><code>{_e(h["line"])}</code></td>',
+        ]
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    note = (
+        f"From each hand's first event to its last, {review['pad_s']:g} s either side; a misdeal of no round "
+        f"(a card between hands, after the shoe's end) at its alert. The line to type is in {zone}; "
+        "the UTC times are what scannerd captions --from and --to take."
+    )
+    return (
+        f'{title}<p class="note">{_e(note)}</p><div class="scroll tall"><table id="review-table">'
+        f"<tr>{head}</tr>{''.join(rows)}</table></div>"
+    )
+
+
+def _happened(hand: dict[str, Any]) -> str:
+    """``misdeal SHORT_DEAL; void SHORT_DEAL by D-2 (gameserver)``: the codes, then the void and who."""
+    said = [f"misdeal {code}" for code in hand["misdeals"]]
+    if hand["round_id"] is None:
+        said[-1] += " (no round)"
+    if hand["void"] is not None:
+        by = f" by {hand['void_by']} ({hand['void_via']})" if hand["void_by"] else ""
+        said.append(f"void {hand['void']}{by}")
+    return "; ".join(said)
 
 
 def _figures(report: dict[str, Any]) -> str:

@@ -4,14 +4,15 @@ Every recording named (a directory: every recording under it, at any depth,
 as a casino's archive is filed) is replayed through the validator again, in
 parallel as ``scannerd replay DIR`` does it, its chain and signature checked
 as ``scannerd verify`` does, and the results written to ``DIR/report.json``
-and ``DIR/report.html``.
+and ``DIR/report.html``. ``--tz`` names the zone the surveillance system
+shows, in which each hand to review gives the line to type.
 
 Exit status: 0 nothing flagged; 1 a suspect shuffle, a chain or signature
 that does not check out, a replay that does not end where the table said
 it was, or a fact far from its chance (each named on stdout); 2 input that
 cannot be used (no such path, no recordings, a file that is not a
-recording, a key that is not a key, an output directory that cannot be
-written), named in one line on stderr. The report is written whenever there
+recording, a key that is not a key, a time zone that is not one, an output
+directory that cannot be written), named in one line on stderr. The report is written whenever there
 is anything to report, the unusable files listed in it.
 """
 
@@ -19,8 +20,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC, tzinfo
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from scannerd.audit import report_html, report_json
 from scannerd.audit.aggregate import build, unreadable
@@ -63,9 +66,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PUBKEY",
         help="the tables' public key (scannerd keygen's FILE.pub): every file must be signed with it",
     )
+    parser.add_argument(
+        "--tz",
+        metavar="ZONE",
+        help="the surveillance system's time zone, an IANA name such as Europe/Berlin: the hands to "
+        "review give their times to type in it (default: UTC)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        zone = _zone(args.tz)
+    except ValueError as exc:
+        return _bad(str(exc))
     try:
         key = load_public_key(args.key) if args.key is not None else None
     except OSError as exc:
@@ -85,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
         facts = list(each_file(paths, collect, lost, executor))
     finally:
         release()
-    report = build(facts, key, sources=[str(p) for p in args.paths])
+    report = build(facts, key, sources=[str(p) for p in args.paths], zone=zone)
     try:
         report_json.write(report, args.out)
         report_html.write(report, args.out)
@@ -103,6 +116,16 @@ def run(args: argparse.Namespace) -> int:
     if unreadable(report):
         return EXIT_BAD_INPUT
     return EXIT_FLAGGED if report["flagged"] else 0
+
+
+def _zone(name: str | None) -> tzinfo:
+    """``--tz``: a zone of the system's time zone database; UTC, which needs none, when not given."""
+    if name is None:
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError(f"--tz {name}: no such time zone (an IANA name such as Europe/Berlin)") from None
 
 
 def _where(flag: dict[str, Any]) -> str:

@@ -411,6 +411,14 @@ def test_a_file_that_is_not_a_recording_is_named_in_one_line_and_exits_2(week, t
         (["missing-dir"], "missing-dir: no such file or directory"),
         (["empty"], "empty: no recordings (.jsonl, .jsonl.gz) in this directory"),
         (["empty", "--key", "not-a-key"], "not-a-key: is not an Ed25519 public key in PEM"),
+        (
+            ["empty", "--tz", "Mars/Olympus"],
+            "--tz Mars/Olympus: no such time zone (an IANA name such as Europe/Berlin)",
+        ),
+        (
+            ["empty", "--tz", "/etc/localtime"],
+            "--tz /etc/localtime: no such time zone (an IANA name such as Europe/Berlin)",
+        ),
     ],
 )
 def test_unusable_input_exits_2_with_one_line(tmp_path, capsys, argv, said, monkeypatch):
@@ -475,6 +483,7 @@ def test_nothing_on_the_page_is_wider_than_a_1920_screen(page):
         assert table["box"]["height"] > 0 and table["box"]["width"] > 0, f"{table['id']} is not shown"
     assert {t["id"] for t in g["tables"]} == {
         "flags",
+        "review-table",
         "facts-punto_banco-table",
         "tables-table",
         "dealers-table",

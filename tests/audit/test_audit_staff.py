@@ -9,7 +9,8 @@ acknowledges with the display's button (the table credits the dealer signed
 in). The table suspends on a foreign card and a lost link, the supervisor
 S-1 acknowledges and resumes it, and every table's week ends with its cable
 out, suspended and never resumed. The report's figures are held to counts
-taken here, independently, from the replayed events.
+taken here, independently, from the replayed events, and so are its hands
+to review on video, their lines to type in Berlin's time (``--tz``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import json
 import subprocess
 import sys
 from collections import Counter, defaultdict
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from scannerd.audit.review import PAD_S
 from scannerd.recording.format import recordings_under
 from scannerd.recording.replay import replay
 from simulators.staff import Crew, Habits
@@ -39,6 +42,7 @@ CREW = Crew(
     unplugged_at_end_s=45.0,
 )
 TABLES, DAYS = 3, 3
+ZONE, SUMMER_TIME = "Europe/Berlin", timedelta(hours=2)  # the week is in May: Berlin keeps UTC+2
 
 
 class StaffWeek:
@@ -46,8 +50,9 @@ class StaffWeek:
         self.dir = root / "archive"
         self.shoes = write_week(self.dir, tables=TABLES, days=DAYS, lazy=0, seed=11, crew=CREW)
         out = root / "report"
+        command = [sys.executable, "-m", "scannerd", "audit", str(self.dir), "--out", str(out)]
         run = subprocess.run(
-            [sys.executable, "-m", "scannerd", "audit", str(self.dir), "--out", str(out), "--workers", "2"],
+            [*command, "--workers", "2", "--tz", ZONE],
             capture_output=True,
             text=True,
             timeout=240,
@@ -138,7 +143,7 @@ def test_the_week_has_two_dealers_making_different_mistakes_and_a_supervisor_res
     assert set(staff["D-1"]["misdeals"]) == {"CARD_BEFORE_BETS_CLOSED", "EXTRA_CARD"}
     assert set(staff["D-2"]["misdeals"]) == {"UNREADABLE_CARD", "SHORT_DEAL"}
     assert staff["S-1"]["resumes"] > 0 and staff["S-1"]["hands"] == 0
-    assert week.report["version"] == 3
+    assert week.report["version"] == 4
 
 
 def test_the_figures_per_staff_member_are_those_of_the_events(week):
@@ -196,6 +201,58 @@ def test_the_page_shows_the_staff_and_the_suspensions(week):
     for staff_id in ("D-1", "D-2", "D-3", "S-1"):
         assert f'<td class="key">{staff_id}</td>' in week.html
     assert "still suspended at the last event" in week.html
+
+
+def test_every_misdeal_and_void_is_a_hand_to_review_once_holding_every_event_of_it(week):
+    """A round's events: all that name it but acknowledgements, which come whenever someone gets to them."""
+    hands = week.report["review"]["hands"]
+    clean = 0
+    for table, events in week.events.items():
+        rounds: dict[tuple[str | None, str], list[float]] = defaultdict(list)
+        misdeals: dict[int, Any] = {}
+        voids = set()
+        for e in events:
+            if getattr(e, "round_id", None) is not None and not getattr(e, "acknowledged", False):
+                rounds[(e.shoe_id, e.round_id)].append(e.ts)
+            if e.kind == "alert" and e.severity == "misdeal" and not e.acknowledged:
+                misdeals.setdefault(e.alert_id, e)
+            if e.kind == "round" and e.phase == "void":
+                voids.add((e.shoe_id, e.round_id))
+        troubled = voids | {(m.shoe_id, m.round_id) for m in misdeals.values() if m.round_id is not None}
+        rows = [h for h in hands if h["table_id"] == table]
+        in_rounds = [h for h in rows if h["round_id"] is not None]
+        assert sorted((h["shoe_id"], h["round_id"]) for h in in_rounds) == sorted(troubled), table
+        clean += len(rounds) - len(troubled)
+        for h in in_rounds:
+            times = rounds[(h["shoe_id"], h["round_id"])]
+            start, end = (datetime.fromisoformat(h[k]).timestamp() for k in ("from", "to"))
+            assert start <= min(times) - PAD_S and max(times) + PAD_S <= end, h
+            assert end - start <= max(times) - min(times) + 2 * PAD_S + 2, h
+        alone = [m for m in misdeals.values() if m.round_id is None]
+        rows_alone = [h for h in rows if h["round_id"] is None]
+        assert [h["misdeals"] for h in rows_alone] == [[m.code] for m in alone], table
+        for h, m in zip(rows_alone, alone, strict=True):
+            start, end = (datetime.fromisoformat(h[k]).timestamp() for k in ("from", "to"))
+            assert start <= m.ts - PAD_S and m.ts + PAD_S <= end <= m.ts + PAD_S + 1
+    assert clean > len(hands)  # most hands went well, and none of them is listed
+    said = {code for h in hands for code in h["misdeals"]}
+    assert {"EXTRA_CARD", "SHORT_DEAL", "UNREADABLE_CARD", "CARD_BEFORE_BETS_CLOSED"} <= said
+    assert {(h["void"], h["void_by"], h["void_via"]) for h in hands if h["void"] == "OPERATOR_VOID"} == {
+        ("OPERATOR_VOID", "D-2", "gameserver")
+    }
+
+
+def test_each_hand_to_review_has_its_line_to_type_in_the_zone_given(week):
+    """Berlin's summer time, from the UTC instants the report keeps: what the reviewer types."""
+    review = week.report["review"]
+    assert review["zone"] == ZONE and review["hands"]
+    for h in review["hands"]:
+        start, end = (datetime.fromisoformat(h[k]) + SUMMER_TIME for k in ("from", "to"))
+        assert h["from"].endswith("Z") and h["to"].endswith("Z")
+        assert h["line"] == f"{h['table_id']}  {start:%Y-%m-%d}  {start:%H:%M:%S} - {end:%H:%M:%S}"
+    first = review["hands"][0]
+    assert f'<td class="key"><code>{first["line"]}</code></td>' in week.html
+    assert f"to type ({ZONE})" in week.html
 
 
 def test_recordings_without_who_acted_credit_no_one_but_the_dealers(tmp_path):
