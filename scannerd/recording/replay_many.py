@@ -149,9 +149,13 @@ def executor_for(
     count = min(workers or default_workers(), files)
     if count == 1:
         return None, lambda: None
-    from concurrent.futures import ProcessPoolExecutor  # multiprocessing: not for a single file's start-up
+    import multiprocessing  # not for a single file's start-up
+    from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=count)
+    # Workers forked from a clean server, not from this process: a fork of a process with threads
+    # (a Dask client, a test's broker) copies locks they held, and the worker can hang on one for good.
+    context = multiprocessing.get_context("forkserver")
+    pool = ProcessPoolExecutor(max_workers=count, mp_context=context)
     return pool, lambda: pool.shutdown(cancel_futures=True)
 
 

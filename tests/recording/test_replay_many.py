@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from scannerd.recording.format import RecordingReader, recordings_under
-from scannerd.recording.replay_many import replay_file, replay_many
+from scannerd.recording.replay_many import executor_for, replay_file, replay_many
 from tests.sessions import DIR, golden_path, recordings, render
 
 pytestmark = pytest.mark.timeout(300)
@@ -156,7 +156,9 @@ def test_a_worker_killed_mid_replay_fails_its_files_and_nothing_else_breaks(tabl
     from concurrent.futures import ProcessPoolExecutor
 
     paths = recordings_under([tables])
-    with ProcessPoolExecutor(2) as pool:
+    made, _ = executor_for(None, 2, len(paths))  # the pool replay itself makes
+    assert isinstance(made, ProcessPoolExecutor)
+    with made as pool:
         list(pool.map(abs, [1, 2]))  # both processes up
         victim = next(iter(pool._processes))
         threading.Timer(0.05, os.kill, (victim, signal.SIGKILL)).start()
