@@ -81,9 +81,9 @@ THRESHOLD = math.log(SHOES_KEPT / FALSE_ALARM)
 CLEARED = math.log(1e-2)
 """Once every alternative's evidence is below 1/100, the earlier shoe is no longer compared with.
 
-A properly shuffled shoe gets there about 150 cards in, and the check's cost with it; no lazy shoe
-of the calibration bench ever fell that low before its alert. Stopping never raises an alert, so
-it cannot add a false one.
+Against a properly shuffled shoe most comparisons get there within the shoe (docs/shuffle.md says
+where), and the check's cost with them; no lazy shoe of the calibration bench ever fell that low
+before its alert. Stopping never raises an alert, so it cannot add a false one.
 """
 _CLEARED_EVERY = 16  # pairs between looks: the evidence only falls on a miss, and slowly
 
