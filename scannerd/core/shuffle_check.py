@@ -26,15 +26,26 @@ inequality it ever reaches 1/a with probability at most a, however often it
 is looked at, so it can be judged after every card and an alarm raised the
 moment it is overwhelming. The threshold splits the false-alarm budget over
 the shoes compared: docs/shuffle.md has the bound and the measured power.
+
+Cost: a card is compared with up to ``SHOES_KEPT`` earlier shoes, so what is
+done per card and earlier shoe is kept to table lookups. Each finished shoe's
+``Neighbours`` are worked out once, the first time it is compared with: bit
+masks by face for the test of a pair, and for each face a ready itemgetter
+of the faces around it, for the copies left. A miss is a count; only a hit
+costs its seven logs (its chance, a ratio of two counts, takes too many
+values for a table of them to pay), and the threshold is looked at only once
+the hits since the last look could have reached it. Every figure is the same
+float, computed the same way, as when each card was worked out in full.
 """
 
 from __future__ import annotations
 
 import base64
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from itertools import repeat
+from math import log  # a name of its own: a hit calls it once per alternative
+from operator import itemgetter
 from typing import Any
 
 from scannerd.core.cards import ALL_CARDS
@@ -70,26 +81,37 @@ THRESHOLD = math.log(SHOES_KEPT / FALSE_ALARM)
 CLEARED = math.log(1e-2)
 """Once every alternative's evidence is below 1/100, the earlier shoe is no longer compared with.
 
-A properly shuffled shoe gets there about 150 cards in, and the check's cost with it; no lazy shoe
-of the calibration bench ever fell that low before its alert. Stopping never raises an alert, so
-it cannot add a false one.
+Against a properly shuffled shoe most comparisons get there within the shoe (docs/shuffle.md says
+where), and the check's cost with them; no lazy shoe of the calibration bench ever fell that low
+before its alert. Stopping never raises an alert, so it cannot add a false one.
 """
 _CLEARED_EVERY = 16  # pairs between looks: the evidence only falls on a miss, and slowly
 
 # Under alternative k the next card follows the earlier order forwards with chance a_f, backwards
 # with a_b, and is drawn as a proper shuffle would with the rest: the likelihood ratio of a forward
 # hit whose chance by luck is p is (a_f + rest * p) / p, of a miss just the rest.
-_FORWARD = tuple(a_f for a_f, _ in ALTERNATIVES)
-_BACKWARD = tuple(a_b for _, a_b in ALTERNATIVES)
 _REST = tuple(1.0 - a_f - a_b for a_f, a_b in ALTERNATIVES)
 _LOG_REST = tuple(math.log(r) for r in _REST)
-
-_Neighbours = tuple[int, tuple[str, ...], int, tuple[str, ...]]
+_FORWARD = tuple((a_f, r) for (a_f, _), r in zip(ALTERNATIVES, _REST, strict=True))  # (share, rest)
+_BACKWARD = tuple((a_b, r) for (_, a_b), r in zip(ALTERNATIVES, _REST, strict=True))
+# A hit whose chance is p raises no alternative's log ratio by more than log(top share / p + top
+# rest): between looks at the threshold, that is what is taken off how far below it they were.
+_FORWARD_RISE = (max(a for a, _ in _FORWARD), max(_REST))
+_BACKWARD_RISE = (max(a for a, _ in _BACKWARD), max(_REST))
+_ROUNDING = 1e-6  # more than hundreds of sums of logs can round by: a look comes a bit early
 
 _FACES = {card: i for i, card in enumerate(ALL_CARDS)}
 _N = len(ALL_CARDS)
 _ROW_BYTES = (_N + 7) // 8
 _LOG_K = math.log(len(ALTERNATIVES))
+_NONE = _N  # a slot of the shoe's counts by face that stays 0: a pick of one face is still a tuple
+
+_Pick = Callable[[list[int]], tuple[int, ...]]  # an itemgetter of some faces' counts, and two 0s
+# For each byte of a row and each value it can have, the faces its set bits stand for.
+_FACES_IN_BYTE = tuple(
+    tuple(tuple(8 * i + b for b in range(8) if value >> b & 1) for value in range(256))
+    for i in range(_ROW_BYTES)
+)
 
 
 def _log_mean_exp(logs: list[float]) -> float:
@@ -104,7 +126,7 @@ class Fingerprint:
     shoe_id: str
     rows: list[int] = field(default_factory=lambda: [0] * _N)
     cards: int = 0
-    _table: list[_Neighbours] | None = field(default=None, repr=False, compare=False)
+    _neighbours: Neighbours | None = field(default=None, repr=False, compare=False)
 
     def encode(self) -> str:
         raw = b"".join(row.to_bytes(_ROW_BYTES, "little") for row in self.rows)
@@ -118,38 +140,50 @@ class Fingerprint:
         rows = [int.from_bytes(raw[i : i + _ROW_BYTES], "little") for i in range(0, len(raw), _ROW_BYTES)]
         return cls(shoe_id, rows, cards)
 
-    def neighbours(self) -> list[_Neighbours]:
-        """Per face x: the faces that followed it (mask, codes), and those only before it.
+    def neighbours(self) -> Neighbours:
+        """The tables a card is judged by, worked out once, when the finished shoe is first compared with.
 
-        Worked out once, when a finished shoe is first compared with: a card's check is then
-        two bit tests, and a sum over a few faces on a hit.
+        A finished shoe is compared with by the next ``SHOES_KEPT`` shoes and never changes.
         """
-        if self._table is not None:
-            return self._table
+        if self._neighbours is None:
+            self._neighbours = Neighbours(self.rows)
+        return self._neighbours
+
+
+class Neighbours:
+    """One earlier shoe's neighbours of each face x, as tables indexed by x.
+
+    ``after[x]`` is the bit mask of the faces that followed x there, ``before[x]`` of those only
+    before it: a pair (x, y) is a shift and an and or two. A hit's chance needs how many copies of
+    those faces are left: ``after_sides[x]`` (``before_sides[x]``) is an itemgetter that takes
+    their counts out of the shoe's counts by face in one call, and how many faces it names.
+    """
+
+    __slots__ = ("after", "after_sides", "before", "before_sides")
+
+    def __init__(self, rows: list[int]) -> None:
+        after = [_faces(row) for row in rows]
         before = [0] * _N
-        for x, row in enumerate(self.rows):
-            for y in _faces(row):
-                before[y] |= 1 << x
-        out = []
-        for x, after in enumerate(self.rows):
-            only_before = before[x] & ~after
-            out.append((after, _codes(after), only_before, _codes(only_before)))
-        self._table = out
-        return out
+        for x, ys in enumerate(after):
+            bit = 1 << x
+            for y in ys:
+                before[y] |= bit
+        self.after = list(rows)
+        self.before = [b & ~a for a, b in zip(rows, before, strict=True)]
+        self.after_sides = [_side(ys) for ys in after]
+        self.before_sides = [_side(_faces(mask)) for mask in self.before]
+
+
+def _side(faces: list[int]) -> tuple[_Pick, int]:
+    return itemgetter(_NONE, _NONE, *faces), len(faces)
 
 
 def _faces(mask: int) -> list[int]:
-    """The faces whose bits are set, visiting only those."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
+    """The faces whose bits are set, a byte at a time."""
+    out: list[int] = []
+    for i, value in enumerate(mask.to_bytes(_ROW_BYTES, "little")):
+        out += _FACES_IN_BYTE[i][value]
     return out
-
-
-def _codes(mask: int) -> tuple[str, ...]:
-    return tuple(ALL_CARDS[f] for f in _faces(mask))
 
 
 @dataclass(slots=True)
@@ -165,6 +199,9 @@ class Comparison:
     cleared: bool = False  # the evidence fell below CLEARED: not compared any more in this shoe
     alert_id: int | None = None  # the alert raised on it, once raised
     final: bool = False  # the shoe is over and the alert restated with the whole shoe's figures
+    # How far below THRESHOLD the largest log ratio is at least; at or below 0, it must be looked
+    # at. Not kept in a snapshot: 0 after a restore, so the first hit looks.
+    headroom: float = field(default=0.0, compare=False)
 
     @property
     def log_evidence(self) -> float:
@@ -195,6 +232,11 @@ class ShuffleCheck:
         self.current: Fingerprint | None = None
         self.tail: list[int] = []  # faces of the last WINDOW readable cards, oldest first
         self.comparisons: list[Comparison] = []
+        # The comparisons not cleared, each with its earlier shoe's tables: what a card is judged by.
+        self.active: list[tuple[Comparison, Neighbours]] = []
+        # This shoe's cards by face as ``seen`` last had them, and all of ``seen`` then (see _judge).
+        self.counts: list[int] = [0] * (_N + 1)
+        self.counted = 0
 
     def new_shoe(self, shoe_id: str) -> None:
         """Keep the shoe just finished (if it dealt enough) and start comparing the next with it."""
@@ -204,6 +246,14 @@ class ShuffleCheck:
         self.current = Fingerprint(shoe_id)
         self.tail = []
         self.comparisons = [Comparison(fp.shoe_id) for fp in self.history]
+        self.counts = [0] * (_N + 1)
+        self.counted = 0
+        self._activate()
+
+    def _activate(self) -> None:
+        """Pair each comparison still compared with its earlier shoe's tables."""
+        pairs = zip(self.comparisons, self.history, strict=True)
+        self.active = [(comp, fp.neighbours()) for comp, fp in pairs if not comp.cleared]
 
     def finish(self) -> list[Comparison]:
         """At the shoe's end, once: the comparisons that raised an alert, their figures now final."""
@@ -215,8 +265,9 @@ class ShuffleCheck:
     def card(self, card: str | None, seen: Mapping[str, int], decks: int) -> list[Comparison]:
         """One card out of the shoe; the comparisons it made overwhelming (none raised before).
 
-        ``seen`` counts this shoe's cards, this one included: what is left in the shoe is
-        ``decks`` of each face less those. An unreadable card breaks the chain of neighbours.
+        ``seen`` counts this shoe's cards, this one included, and only grows until the next
+        shoe: what is left in the shoe is ``decks`` of each face less those. An unreadable card
+        breaks the chain of neighbours.
         """
         fp = self.current
         if fp is None:
@@ -226,52 +277,75 @@ class ShuffleCheck:
             self.tail = []
             return []
         crossed: list[Comparison] = []
-        if self.tail and self.comparisons and seen.get(card, 0) <= decks:
-            # Cards left before this one was drawn (foreign copies aside, which only a miscounted
-            # shoe has): what a proper shuffle drew it from.
-            total = decks * _N - sum(seen.values()) + 1
-            crossed = self._judge(self.tail[-1], face, card, seen, decks, total)
-        for prev in self.tail:
-            fp.rows[prev] |= 1 << face
+        tail = self.tail
+        if tail and self.active:
+            held = seen.get(card, 0)
+            if held <= decks:  # else a foreign copy, which only a miscounted shoe has
+                crossed = self._judge(tail[-1], face, held, seen, decks)
+        rows, bit = fp.rows, 1 << face
+        for prev in tail:
+            rows[prev] |= bit
         fp.cards += 1
-        self.tail = [*self.tail, face][-WINDOW:]
+        if len(tail) == WINDOW:
+            del tail[0]
+        tail.append(face)
         return crossed
 
-    def _judge(
-        self, x: int, y: int, card: str, seen: Mapping[str, int], decks: int, total: int
-    ) -> list[Comparison]:
-        """Each comparison's factor for the pair (x, y); only a hit needs its chance worked out.
+    def _judge(self, x: int, y: int, held: int, seen: Mapping[str, int], decks: int) -> list[Comparison]:
+        """Each active comparison's factor for the pair (x, y), of which ``seen`` holds ``held`` y.
 
-        A miss multiplies alternative k by the share it leaves to chance, whatever the odds.
+        A miss multiplies alternative k by the share it leaves to chance, whatever the odds: it is
+        counted, and added in when the evidence is looked at. Only a hit needs its chance worked
+        out, from the shoe's counts by face. Between two cards ``seen`` gains this card only, so
+        one count is set; should it have changed otherwise (a check restored from a snapshot,
+        which keeps no counts), the sums differ and the counts are read again whole: ``seen`` only
+        ever grows in a shoe and the counts are earlier readings of it, so equal sums mean equal
+        counts.
         """
+        counts = self.counts
+        self.counted += held - counts[y]
+        counts[y] = held
+        in_shoe = sum(seen.values())
+        if self.counted != in_shoe:
+            counts = self.counts = [seen.get(c, 0) for c in ALL_CARDS] + [0]
+            self.counted = in_shoe
+        # Cards left before this one was drawn: what a proper shuffle drew it from.
+        total = decks * _N - in_shoe + 1
         crossed = []
-        for fp, comp in zip(self.history, self.comparisons, strict=True):
-            if comp.cleared:
-                continue
-            after, after_codes, before, before_codes = fp.neighbours()[x]
+        cleared = False
+        for comp, nb in self.active:
             comp.pairs += 1
-            if after >> y & 1:
+            if nb.after[x] >> y & 1:
                 comp.forward += 1
-                codes, shares = after_codes, _FORWARD
-            elif before >> y & 1:
+                (pick, size), shares, rise = nb.after_sides[x], _FORWARD, _FORWARD_RISE
+            elif nb.before[x] >> y & 1:
                 comp.backward += 1
-                codes, shares = before_codes, _BACKWARD
+                (pick, size), shares, rise = nb.before_sides[x], _BACKWARD, _BACKWARD_RISE
             else:
                 comp.misses += 1
                 if comp.pairs % _CLEARED_EVERY == 0 and comp.alert_id is None:
                     comp.cleared = max(comp.log_ratios()) < CLEARED
+                    cleared = cleared or comp.cleared
                 continue
             # Copies of those faces left before this card, which was one of them (a foreign copy
             # counts against them: only a miscounted shoe, already alerted, has one).
-            left = decks * len(codes) - sum(map(seen.get, codes, repeat(0))) + 1
+            left = decks * size - sum(pick(counts)) + 1
             if left <= 0 or total <= 0:
                 continue  # no such card was left: the shoe's count is wrong, not its shuffle
             p = left / total
-            comp.logs = [v + math.log(a / p + r) for v, a, r in zip(comp.logs, shares, _REST, strict=True)]
-            if comp.alert_id is None:
+            comp.logs = [v + log(a / p + r) for v, (a, r) in zip(comp.logs, shares, strict=False)]
+            if comp.alert_id is not None:
+                continue
+            # Misses only lower the ratios: only the hits since the last look can have raised them.
+            comp.headroom -= log(rise[0] / p + rise[1])
+            if comp.headroom <= _ROUNDING:
                 ratios = comp.log_ratios()  # their mean is never above their largest
-                if max(ratios) >= THRESHOLD and _log_mean_exp(ratios) >= THRESHOLD:
+                top = max(ratios)
+                if top >= THRESHOLD and _log_mean_exp(ratios) >= THRESHOLD:
                     crossed.append(comp)
+                comp.headroom = THRESHOLD - top
+        if cleared:
+            self.active = [(comp, nb) for comp, nb in self.active if not comp.cleared]
         return crossed
 
     # ------------------------------------------------------------------ state
@@ -303,4 +377,5 @@ class ShuffleCheck:
             Comparison(e, [float(v) for v in logs], int(p), int(f), int(b), int(m), bool(c), a, bool(final))
             for e, logs, p, f, b, m, c, a, final in snap["comparisons"]
         ]
+        check._activate()
         return check
