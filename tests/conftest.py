@@ -19,10 +19,22 @@ from simulators.serial_pty import FramedPtyDevice, PtyPort
 from simulators.usb_backend import VirtualUsbBus
 from tests.support.broker import Broker
 from tests.support.browser import browser  # noqa: F401 (the headless Chromium fixture)
+from tests.support.netns import own_network
 
 # The fuzz tests' full count (tests/test_fuzz_*.py, docs/reliability.md): 12 tests x 10,000 inputs.
 #   pytest tests/test_fuzz_*.py --hypothesis-profile=fuzz
 settings.register_profile("fuzz", max_examples=10_000)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Under ``pytest -n 2`` every worker but the first runs in a network of its own (support/netns.py)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    if worker != "gw0":
+        why = own_network()
+        if why is not None:
+            raise pytest.UsageError(
+                f"{worker} cannot have a network of its own ({why}); run the suite in one process: -n 0"
+            )
 
 
 @pytest.fixture
