@@ -68,14 +68,16 @@ def _pins(names: tuple[str, ...]) -> list[str]:
     return [f"{name}=={pins[name]}" for name in names]
 
 
+def _compile_requires() -> list[str]:
+    return _pins(COMPILE_REQUIRES) if compiling() else []
+
+
 def get_requires_for_build_wheel(config_settings: dict[str, Any] | None = None) -> list[str]:
-    extra = _pins(COMPILE_REQUIRES) if compiling() else []
-    return [*_setuptools.get_requires_for_build_wheel(config_settings), *extra]
+    return [*_setuptools.get_requires_for_build_wheel(config_settings), *_compile_requires()]
 
 
 def get_requires_for_build_editable(config_settings: dict[str, Any] | None = None) -> list[str]:
-    extra = _pins(COMPILE_REQUIRES) if compiling() else []
-    return [*_setuptools.get_requires_for_build_editable(config_settings), *extra]
+    return [*_setuptools.get_requires_for_build_editable(config_settings), *_compile_requires()]
 
 
 def build_wheel(
