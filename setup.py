@@ -4,11 +4,16 @@ They are kept in ``systemd/`` where they are edited and reviewed; the build
 copies them into the package as ``scannerd/table_files`` so that ``scannerd
 install`` on a table PC needs only the wheel, not a checkout. An editable
 install reads them from the checkout instead (``scannerd.commands.install``).
+
+With ``SCANNERD_COMPILE=1`` the wheel also carries the judging modules compiled
+by mypyc, beside their sources: ``release/build_backend.py``, the build backend
+``pyproject.toml`` names, which this runs under.
 """
 
 import shutil
 from pathlib import Path
 
+from build_backend import BuildExtensions, extensions
 from setuptools import setup
 from setuptools.command.build_py import build_py
 
@@ -26,4 +31,4 @@ class BuildWithTableFiles(build_py):
         shutil.copytree(TABLE_FILES, target)
 
 
-setup(cmdclass={"build_py": BuildWithTableFiles})
+setup(cmdclass={"build_py": BuildWithTableFiles, "build_ext": BuildExtensions}, ext_modules=extensions())

@@ -114,13 +114,16 @@ def _dump_on_signal(out: Path) -> None:
 def _run_daemon(config: str, out: Path, no_store: bool) -> None:
     import drivers.reader
     import drivers.serial_transport
-    import scannerd.core.validator
+    import scannerd.runtime.daemon
     import scannerd.store.outbox
     from scannerd.cli import main as scannerd_main
 
     _stamp_around(drivers.serial_transport.SerialDriver, "read", after="read")
     _stamp_around(drivers.reader.DeviceReader, "_deliver", before="decoded")
-    _stamp_around(scannerd.core.validator.Validator, "handle", before="judging", after="judged")
+    # Around the table, from the daemon's side: the table and the validator may be compiled (mypyc),
+    # whose classes take no wrapper.
+    _stamp_around(scannerd.runtime.daemon.Daemon, "_device_event", before="judging")
+    _stamp_around(scannerd.runtime.daemon.Daemon, "_take", before="judged")
     _stamp_around(scannerd.store.outbox.Outbox, "write", before="storing", after="stored")
     _stamp_card_publish()
     if no_store:

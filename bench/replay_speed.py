@@ -6,6 +6,7 @@ message as ``--emit jsonl`` prints it); the baseline in the same run is only
 reading the file and decoding its bytes with the driver's codec, so the
 ratio says what judging and publishing cost on top of merely reading,
 whatever the machine's speed today. The target: well under a second.
+``build`` says which build ran, compiled or pure (``scannerd.runtime.build``).
 
     python bench/replay_speed.py [--file samples/clean-shoe.jsonl.gz] [--repeat 3]
 """
@@ -20,6 +21,7 @@ from pathlib import Path
 from drivers.registry import create_driver
 from scannerd.recording.format import RecordingReader, RxLine
 from scannerd.recording.replay import replay
+from scannerd.runtime import build
 
 SAMPLE = Path(__file__).parent.parent / "samples" / "clean-shoe.jsonl.gz"
 
@@ -57,6 +59,7 @@ def main() -> None:
     print(
         json.dumps(
             {
+                "build": build.running(),
                 "file": str(args.file),
                 "cards": cards,
                 "messages": messages,

@@ -13,6 +13,7 @@ import tempfile
 import traceback
 
 from scannerd import __version__
+from scannerd.runtime import build
 
 # subcommand name -> (module under scannerd.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -52,7 +53,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="scannerd",
         description="Card-shoe scanner daemon for live baccarat tables.",
     )
-    parser.add_argument("--version", action="version", version=f"scannerd {__version__}")
+    version = f"scannerd {__version__} ({build.described()})"  # which build runs: compiled or pure
+    parser.add_argument("--version", action="version", version=version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         p = sub.add_parser(name, help=help_text, description=help_text)

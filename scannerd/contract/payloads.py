@@ -38,6 +38,12 @@ class Software(BaseModel):
         None,
         description="Every installed file matched its recorded hash. Null when not from a wheel.",
     )
+    build: Literal["compiled", "pure"] | None = Field(
+        None,
+        exclude_if=_absent,
+        description="'compiled': the judging modules run compiled by mypyc from the same source "
+        "(docs/performance.md); 'pure': they run as Python, the reference. Absent from older tables.",
+    )
 
 
 class StatusPayload(BaseModel):

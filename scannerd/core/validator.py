@@ -1128,9 +1128,10 @@ class Validator:
                 game.sides[1]: {"cards": list(rnd.banker), "total": game.total(rnd.banker)},
                 "next_position": due,
             }
-            if rnd.betting_ends is not None:  # as in the round's events: only when a time was given
-                round_view["betting_time_s"] = rnd.betting_time
-                round_view["betting_ends_ts"] = rnd.betting_ends
+            if rnd.betting_ends is not None:  # as in the round's events: only when a time was given,
+                # and floats as there, whatever number the command gave (``20`` seconds is ``20.0``)
+                round_view["betting_time_s"] = float(rnd.betting_time)  # type: ignore[arg-type]
+                round_view["betting_ends_ts"] = float(rnd.betting_ends)
             if rnd.dealer_id is not None:
                 round_view["dealer_id"] = rnd.dealer_id
             if self.rules.squeeze:

@@ -54,7 +54,7 @@ from scannerd.link.publisher import Publisher
 from scannerd.link.request_path import RequestPath
 from scannerd.recording import signing
 from scannerd.recording.recorder import OnSealed, Recorder, SealedFile, StateSource
-from scannerd.runtime import clock_sync, config_digest, software
+from scannerd.runtime import build, clock_sync, config_digest, software
 from scannerd.runtime.config import Config
 from scannerd.runtime.instance_lock import InstanceLock
 from scannerd.runtime.shoe_alarm import ShoeAlarm
@@ -729,14 +729,14 @@ def installed_software() -> Software:
         installed = software.check()
     except (software.NotFromAWheel, PackageNotFoundError) as exc:
         log.info("software not installed from a wheel: no digest to state", detail=str(exc))
-        return Software(source="not_from_a_wheel")
+        return Software(source="not_from_a_wheel", build=build.running())
     if not installed.intact:
         log.error(
             "installed files differ from what the wheel recorded",
             differing=installed.differing,
             missing=installed.missing,
         )
-    return Software(source="wheel", digest=installed.digest, intact=installed.intact)
+    return Software(source="wheel", digest=installed.digest, intact=installed.intact, build=build.running())
 
 
 def _recorder_for(

@@ -2,7 +2,8 @@
 
 Making the bundle needs the index (this machine's pip configuration); the
 install from it runs with no pip configuration at all, ``--no-index`` and a
-proxy that does not exist, so any attempt to fetch would fail. Then the
+proxy that does not exist, so any attempt to fetch would fail. The scannerd
+wheel is the compiled build, made for the bundle's Python. Then the
 installed ``scannerd`` runs the demo, and the units it installs pass
 ``systemd-analyze verify``. The bundle and its venv are made once per test
 session: the tests share them. The bundle is made by a Python with no pip,
@@ -104,6 +105,17 @@ def test_every_wheel_in_the_bundle_is_pinned_in_the_constraints(installed: Insta
 
 def test_ci_installs_with_the_constraints() -> None:
     assert re.search(r"pip install .*-c constraints\.txt", (ROOT / ".ci" / "run").read_text())
+
+
+def test_the_bundle_ships_the_compiled_build_for_its_python(installed: Installed) -> None:
+    """The judging modules compiled by mypyc, in a wheel tagged for the Python that made the bundle."""
+    (wheel,) = (installed.bundle / "wheels").glob("scannerd-*.whl")
+    tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    assert wheel.name.startswith(f"scannerd-{__version__}-{tag}-{tag}-"), wheel.name
+    with zipfile.ZipFile(wheel) as carried:
+        assert "scannerd/core/validator.py" in carried.namelist()  # the source ships beside it
+    said = subprocess.run([installed.scannerd, "--version"], capture_output=True, text=True, timeout=60)
+    assert said.stdout == f"scannerd {__version__} (compiled: mypyc)\n", said.stderr
 
 
 def test_the_installed_command_runs_the_demo(installed: Installed, tmp_path: Path) -> None:

@@ -6,11 +6,14 @@ import io
 import re
 import subprocess
 import sys
+from importlib.machinery import EXTENSION_SUFFIXES
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
 
 import scannerd.commands.schema
+from scannerd import __version__
 from scannerd.cli import main
 
 
@@ -57,3 +60,14 @@ def test_the_daemon_does_not_load_the_terminal_ui(tmp_path: Path) -> None:
         [sys.executable, "-c", _LOADED, str(tmp_path / "missing.toml")], capture_output=True, text=True
     )
     assert out.stdout.split("\n")[-2] == "['scannerd.runtime.daemon', 'structlog']", out.stderr
+
+
+def test_the_version_says_which_build_runs() -> None:
+    """Compiled by mypyc or pure Python, read from what the judging module is loaded from, not from a flag."""
+    validator = find_spec("scannerd.core.validator")
+    assert validator is not None and validator.origin is not None
+    compiled = validator.origin.endswith(tuple(EXTENSION_SUFFIXES))
+    out = subprocess.run([sys.executable, "-m", "scannerd", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    build = "compiled: mypyc" if compiled else "pure Python"
+    assert out.stdout == f"scannerd {__version__} ({build})\n"

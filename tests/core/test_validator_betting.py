@@ -8,6 +8,8 @@ and opens it again as soon as a hand is over. A dealer signed in is carried by e
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from scannerd.contract.events import EventData
@@ -41,6 +43,16 @@ def test_betting_open_carries_the_betting_time_and_when_it_runs_out():
     v.handle(Command(T0 + 62, "void_round", {}))
     (second,) = v.handle(Command(T0 + 63, "betting_open", {"round_id": "R2"}))
     assert (second.betting_time_s, second.betting_ends_ts) == (20, T0 + 83)  # the house's time
+
+
+def test_a_whole_number_of_seconds_is_answered_as_the_round_event_gives_it():
+    """``get_state`` says the betting time as the round's event does, a float, whatever number the game
+    server sent: the compiled build keeps it as the float its type says, and the pure one answers alike."""
+    v = Validator("T1", HouseRules(burn="none"))
+    (opened,) = v.handle(Command(1_700_000_000, "betting_open", {"round_id": "R1", "betting_time_s": 20}))
+    state = v.state()["round"]
+    assert encode_data(opened).endswith(b'"betting_time_s":20.0,"betting_ends_ts":1700000020.0}')
+    assert json.dumps([state["betting_time_s"], state["betting_ends_ts"]]) == "[20.0, 1700000020.0]"
 
 
 def test_without_a_betting_time_the_round_events_are_as_before():

@@ -123,19 +123,20 @@ inputs = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    rules=st.builds(
-        HouseRules,
-        decks=st.integers(1, 2),
-        round_control=st.sampled_from(["server", "auto"]),
-        burn=st.sampled_from(["first-card-value", "none", 0, 3]),
-        cut_card_remaining=st.one_of(st.none(), st.integers(0, 60)),
-        last_hand=st.sampled_from(["finish", "one-more"]),
-        stall_timeout_s=st.floats(1, 60),
-    ),
-    stream=st.lists(st.tuples(ts_steps, inputs), max_size=150),
+wild_rules = st.builds(
+    HouseRules,
+    decks=st.integers(1, 2),
+    round_control=st.sampled_from(["server", "auto"]),
+    burn=st.sampled_from(["first-card-value", "none", 0, 3]),
+    cut_card_remaining=st.one_of(st.none(), st.integers(0, 60)),
+    last_hand=st.sampled_from(["finish", "one-more"]),
+    stall_timeout_s=st.floats(1, 60),
 )
+wild_stream = st.lists(st.tuples(ts_steps, inputs), max_size=150)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rules=wild_rules, stream=wild_stream)
 def test_no_input_stream_raises_anything_but_a_rejected_command(rules, stream):
     t = Table()
     t.v.rules = rules
@@ -171,19 +172,20 @@ table_inputs = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    rules=st.builds(
-        HouseRules,
-        decks=st.just(1),
-        round_control=st.sampled_from(["server", "auto"]),
-        burn=st.sampled_from(["first-card-value", "none", 2]),
-        cut_card_remaining=st.one_of(st.none(), st.integers(30, 50)),
-        last_hand=st.sampled_from(["finish", "one-more"]),
-        stall_timeout_s=st.just(30.0),
-    ),
-    stream=st.lists(st.tuples(st.sampled_from([0.5, 40.0]), table_inputs), min_size=10, max_size=80),
+ordered_rules = st.builds(
+    HouseRules,
+    decks=st.just(1),
+    round_control=st.sampled_from(["server", "auto"]),
+    burn=st.sampled_from(["first-card-value", "none", 2]),
+    cut_card_remaining=st.one_of(st.none(), st.integers(30, 50)),
+    last_hand=st.sampled_from(["finish", "one-more"]),
+    stall_timeout_s=st.just(30.0),
 )
+ordered_stream = st.lists(st.tuples(st.sampled_from([0.5, 40.0]), table_inputs), min_size=10, max_size=80)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rules=ordered_rules, stream=ordered_stream)
 def test_every_input_publishes_its_events_in_the_documented_order(rules, stream):
     t = Table()
     t.v.rules = rules

@@ -23,7 +23,7 @@ from scannerd.contract.payloads import HealthPayload, Software, StatusPayload
 from scannerd.contract.topics import EVENT_KINDS
 from scannerd.recording.format import RecordingReader
 from scannerd.recording.replay import replay
-from scannerd.runtime import config_digest, daemon, software
+from scannerd.runtime import build, config_digest, daemon, software
 from scannerd.runtime.config import load_config
 from scannerd.runtime.software import Installed
 from tests.support.broker import Broker, GameServer, assert_complete_in_order, event_seqs
@@ -74,8 +74,14 @@ def test_status_health_and_every_recording_state_the_software_and_the_config(
         status = online_status(server)
         StatusPayload.model_validate(status)  # the published payload is the contract's
         expected = config_digest.effective(load_config(table.config), "00" * 16).digest
-        # This checkout is an editable install: no recorded hashes, so no digest, said in one field.
-        assert status["software"] == {"source": "not_from_a_wheel", "digest": None, "intact": None}
+        # This checkout is an editable install: no recorded hashes, so no digest, said in one field; and
+        # whichever build the suite runs on, pure or compiled, is said.
+        assert status["software"] == {
+            "source": "not_from_a_wheel",
+            "digest": None,
+            "intact": None,
+            "build": build.running(),
+        }
         assert status["config_digest"] == expected and status["version"]
         server.wait_for(lambda got: any(m.topic.endswith("/health") for m in got), 30)
         health = server.payloads("/health")[-1]
@@ -90,7 +96,7 @@ def test_status_health_and_every_recording_state_the_software_and_the_config(
     assert files
     for path in files:
         with RecordingReader(path) as reader:
-            assert reader.header.software == Software(source="not_from_a_wheel")
+            assert reader.header.software == Software(source="not_from_a_wheel", build=build.running())
             assert reader.header.config_digest == expected
     assert config_events(server) == []  # a first start has no last start to differ from
 
@@ -100,7 +106,7 @@ def test_a_start_from_a_wheel_states_its_digest_and_whether_its_files_are_intact
 ) -> None:
     monkeypatch.setattr(software, "check", lambda: Installed("9.9", "ab" * 32, 120, ["scannerd/cli.py"]))
     said = daemon.installed_software()
-    assert said == Software(source="wheel", digest="ab" * 32, intact=False)
+    assert said == Software(source="wheel", digest="ab" * 32, intact=False, build=build.running())
 
 
 @pytest.mark.timeout(120)
