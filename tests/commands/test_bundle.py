@@ -25,6 +25,7 @@ import pytest
 
 from scannerd import __version__
 from tests.commands.test_units import analyze, verify
+from tests.support.netns import host_network
 
 ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing answers there
@@ -69,6 +70,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
         capture_output=True,
         text=True,
         timeout=300,
+        preexec_fn=host_network,  # the index is out there, even from a test process with its own network
     )
     assert made.returncode == 0, f"release/bundle needs the package index:\n{made.stderr[-3000:]}"
     tarball = Path(made.stdout.split()[-1])
