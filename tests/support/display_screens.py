@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
+from scannerd.display.settings import OverlaySettings
 from tests.support.browser import open_page, resize, start_chromium
 from tests.support.display import table_in
 
@@ -30,19 +33,35 @@ SHOTS = (
 """(state, size) of each picture; the file is ``display-{state}-{width}x{height}.png``."""
 
 
-def main(argv: list[str]) -> int:
-    out = Path(argv[0] if argv else "docs")
+def photograph(
+    shots: Sequence[tuple[str, tuple[int, int]]],
+    page: str,
+    out: Path,
+    *,
+    overlay: OverlaySettings | None = None,
+    prepare: Callable[[Any], None] = lambda driver: None,
+    save: Callable[[Any, Path], None] = lambda driver, path: path.write_bytes(driver.get_screenshot_as_png()),
+) -> None:
+    """Each (state, size) of ``shots`` as ``{page}-{state}-{width}x{height}.png`` in ``out``: a fresh table
+    brought to the state, its page (``display``, or ``overlay`` with ``overlay`` set) at that size."""
     with tempfile.TemporaryDirectory() as profile, start_chromium(Path(profile)) as driver:
-        for state, (width, height) in SHOTS:
-            table = table_in(state)
+        prepare(driver)
+        for state, (width, height) in shots:
+            table = table_in(state, overlay)
             try:
                 resize(driver, width, height)
-                open_page(driver, table.display.url)
-                path = out / f"display-{state}-{width}x{height}.png"
-                path.write_bytes(driver.get_screenshot_as_png())
+                url = table.display.overlay_url if overlay is not None else table.display.url
+                assert url is not None
+                open_page(driver, url)
+                path = out / f"{page}-{state}-{width}x{height}.png"
+                save(driver, path)
                 print(path)
             finally:
                 table.display.stop()
+
+
+def main(argv: list[str]) -> int:
+    photograph(SHOTS, "display", Path(argv[0] if argv else "docs"))
     return 0
 
 

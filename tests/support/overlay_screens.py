@@ -9,12 +9,10 @@ in headless Chromium with a transparent background and laid over ``tests.support
 from __future__ import annotations
 
 import sys
-import tempfile
 from pathlib import Path
 
 from scannerd.display.settings import OverlaySettings
-from tests.support.browser import open_page, resize, start_chromium
-from tests.support.display import table_in
+from tests.support.display_screens import photograph
 from tests.support.overlay import over_frame, shot, transparent
 
 SHOTS = (
@@ -28,20 +26,14 @@ SHOTS = (
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[0] if argv else "docs")
-    with tempfile.TemporaryDirectory() as profile, start_chromium(Path(profile)) as driver:
-        transparent(driver)
-        for state, (width, height) in SHOTS:
-            table = table_in(state, OverlaySettings(listen="127.0.0.1:0"))
-            try:
-                resize(driver, width, height)
-                assert table.display.overlay_url is not None
-                open_page(driver, table.display.overlay_url)
-                path = out / f"overlay-{state}-{width}x{height}.png"
-                over_frame(shot(driver)).convert("RGB").save(path, optimize=True)
-                print(path)
-            finally:
-                table.display.stop()
+    photograph(
+        SHOTS,
+        "overlay",
+        Path(argv[0] if argv else "docs"),
+        overlay=OverlaySettings(listen="127.0.0.1:0"),
+        prepare=transparent,
+        save=lambda driver, path: over_frame(shot(driver)).convert("RGB").save(path, optimize=True),
+    )
     return 0
 
 

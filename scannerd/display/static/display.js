@@ -293,26 +293,9 @@ function renderRound(round, lastCard, game) {
     const hand = round ? round[side] : { cards: [], total: null, natural: false, pair: false, calls: [] };
     const faceUp = hand.cards.some((card) => card !== "back");
     $(`side${n}-total`).textContent = round && faceUp ? hand.total : "\u2013";
-    // A tie is nobody's win: both hands say TIE, neither says WINS.
     box.dataset.winner = String(winner === side);
-    // The result first: on a narrow hand the marks that do not fit are cut from the end, and a
-    // natural pair that wins must still say WINS.
-    const marks = [];
-    if (winner === side) marks.push(["win", "WINS"]);
-    if (winner === "tie") marks.push(["tie", "TIE"]);
-    for (const label of hand.calls || []) marks.push(["call", label]);
-    if (hand.natural) marks.push(["natural", "NATURAL"]);
-    if (hand.pair) marks.push(["pair", "PAIR"]);
-    $(`side${n}-marks`).replaceChildren(
-      ...marks.map(([kind, label]) => {
-        const mark = document.createElement("span");
-        mark.className = `mark ${kind}`;
-        mark.textContent = label;
-        return mark;
-      }),
-    );
-    // The side's positions in deal order: three at punto banco, one at Dragon Tiger.
-    const positions = game.positions.filter((pos) => pos.startsWith(side));
+    drawMarks($(`side${n}-marks`), hand, side, winner);
+    const positions = sidePositions(game, side);
     box.querySelectorAll(".card").forEach((slot, i) => {
       const pos = positions[i];
       slot.hidden = pos === undefined;

@@ -38,26 +38,12 @@ function renderRound(round, game) {
     const hand = round[side];
     const faceUp = hand.cards.some((card) => card !== "back");
     $(`side${n}-total`).textContent = faceUp ? String(hand.total) : "";
-    const marks = [];
-    if (winner === side) marks.push(["win", "WINS"]);
-    if (winner === "tie") marks.push(["tie", "TIE"]);
-    for (const label of hand.calls || []) marks.push(["call", label]);
-    if (hand.natural) marks.push(["natural", "NATURAL"]);
-    if (hand.pair) marks.push(["pair", "PAIR"]);
-    $(`side${n}-marks`).replaceChildren(
-      ...marks.map(([kind, label]) => {
-        const mark = document.createElement("span");
-        mark.className = `mark ${kind}`;
-        mark.textContent = label;
-        return mark;
-      }),
-    );
-    const positions = game.positions.filter((pos) => pos.startsWith(side));
+    drawMarks($(`side${n}-marks`), hand, side, winner);
+    const positions = sidePositions(game, side);
     box.querySelectorAll(".card").forEach((slot, i) => {
       const pos = positions[i];
       slot.hidden = pos === undefined;
       slot.dataset.pos = pos || "";
-      delete slot.dataset.card;
       const card = hand.cards[i];
       drawFace(slot, card);
       // A third card's place shows only while it may still come.
