@@ -13,11 +13,6 @@ const $ = (id) => document.getElementById(id);
 // ------------------------------------------------------------------ drawing
 
 function render(view) {
-  // A daemon upgraded under a kiosk left open: load the new page rather than draw with the old one.
-  if (display.view && view.server_version !== display.view.server_version) {
-    location.reload();
-    return;
-  }
   display.view = view;
   display.views += 1;
   $("table-id").textContent = view.table_id;
@@ -30,7 +25,7 @@ function render(view) {
   document.body.dataset.game = view.game.name;
   renderRound(view.round, view.last_card, view.game);
   renderShoe(view.shoe, view.notice);
-  renderHistory(view.history, view.game);
+  drawHistory(view.history, view.game);
   alarm(view.alerts);
 }
 
@@ -347,19 +342,8 @@ function renderShoe(shoe, notice) {
   $("notice").textContent = notice || "";
 }
 
-function renderHistory(history, game) {
-  game.sides.forEach((side, n) => {
-    $(`count${n}`).className = `count ${side}`;
-    $(`count${n}-letter`).textContent = side[0].toUpperCase();
-    $(`count${n}-n`).textContent = history.counts[side];
-  });
-  $("count-tie").textContent = history.counts.tie;
-  $("count-hands").textContent = history.counts.hands;
-  drawRoad($("bead"), history.bead, history.bead_columns, beadCell);
-  drawRoad($("big"), history.big, history.big_columns, bigCell);
-}
 
-window.addEventListener("resize", () => display.view && renderHistory(display.view.history, display.view.game));
+window.addEventListener("resize", () => display.view && drawHistory(display.view.history, display.view.game));
 
 // ------------------------------------------------------------------ sound
 

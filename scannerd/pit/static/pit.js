@@ -22,10 +22,6 @@ function el(tag, cls, text) {
 }
 
 function render(view) {
-  if (pit.view && view.server_version !== pit.view.server_version) {
-    location.reload(); // upgraded under a wall screen left open
-    return;
-  }
   pit.view = view;
   pit.views += 1;
   const c = view.counts;

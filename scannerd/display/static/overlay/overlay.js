@@ -9,11 +9,6 @@ const $ = (id) => document.getElementById(id);
 const betting = bettingClock(true);
 
 function render(view) {
-  // A daemon upgraded under a mixer left running: load the new page rather than draw with the old one.
-  if (overlay.view && view.server_version !== overlay.view.server_version) {
-    location.reload();
-    return;
-  }
   overlay.view = view;
   overlay.views += 1;
   document.body.dataset.game = view.game.name;
@@ -23,7 +18,7 @@ function render(view) {
   $("last-hand").hidden = !(round && round.last_hand);
   renderRound(round, view.game);
   renderStatus();
-  renderRoads(view.history, view.game);
+  drawHistory(view.history, view.game);
 }
 
 function renderRound(round, game) {
@@ -76,18 +71,7 @@ function renderStatus() {
   $("status-value").textContent = value;
 }
 
-function renderRoads(history, game) {
-  game.sides.forEach((side, n) => {
-    $(`count${n}`).dataset.side = side;
-    $(`count${n}-letter`).textContent = side[0].toUpperCase();
-    $(`count${n}-n`).textContent = history.counts[side];
-  });
-  $("count-tie").textContent = history.counts.tie;
-  $("count-hands").textContent = history.counts.hands;
-  drawRoad($("bead"), history.bead, history.bead_columns, beadCell);
-  drawRoad($("big"), history.big, history.big_columns, bigCell);
-}
 
 setInterval(renderStatus, 200);
-window.addEventListener("resize", () => overlay.view && renderRoads(overlay.view.history, overlay.view.game));
+window.addEventListener("resize", () => overlay.view && drawHistory(overlay.view.history, overlay.view.game));
 followStream("overlay", render);

@@ -9,6 +9,7 @@ const RETRY_MS = 1000;
 function followStream(eventName, onView) {
   let source = null;
   let lastHeard = 0;
+  let version = null; // the server's, from its first view
 
   const heard = () => {
     lastHeard = Date.now();
@@ -20,7 +21,15 @@ function followStream(eventName, onView) {
     source = new EventSource("/events");
     source.addEventListener(eventName, (e) => {
       heard();
-      onView(JSON.parse(e.data));
+      const view = JSON.parse(e.data);
+      // A server upgraded under a page left open for months: load the new page rather than draw
+      // with the old one.
+      if (version !== null && view.server_version !== version) {
+        location.reload();
+        return;
+      }
+      version = view.server_version;
+      onView(view);
     });
     source.addEventListener("ping", heard);
     source.onerror = () => {

@@ -60,3 +60,17 @@ function bigCell(cell) {
   pairDots(el, cell);
   return el;
 }
+
+// The roads and the shoe's counts: #count0/#count1 (class "count SIDE", with -letter and -n inside),
+// #count-tie, #count-hands, and the roads #bead and #big.
+function drawHistory(history, game) {
+  game.sides.forEach((side, n) => {
+    document.getElementById(`count${n}`).className = `count ${side}`;
+    document.getElementById(`count${n}-letter`).textContent = side[0].toUpperCase();
+    document.getElementById(`count${n}-n`).textContent = history.counts[side];
+  });
+  document.getElementById("count-tie").textContent = history.counts.tie;
+  document.getElementById("count-hands").textContent = history.counts.hands;
+  drawRoad(document.getElementById("bead"), history.bead, history.bead_columns, beadCell);
+  drawRoad(document.getElementById("big"), history.big, history.big_columns, bigCell);
+}
