@@ -205,3 +205,21 @@ def test_composited_over_a_frame_the_overlay_keeps_the_frame_where_it_is_empty(b
         "return [Math.round(r.left + r.width / 2), Math.round(r.top + r.height / 2)]; })()",
     )
     assert composite.getpixel(tuple(card)) != frame.getpixel(tuple(card))
+
+
+def test_a_page_left_open_loads_itself_again_after_the_server_is_upgraded(
+    browser, overlay, monkeypatch
+) -> None:
+    """The stream every page follows (shared/live.js) reloads it when the server's version moves."""
+    table = overlay("betting", SIZES[1])
+    browser.execute_script("window.before_upgrade = true")
+    monkeypatch.setattr("scannerd.display.stream.__version__", "99.0.0")
+    table.command("betting_close")  # a new view, from the upgraded server
+    wait_for(browser, lambda b: js(b, "window.before_upgrade === undefined"), 10, "the page to reload")
+    wait_for(
+        browser,
+        lambda b: js(b, "window.scannerdOverlay.view && window.scannerdOverlay.view.server_version"),
+        10,
+        "a view",
+    )
+    assert js(browser, "window.scannerdOverlay.view.server_version") == "99.0.0"
