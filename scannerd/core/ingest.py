@@ -42,13 +42,24 @@ class DeviceView:
 
     ``apply`` returns the new payload only when something a consumer cares
     about changed; a heartbeat alone refreshes ``last_heartbeat`` silently,
-    so the retained topic is not rewritten every second.
+    so the retained topic is not rewritten every second. Every card is such
+    a heartbeat: it only notes the time, and the payload is copied when a
+    change is shown or when ``payload`` is asked for.
     """
 
     def __init__(self, driver: str, channel: str | None) -> None:
-        self.payload = DevicePayload(driver=driver, channel=channel)
+        self._shown = DevicePayload(driver=driver, channel=channel)
+        self._heartbeat: float | None = None
+
+    @property
+    def payload(self) -> DevicePayload:
+        """The device as last seen: the last payload shown, with the latest heartbeat."""
+        if self._heartbeat == self._shown.last_heartbeat:
+            return self._shown
+        return self._shown.model_copy(update={"last_heartbeat": self._heartbeat})
 
     def apply(self, ts: float, event: DeviceEvent) -> DevicePayload | None:
+        self._heartbeat = ts
         update: dict[str, object] = {}
         if isinstance(event, LinkUp):
             update = {"link": "up", "detail": event.detail}
@@ -60,9 +71,8 @@ class DeviceView:
             update = {"lid_open": event.lid_open, "jam": event.jam, "sensor_dirty": event.sensor_dirty}
         elif isinstance(event, DeviceFault):
             update = {"detail": f"{event.code} {event.text}".strip()}
-        before = self.payload
-        self.payload = before.model_copy(update={**update, "last_heartbeat": ts})
-        if not update:  # a card or a cut card: the shoe is alive, nothing else to compare (every card)
-            return None
-        changed = self.payload.model_copy(update={"last_heartbeat": before.last_heartbeat}) != before
-        return self.payload if changed else None
+        shown = self._shown
+        if all(getattr(shown, key) == value for key, value in update.items()):
+            return None  # a card, a cut card (the shoe is alive), or nothing new
+        self._shown = shown.model_copy(update={**update, "last_heartbeat": ts})
+        return self._shown

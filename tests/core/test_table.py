@@ -6,6 +6,7 @@ import json
 
 from drivers.events import DeviceButton, DeviceCard, DeviceHello, DeviceStatus, LinkUp
 from scannerd.contract.events import CardData
+from scannerd.contract.payloads import DevicePayload
 from scannerd.contract.requests import parse_request
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import TICK_S, Tick
@@ -49,6 +50,26 @@ def test_a_request_comes_back_with_its_answer_and_is_judged_even_when_refused() 
     assert refused.response.transaction == 5 and refused.judged is not None  # a replay must answer it too
     state = table.request(parse_request("get_state", b"{}"), T0)
     assert state.judged is None and state.response is not None and state.response.status == "ok"
+
+
+def test_a_card_only_notes_the_heartbeat_the_payload_is_copied_when_asked(monkeypatch) -> None:
+    table = dealing()
+    table.device_event(T0, LinkUp("framed"))
+    copies = []
+    real_copy = DevicePayload.model_copy
+
+    def counted(self: DevicePayload, **kwargs: object) -> DevicePayload:
+        copies.append(kwargs)
+        return real_copy(self, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(DevicePayload, "model_copy", counted)
+    for i, card in enumerate(("9H", "2C", "KD", "5S")):
+        assert table.device_event(T0 + 1 + i, DeviceCard(card)).device is None
+    assert copies == []  # the card path: no pydantic copy per card
+    seen = table.device_view.payload
+    assert (seen.link, seen.last_heartbeat) == ("up", T0 + 4)  # yet the view is up to date
+    assert table.device_event(T0 + 5, LinkUp("framed")).device is None  # nothing new
+    assert table.device_view.payload.last_heartbeat == T0 + 5
 
 
 def test_a_table_restored_from_its_saved_state_judges_as_the_one_that_saved_it() -> None:
