@@ -20,6 +20,9 @@ from scannerd.contract.alert_catalogue import message
 from scannerd.contract.payloads import DevicePayload
 from scannerd.core.inputs import CardDrawn, CutCardSeen, Fault, LinkChanged, ValidatorInput
 
+DEVICE_FAULT = "DEVICE_FAULT"
+"""The one fault a device reports; every other fault the daemon raises itself (a recording keeps those)."""
+
 
 def to_input(ts: float, event: DeviceEvent) -> ValidatorInput | None:
     """The validator input a device event makes, or None when it only concerns the device."""
@@ -33,7 +36,7 @@ def to_input(ts: float, event: DeviceEvent) -> ValidatorInput | None:
         return LinkChanged(ts, False, event.detail)
     if isinstance(event, DeviceFault):
         case = None if event.text else "unexplained"
-        return Fault(ts, "DEVICE_FAULT", message("DEVICE_FAULT", case, alarm=event.code, text=event.text))
+        return Fault(ts, DEVICE_FAULT, message(DEVICE_FAULT, case, alarm=event.code, text=event.text))
     return None
 
 

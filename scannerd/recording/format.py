@@ -242,10 +242,24 @@ class ConfigLine(_Line):
     changed: list[str]
 
 
-AnyLine = RxLine | CmdLine | LinkLine | RestartLine | AnchorLine | ConfigLine
+class FaultLine(_Line):
+    """A fault the daemon itself raised or cleared (``scannerd.core.inputs.Fault``/``FaultCleared``): the
+    clock out of limits, the outbox filling. Its cause is no device byte and no command, so without it a
+    replay would miss the alert and number every event after it one lower than the table did.
+
+    A fault the shoe reported is not here: its bytes are, in an ``rx`` line.
+    """
+
+    event: Literal["fault"] = "fault"
+    code: str = Field(min_length=1)
+    message: str = ""
+    cleared: bool = False  # the cause is over: the fault's open alerts clear
+
+
+AnyLine = RxLine | CmdLine | LinkLine | RestartLine | AnchorLine | ConfigLine | FaultLine
 Line = Annotated[AnyLine, Field(discriminator="event")]
 _LINE = TypeAdapter(Line)
-EVENT_KINDS = frozenset({"rx", "cmd", "link", "restart", "anchor", "config"})
+EVENT_KINDS = frozenset({"rx", "cmd", "link", "restart", "anchor", "config", "fault"})
 SEAL = "seal"
 """A chained file's last line (recording/chain.py): it proves the file; a replay has nothing to do with it."""
 
@@ -483,6 +497,14 @@ class RecordingWriter(_File):
 
     def config(self, ts: float, digest: str, previous: str, changed: Iterable[str]) -> None:
         self._write(ts, {"event": "config", "digest": digest, "previous": previous, "changed": list(changed)})
+
+    def fault(self, ts: float, code: str, message: str = "", cleared: bool = False) -> None:
+        fields: dict[str, Any] = {"event": "fault", "code": code}
+        if message:
+            fields["message"] = message
+        if cleared:
+            fields["cleared"] = True
+        self._write(ts, fields)
 
     def flush(self) -> None:
         self.stream.flush()

@@ -51,11 +51,14 @@ import structlog
 from scannerd import __version__
 from scannerd.contract.payloads import RecorderHealth, Software
 from scannerd.core.house import HouseRules
+from scannerd.core.ingest import DEVICE_FAULT
 from scannerd.core.inputs import (
     Anchored,
     ClockStepped,
     Command,
     ConfigChanged,
+    Fault,
+    FaultCleared,
     LinkChanged,
     Restarted,
     ValidatorInput,
@@ -94,7 +97,7 @@ class _Rx:
     data: bytes
 
 
-_Line = _Rx | LinkChanged | Restarted | Command | Anchored | ConfigChanged
+_Line = _Rx | LinkChanged | Restarted | Command | Anchored | ConfigChanged | Fault | FaultCleared
 """What becomes one line: the device's bytes, or an input the validator judged, queued as it is."""
 
 
@@ -248,6 +251,9 @@ class Recorder(TableListener):
             self._maybe_rotate_day(inp.ts)
         elif isinstance(inp, Restarted | Anchored | ConfigChanged):
             self._put(inp)
+        elif isinstance(inp, Fault | FaultCleared) and inp.code != DEVICE_FAULT and self._thread is not None:
+            # The daemon's own faults; one judged before the first file began is in its header's state.
+            self._put(inp)
         elif isinstance(inp, ClockStepped):
             # A file's times never go back, and its stall times must come out as they were judged:
             # a new file whose header holds the state after the step covers both.
@@ -345,6 +351,10 @@ class Recorder(TableListener):
                 writer.anchor(ts, file, lines, digest)
             case ConfigChanged(ts, digest, previous, changed):
                 writer.config(ts, digest, previous, changed)
+            case Fault(ts, code, text):
+                writer.fault(ts, code, text)
+            case FaultCleared(ts, code):
+                writer.fault(ts, code, cleared=True)
             case _:
                 assert_never(line)
         self.lines += 1

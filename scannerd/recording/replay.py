@@ -32,13 +32,14 @@ from scannerd.contract.events import EventData
 from scannerd.contract.requests import Response
 from scannerd.contract.topics import DEFAULT_PREFIX, Topics, encode
 from scannerd.core.house import HouseRules
-from scannerd.core.inputs import Actor, Anchored, ConfigChanged, Restarted
+from scannerd.core.inputs import Actor, Anchored, ConfigChanged, Fault, FaultCleared, Restarted
 from scannerd.core.table import Outcome, SavedState, Table
 from scannerd.recording.format import (
     AnchorLine,
     AnyLine,
     CmdLine,
     ConfigLine,
+    FaultLine,
     Header,
     LinkLine,
     RecordingError,
@@ -120,6 +121,9 @@ class Replayer:
         elif isinstance(line, ConfigLine):
             changed = ConfigChanged(ts, line.digest, line.previous, list(line.changed))
             out += self._published(ts, self.table.judge(changed))
+        elif isinstance(line, FaultLine):
+            fault = FaultCleared(ts, line.code) if line.cleared else Fault(ts, line.code, line.message)
+            out += self._published(ts, self.table.judge(fault))
         else:
             if line.up:
                 self.decoder.start()

@@ -9,6 +9,7 @@ house limit, and the table clears it itself (republished acknowledged, with
 
 from __future__ import annotations
 
+import json
 import math
 import signal
 from pathlib import Path
@@ -18,11 +19,13 @@ import pytest
 
 from scannerd.contract.alert_catalogue import PIT_ONLY_CODES
 from scannerd.contract.events import AlertEvent
+from scannerd.recording.replay import replay
 from scannerd.runtime import clock_sync
 from scannerd.runtime.clock_sync import STA_UNSYNC, TIME_ERROR, ClockReading
 from tests.support.broker import Broker, GameServer
 from tests.support.process import live_table
 
+EVENTS = ("/card", "/round", "/alert", "/shoe")
 WELL = ClockReading(synchronised=True, est_error_s=0.002, max_error_s=0.05)
 OFF = ClockReading(synchronised=True, est_error_s=0.5, max_error_s=0.9)
 UNSYNCED = ClockReading(synchronised=False, est_error_s=16.0, max_error_s=16.0)
@@ -60,7 +63,13 @@ def test_an_unsynchronised_or_inexact_clock_raises_the_alert_and_it_clears_itsel
     monkeypatch.setattr(clock_sync, "read", lambda: reading[0])
     clock = {"alert": True, "max_error_s": 0.1}
     with live_table(
-        tmp_path, mosquitto, "beetek", in_process=True, clock=clock, mqtt={"health_interval_s": 0.2}
+        tmp_path,
+        mosquitto,
+        "beetek",
+        in_process=True,
+        clock=clock,
+        mqtt={"health_interval_s": 0.2},
+        record={"dir": str(tmp_path / "recordings")},
     ) as table:
         server = table.server
         assert health_clock_where(server, True) == {
@@ -105,6 +114,23 @@ def test_an_unsynchronised_or_inexact_clock_raises_the_alert_and_it_clears_itsel
         last = clock_alerts(server)[3]
         assert (last["alert_id"], last["cleared"]) == (again["alert_id"], True)
         assert len(clock_alerts(server)) == 4
+        replayed_as_published(table)
+
+
+def replayed_as_published(table: Any) -> None:
+    """The recordings replay to exactly the events the table published, its clock's alerts included:
+    their cause is no device byte and no command, so the recording must keep it."""
+    assert table.daemon is not None
+    table.daemon.stop()
+    live = {
+        json.loads(m.payload)["seq"]: m.payload for m in table.server.messages() if m.topic.endswith(EVENTS)
+    }
+    files = sorted((table.config.parent / "recordings").glob("*.jsonl*"))
+    assert files
+    again = {
+        json.loads(m.payload)["seq"]: m.payload for f in files for m in replay(f) if m.topic.endswith(EVENTS)
+    }
+    assert again == live
 
 
 def test_with_the_alert_off_the_clock_is_reported_and_nothing_raised(
