@@ -373,9 +373,12 @@ class TableView:
         last_hand = rnd["last_hand"] or (
             shoe is not None and shoe["last_hand_no"] is not None and shoe["last_hand_no"] == rnd["hand_no"]
         )
+        # A round whose cards are held is "dealing" until they are shown: that the table judged it
+        # complete would tell that no third card is due, which only the held faces may tell.
+        phase = "dealing" if held and rnd["phase"] == "complete" else rnd["phase"]
         return {
             "round_id": rnd["round_id"],
-            "phase": rnd["phase"],
+            "phase": phase,
             "hand_no": rnd["hand_no"],
             "last_hand": last_hand,
             "sides": list(game.sides),

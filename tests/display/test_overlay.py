@@ -18,8 +18,9 @@ from typing import Any
 
 import pytest
 
+from scannerd.core.house import HouseRules
 from scannerd.display.settings import OverlaySettings
-from tests.support.display import STATES, Table, table_in
+from tests.support.display import NATURAL_ROUND, SIX_CARD_ROUND, STATES, Table, table_in
 
 OVERLAY = OverlaySettings(listen="127.0.0.1:0")
 PUBLIC_KEYS = {"table_id", "game", "shoe_id", "round", "history", "server_version"}
@@ -98,6 +99,29 @@ def test_a_table_with_alerts_a_dealer_and_a_suspension_sends_none_of_them() -> N
             assert word not in text
     finally:
         table.display.stop()
+
+
+def test_a_squeezed_hand_looks_the_same_whether_or_not_a_third_card_is_due() -> None:
+    """Four cards face down: a natural (the table judges the round complete) and a Player 5 (a third
+    card is due) must send the screens the very same view until the reveal, or its phase tells."""
+    views = []
+    for cards in (NATURAL_ROUND, SIX_CARD_ROUND[:4]):
+        table = Table(HouseRules(burn="none", squeeze=True, suspend_on=()), overlay=OVERLAY)
+        table.display.start()
+        try:
+            table.command("new_shoe", shoe_id="S-1")
+            table.round("R1", *cards)
+            until(
+                lambda t=table: json.loads(get(t.display.url)[1])["round"]["player"]["cards"] == ["back"] * 2,
+                "4 backs",
+            )
+            dealer = json.loads(get(table.display.url)[1])
+            views.append((overlay_state(table)["round"], dealer["round"], dealer["next_action"]))
+        finally:
+            table.display.stop()
+    natural, draws = views
+    assert natural == draws
+    assert natural[0]["phase"] == "dealing"
 
 
 def test_the_overlay_moves_in_the_same_step_as_the_dealers_screen() -> None:
