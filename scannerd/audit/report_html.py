@@ -185,25 +185,27 @@ def _flags(flags: list[dict[str, Any]]) -> str:
     return f'<h2 id="flagged">Flagged</h2><div class="scroll">{table}</div>'
 
 
+def _head(*columns: tuple[str, str]) -> str:
+    """A table's header cells from (class, name) pairs: ``text`` for a left-aligned column."""
+    return "".join(f'<th class="{cls}">{_e(name)}</th>' for cls, name in columns)
+
+
 def _review(review: dict[str, Any]) -> str:
     """Each hand to look at on video: who dealt it, what happened, the line to type in the report's zone."""
     title = '<h2 id="review">Hands to review on video</h2>'
     if not review["hands"]:
         return f'{title}<p class="note">No misdeal and no void round: no hand to review.</p>'
     zone = review["zone"]
-    head = "".join(
-        f'<th class="{cls}">{_e(name)}</th>'
-        for cls, name in (
-            ("text", "table"),
-            ("text", "shoe"),
-            ("", "hand"),
-            ("text", "round"),
-            ("text", "dealer"),
-            ("text", "what happened"),
-            ("", "from (UTC)"),
-            ("", "to (UTC)"),
-            ("text", f"to type ({zone})"),
-        )
+    head = _head(
+        ("text", "table"),
+        ("text", "shoe"),
+        ("", "hand"),
+        ("text", "round"),
+        ("text", "dealer"),
+        ("text", "what happened"),
+        ("", "from (UTC)"),
+        ("", "to (UTC)"),
+        ("text", f"to type ({zone})"),
     )
     rows = []
     for h in review["hands"]:
@@ -449,24 +451,21 @@ def _staff_table(staff: list[dict[str, Any]]) -> str:
             "No action in these recordings names who took it (recorded before actions did): see per dealer."
         )
         return f'{title}<p class="note">{_e(note)}</p>'
-    head = "".join(
-        f'<th class="{cls}">{_e(name)}</th>'
-        for cls, name in (
-            ("text", "staff"),
-            ("text", "tables"),
-            ("", "hands"),
-            ("", "misdeals"),
-            ("", "misdeals /100"),
-            ("text", "misdeals by code"),
-            ("", "of no round"),
-            ("", "acks"),
-            ("", "mean s to ack"),
-            ("", "max s to ack"),
-            ("", "voids"),
-            ("", "sign-ins"),
-            ("", "resumes"),
-            ("text", "through"),
-        )
+    head = _head(
+        ("text", "staff"),
+        ("text", "tables"),
+        ("", "hands"),
+        ("", "misdeals"),
+        ("", "misdeals /100"),
+        ("text", "misdeals by code"),
+        ("", "of no round"),
+        ("", "acks"),
+        ("", "mean s to ack"),
+        ("", "max s to ack"),
+        ("", "voids"),
+        ("", "sign-ins"),
+        ("", "resumes"),
+        ("text", "through"),
     )
     rows = []
     for r in staff:

@@ -23,6 +23,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from scannerd.runtime import build
+from tests.test_layers import imported
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = ("scannerd", "drivers", "simulators")
@@ -63,14 +64,7 @@ def _source(parts: list[str]) -> Path | None:
 def _imports(module: str) -> set[str]:
     source = _source(module.split("."))
     assert source is not None, module
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(source.read_text())):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return names
+    return imported(ast.parse(source.read_text()), type_checking=True)
 
 
 def _reached() -> set[str]:
