@@ -36,7 +36,6 @@ from scannerd.display.typed import credentials, parsed_with_credentials
 from scannerd.display.view import TableView, staff_pins
 from scannerd.settings.credentials import read_secret
 from scannerd.settings.files import read_utf8
-from scannerd.settings.listen import split_listen
 from scannerd.staff.roster import Roster
 
 log = structlog.get_logger(__name__)
@@ -58,29 +57,29 @@ class _Endpoint:
     """One address the display's server listens on (the dealer's page, the stream's overlay) and its state."""
 
     page: Page
-    listen: str
-    limit: int
+    settings: DisplaySettings | OverlaySettings  # where it listens, its names and its connection cap
     port: int | None = None  # the port listened on: the one the OS chose for port 0, kept across restarts
     tried: bool = False  # the first attempt to listen was made
     server: asyncio.Server | None = field(default=None, repr=False)
 
     @property
-    def host(self) -> str:
-        return split_listen(self.listen)[0]
+    def listen(self) -> str:
+        assert self.settings.listen is not None, "an endpoint is made only for an address"
+        return self.settings.listen
 
     def url(self) -> str:
-        host = self.host
+        host = self.settings.host
         if host in ("0.0.0.0", "::", ""):
             host = "127.0.0.1"
         if ":" in host:
             host = f"[{host}]"
-        return f"http://{host}:{self.port if self.port is not None else split_listen(self.listen)[1]}/"
+        return f"http://{host}:{self.port if self.port is not None else self.settings.port}/"
 
     def socket(self) -> socket.socket:
-        host = self.host
+        host = self.settings.host
         # Our own socket, so the port the OS picked for port 0 is known to ``url``.
         # After a restart, the same port again: the kiosk's URL must stay valid.
-        port = self.port if self.port is not None else split_listen(self.listen)[1]
+        port = self.port if self.port is not None else self.settings.port
         sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
         self.port = sock.getsockname()[1]
         return sock
@@ -130,20 +129,14 @@ class Display(TableListener):
         # touched only on the loop thread once started
         self._view = TableView(table_id, round_control, pins=staff_pins(staff is not None, ack_needs_pin))
         self._live = LiveView()
-        self._endpoint = _Endpoint(DISPLAY, settings.listen, settings.max_connections)
-        self._overlay = overlay if overlay is not None and overlay.listen is not None else None
+        self._endpoint = _Endpoint(DISPLAY, settings)
+        if overlay is not None and overlay.listen is None:
+            overlay = None  # not served
+        self._overlay_endpoint = _Endpoint(OVERLAY, overlay) if overlay is not None else None
         self._overlay_live = LiveView()
-        self._overlay_endpoint = (
-            _Endpoint(OVERLAY, self._overlay.listen, self._overlay.max_connections)
-            if self._overlay is not None and self._overlay.listen is not None
-            else None
-        )
         # read at start, as the token: a theme that cannot be read is the config's error, said once
-        self._theme = (
-            read_utf8(self._overlay.theme_file)
-            if self._overlay is not None and self._overlay.theme_file is not None
-            else ""
-        )
+        theme = overlay.theme_file if overlay is not None else None
+        self._theme = read_utf8(theme) if theme is not None else ""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -287,7 +280,7 @@ class Display(TableListener):
                     await asyncio.wait_for(self._stop.wait(), delay)
                 delay = min(delay * 2, RETRY_MAX_S)
                 continue
-            name, limit = endpoint.page.name, endpoint.limit
+            name, limit = endpoint.page.name, endpoint.settings.max_connections
             endpoint.server = await serve_capped(runner, sock, limit, endpoint.listen, name)
             log.info(f"{endpoint.page.name} listening", url=endpoint.url(), failed_attempts=failures)
             if dealer:
@@ -308,8 +301,9 @@ class Display(TableListener):
 
     def _overlay_app(self) -> web.Application:
         """The overlay's pages: read-only, with no button and nothing but ``overlay_view``'s view."""
-        assert self._overlay is not None
-        app = web.Application(middlewares=[access_middleware(self._overlay.allowed_hosts, None, OVERLAY)])
+        assert self._overlay_endpoint is not None
+        names = self._overlay_endpoint.settings.allowed_hosts
+        app = web.Application(middlewares=[access_middleware(names, None, OVERLAY)])
         theme = self._theme
 
         async def theme_css(_request: web.Request) -> web.Response:
