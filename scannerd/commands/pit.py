@@ -15,7 +15,9 @@ from scannerd.runtime.descriptors import raise_fd_limit
 
 DEFAULT_LISTEN = "127.0.0.1:8090"
 MAX_CONNECTIONS = 64
-"""Browser connections at once: a wall screen and a dozen tablets need two each."""
+"""Connections at once, from all clients: a wall screen and a dozen tablets, each with its keep-alive."""
+MAX_PER_ADDRESS = 8
+"""Connections at once from one client address: one browser's, with room for a second."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -45,7 +47,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-connections",
         type=arguments.positive_int,
         default=MAX_CONNECTIONS,
-        help=f"browser connections served at once, more are answered 503 (default {MAX_CONNECTIONS})",
+        help=f"connections served at once, from all clients (default {MAX_CONNECTIONS}); past it an "
+        "idle one gives way, or the new one is answered 503",
+    )
+    parser.add_argument(
+        "--max-per-address",
+        type=arguments.positive_int,
+        default=MAX_PER_ADDRESS,
+        help=f"connections served at once from one client address (default {MAX_PER_ADDRESS}): one "
+        "host holding streams open locks out only itself",
     )
 
 
@@ -57,6 +67,7 @@ def page_settings(args: argparse.Namespace) -> DisplaySettings:
             allowed_hosts=args.allowed_host,
             token_file=args.token_file,
             max_connections=args.max_connections,
+            max_per_address=args.max_per_address,
         )
     except ValidationError as exc:
         error = exc.errors(include_url=False)[0]

@@ -28,7 +28,8 @@ from scannerd.contract.requests import Response
 from scannerd.core.inputs import Actor
 from scannerd.core.listeners import TableListener
 from scannerd.display.access import DISPLAY, OVERLAY, Page, access_middleware
-from scannerd.display.guard import capped_runner, serve_capped
+from scannerd.display.binding import bind_retrying
+from scannerd.display.guard import Gate
 from scannerd.display.overlay import overlay_view
 from scannerd.display.settings import DisplaySettings, OverlaySettings
 from scannerd.display.stream import NO_CACHE, LiveView, ack_answer, ack_body, ack_error, add_live_page
@@ -43,9 +44,6 @@ log = structlog.get_logger(__name__)
 STATIC_DIR = Path(__file__).with_name("static")
 OVERLAY_DIR = STATIC_DIR / "overlay"
 START_TIMEOUT_S = 10.0
-RETRY_MIN_S = 1.0
-RETRY_MAX_S = 10.0
-"""A display that cannot listen tries again after 1 s, doubling up to this: back soon after the port frees."""
 IDLE_S = 10.0
 """A connection with no request under way for this long is closed (one that never sends a byte, too)."""
 TOKEN_CREDENTIAL = "display-token"
@@ -61,6 +59,13 @@ class _Endpoint:
     port: int | None = None  # the port listened on: the one the OS chose for port 0, kept across restarts
     tried: bool = False  # the first attempt to listen was made
     server: asyncio.Server | None = field(default=None, repr=False)
+    gate: Gate | None = field(default=None, repr=False)  # its connections, once served
+
+    def gated(self, idle_s: float) -> Gate:
+        """The gate its connections come through, as its settings cap them."""
+        s = self.settings
+        self.gate = Gate(self.page.name, self.listen, s.max_connections, s.max_per_address, idle_s)
+        return self.gate
 
     @property
     def listen(self) -> str:
@@ -234,7 +239,7 @@ class Display(TableListener):
         served = [(self._endpoint, self._app())]
         if self._overlay_endpoint is not None:
             served.append((self._overlay_endpoint, self._overlay_app()))
-        runners = [capped_runner(app, self._idle_s) for _, app in served]
+        runners = [endpoint.gated(self._idle_s).runner(app) for endpoint, app in served]
         for runner in runners:
             await runner.setup()
         listening = [
@@ -258,35 +263,22 @@ class Display(TableListener):
 
     async def _listen(self, endpoint: _Endpoint, runner: web.AppRunner) -> None:
         """Listen, trying again with backoff while it cannot, until it can or the display stops."""
-        assert self._stop is not None
-        delay, failures = RETRY_MIN_S, 0
+        assert self._stop is not None and endpoint.gate is not None
         dealer = endpoint is self._endpoint  # the dealer's page is the one the status reports on
-        while not self._stop.is_set():
-            try:
-                sock = endpoint.socket()
-            except OSError as exc:
-                failures += 1
-                reason = exc.strerror or str(exc)
-                if failures == 1:
-                    log.error(
-                        f"{endpoint.page.name} cannot listen; the table deals on",
-                        listen=endpoint.listen,
-                        reason=reason,
-                    )
-                if dealer:
-                    self._set_health(DisplayHealth(state="retrying", listen=endpoint.listen, error=reason))
-                self._tried(endpoint)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._stop.wait(), delay)
-                delay = min(delay * 2, RETRY_MAX_S)
-                continue
-            name, limit = endpoint.page.name, endpoint.settings.max_connections
-            endpoint.server = await serve_capped(runner, sock, limit, endpoint.listen, name)
-            log.info(f"{endpoint.page.name} listening", url=endpoint.url(), failed_attempts=failures)
+
+        def retrying(reason: str) -> None:
             if dealer:
-                self._set_health(DisplayHealth(state="listening", listen=endpoint.listen))
+                self._set_health(DisplayHealth(state="retrying", listen=endpoint.listen, error=reason))
             self._tried(endpoint)
+
+        sock = await bind_retrying(endpoint.socket, self._stop, endpoint.page.name, endpoint.listen, retrying)
+        if sock is None:
             return
+        endpoint.server = await endpoint.gate.serve(runner, sock)
+        log.info(f"{endpoint.page.name} listening", url=endpoint.url())
+        if dealer:
+            self._set_health(DisplayHealth(state="listening", listen=endpoint.listen))
+        self._tried(endpoint)
 
     def _tried(self, endpoint: _Endpoint) -> None:
         """``start`` returns once every address has been tried once."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from scannerd.settings.config_section import FilePath
-from scannerd.settings.listen import Connections, Served
+from scannerd.settings.listen import Served
 
 
 class DisplaySettings(Served):
@@ -18,11 +18,6 @@ class DisplaySettings(Served):
 
     enabled: bool = True
     listen: str = Field("127.0.0.1:8080", description="HOST:PORT, or [IPv6]:PORT; port 0 picks a free one.")
-    max_connections: Connections = Field(
-        8,
-        description="Browser connections served at once (a kiosk page needs two); more are answered "
-        "503, so the display can never use the descriptors the shoe and the broker need.",
-    )
     token_file: FilePath | None = Field(
         None,
         description="File holding a token (first line) that acknowledging needs, for a display "
@@ -41,11 +36,6 @@ class OverlaySettings(Served):
         None,
         description="HOST:PORT, or [IPv6]:PORT, to serve the overlay on; port 0 picks a free one. "
         "Unset: no overlay. Served by the dealer display's server, so [display] must be enabled.",
-    )
-    max_connections: Connections = Field(
-        8,
-        description="Browser connections served at once (a browser source needs two); more are "
-        "answered 503.",
     )
     theme_file: FilePath | None = Field(
         None,

@@ -30,7 +30,7 @@ from scannerd.client import RequestTimeout
 from scannerd.contract.idents import check_table_id
 from scannerd.contract.requests import Response
 from scannerd.display.access import PIT, access_middleware
-from scannerd.display.guard import capped_runner, serve_capped
+from scannerd.display.guard import Gate
 from scannerd.display.settings import DisplaySettings
 from scannerd.display.stream import LiveView, ack_answer, ack_body, ack_error, add_live_page, json_body
 from scannerd.display.typed import parsed_as_request
@@ -52,7 +52,7 @@ Resume = Callable[[str, str], Response]
 class PitServer:
     """Serves ``snapshot()`` (the board's, JSON-ready) as ``page`` says; ``changed()`` after every change.
 
-    ``page`` takes the dealer display's settings (listen, max_connections,
+    ``page`` takes the dealer display's settings (listen, max_connections, max_per_address,
     allowed_hosts); ``token``, when set, is what acknowledging needs.
     """
 
@@ -147,7 +147,9 @@ class PitServer:
         )
         app.router.add_post("/api/ack", self._ack)
         app.router.add_post("/api/resume", self._resume_table)
-        runner = capped_runner(app, self._idle_s)
+        page = self.page
+        gate = Gate(PIT.name, page.listen, page.max_connections, page.max_per_address, self._idle_s)
+        runner = gate.runner(app)
         await runner.setup()
         server: asyncio.Server | None = None
         try:
@@ -155,7 +157,7 @@ class PitServer:
                 (self.host, self.port), family=socket.AF_INET6 if ":" in self.host else socket.AF_INET
             )
             self.port = sock.getsockname()[1]
-            server = await serve_capped(runner, sock, self.page.max_connections, self.page.listen, PIT.name)
+            server = await gate.serve(runner, sock)
             self._loop = asyncio.get_running_loop()
             self._ready.set()
             await self._stop.wait()

@@ -8,25 +8,30 @@ health counts, the outbox, the reader's counters, the clock reading). The
 card latency histogram is observed on the publisher's pump, where the broker's
 acknowledgements arrive.
 
-The server runs on a thread of its own. One that cannot listen never stops
-the table: it says why once and tries again with backoff, as the dealer
-display does. Off loopback every request needs the token; the ``Host`` a
-request names must be an address, ``localhost`` or an allowed host.
+The server runs on a thread and an event loop of its own, behind the same
+gate as the dealer display (a cap per client address, idle connections
+closed, no thread per connection). One that cannot listen never stops the
+table: it says why once and tries again with backoff, as the display does.
+Off loopback every request needs the token; the ``Host`` a request names
+must be an address, ``localhost`` or an allowed host.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
 import socket
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import orjson
 import structlog
+from aiohttp import web
 from prometheus_client import CollectorRegistry, Histogram, ProcessCollector, disable_created_metrics
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
@@ -38,6 +43,8 @@ from scannerd.contract.events import EventData
 from scannerd.contract.topics import Message
 from scannerd.core.listeners import TableListener
 from scannerd.display.access import allowed_names, host_name, known_host
+from scannerd.display.binding import bind_retrying
+from scannerd.display.guard import Gate
 from scannerd.runtime.metrics_settings import MetricsSettings
 from scannerd.settings.credentials import read_secret
 
@@ -50,8 +57,8 @@ disable_created_metrics()  # a ``_created`` series per counter is noise to a tab
 
 TOKEN_CREDENTIAL = "metrics-token"
 """Looked up in ``$CREDENTIALS_DIRECTORY`` when no ``[metrics] token_file`` is set."""
-RETRY_MIN_S = 1.0
-RETRY_MAX_S = 10.0
+IDLE_S = 10.0
+"""A connection with no request under way for this long is closed (Prometheus scrapes far more often)."""
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300)
 """Seconds from a card's read to its acknowledgement: milliseconds when well, minutes in an outage."""
 SEVERITIES = ("info", "warning", "misdeal")
@@ -254,7 +261,13 @@ def health_problems(daemon: Daemon) -> dict[str, str]:
 
 
 class MetricsServer:
-    """``/metrics`` and ``/healthz`` of one table on a thread of its own."""
+    """``/metrics`` and ``/healthz`` of one table, on a thread and an event loop of their own.
+
+    Served through the display's gate (``scannerd/display/guard.py``): no thread per connection,
+    a cap per client address, idle connections closed, so a thousand connections that never send
+    a request cost the table nothing it needs. A scrape is collected on one worker thread of its
+    own, never on the loop, so a slow collection delays no other client's answer.
+    """
 
     def __init__(
         self, settings: MetricsSettings, daemon: Daemon, environ: Mapping[str, str] | None = None
@@ -276,9 +289,10 @@ class MetricsServer:
             buckets=LATENCY_BUCKETS,
         ).labels(daemon.table_id)
         self._card_topic = daemon.publisher.topics.of("card")
-        self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._scraper: ThreadPoolExecutor | None = None
         self._port: int | None = None
         self.listening = threading.Event()
         self._refused_start = not settings.loopback and self._token is None
@@ -314,100 +328,96 @@ class MetricsServer:
             return
         if self.alive:
             return
-        self._stop.clear()
         self._thread = threading.Thread(target=self._run, name="metrics", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        server = self._server
-        if server is not None:
-            server.shutdown()
-            server.server_close()
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop already ended
+                loop.call_soon_threadsafe(stop.set)
         if self._thread is not None:
             self._thread.join(timeout)
         self.listening.clear()
 
     def _run(self) -> None:
-        delay, failures = RETRY_MIN_S, 0
-        while not self._stop.is_set():
-            try:
-                server = self._make_server()
-            except OSError as exc:
-                failures += 1
-                if failures == 1:
-                    log.error(
-                        "metrics cannot listen; the table deals on",
-                        listen=self.settings.listen,
-                        reason=exc.strerror or str(exc),
-                    )
-                self._stop.wait(delay)
-                delay = min(delay * 2, RETRY_MAX_S)
-                continue
-            self._server = server
+        try:
+            asyncio.run(self._serve())
+        except Exception:
+            log.exception("metrics server died")  # the daemon's watchdog starts it again
+
+    async def _serve(self) -> None:
+        self._stop = stop = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        settings = self.settings
+        assert settings.listen is not None
+        app = web.Application()
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/{anything:.*}", self._not_found)
+        gate = Gate("metrics", settings.listen, settings.max_connections, settings.max_per_address, IDLE_S)
+        runner = gate.runner(app)
+        await runner.setup()
+        self._scraper = scraper = ThreadPoolExecutor(1, thread_name_prefix="metrics-scrape")
+        server: asyncio.Server | None = None
+        try:
+            sock = await bind_retrying(self._bind, stop, "metrics", settings.listen)
+            if sock is None:
+                return
+            server = await gate.serve(runner, sock)
             self.listening.set()
-            log.info(
-                "metrics listening", listen=self.settings.listen, port=self._port, failed_attempts=failures
-            )
-            server.serve_forever(poll_interval=0.5)
-            return
+            log.info("metrics listening", listen=settings.listen, port=self._port)
+            await stop.wait()
+        finally:
+            self._loop = None
+            if server is not None:
+                server.close()
+            await runner.cleanup()
+            scraper.shutdown(wait=False, cancel_futures=True)
 
-    def _make_server(self) -> ThreadingHTTPServer:
+    def _bind(self) -> socket.socket:
         host = self.settings.host
-        port = self._port if self._port is not None else self.settings.port
-        six = ":" in host
+        port = self._port if self._port is not None else self.settings.port  # the same port after a restart
+        sock = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+        self._port = sock.getsockname()[1]
+        return sock
 
-        class Server(ThreadingHTTPServer):
-            address_family = socket.AF_INET6 if six else socket.AF_INET
-            daemon_threads = True
+    async def _metrics(self, request: web.Request) -> web.Response:
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
+        body = await asyncio.get_running_loop().run_in_executor(self._scraper, generate_latest, self.registry)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
 
-        server = Server((host, port), self._handler())
-        self._port = server.server_address[1]
-        return server
+    async def _healthz(self, request: web.Request) -> web.Response:
+        refused = self._refused(request)
+        if refused is not None:
+            return refused
+        problems = health_problems(self._daemon)
+        body = {"status": "unwell", "problems": problems} if problems else {"status": "well"}
+        return _json(503 if problems else 200, body)
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        outer = self
+    async def _not_found(self, request: web.Request) -> web.Response:
+        return self._refused(request) or _error(404, "not found")
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                refused = outer._refused(self.headers.get("Host", ""), self.headers.get("Authorization", ""))
-                if refused is not None:
-                    self._send(
-                        refused[0], "application/json", _line({"status": "error", "error": refused[1]})
-                    )
-                    return
-                path = self.path.partition("?")[0]
-                if path == "/metrics":
-                    self._send(200, CONTENT_TYPE_LATEST, generate_latest(outer.registry))
-                elif path == "/healthz":
-                    problems = health_problems(outer._daemon)
-                    body = {"status": "unwell", "problems": problems} if problems else {"status": "well"}
-                    self._send(503 if problems else 200, "application/json", _line(body))
-                else:
-                    self._send(404, "application/json", _line({"status": "error", "error": "not found"}))
-
-            def _send(self, status: int, content_type: str, body: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # a scrape a second would flood the journal
-
-        return Handler
-
-    def _refused(self, host: str, authorization: str) -> tuple[int, str] | None:
-        """Why a request is refused, as (status, reason); None when it may be served."""
-        name = host_name(host)
+    def _refused(self, request: web.Request) -> web.Response | None:
+        """The answer that refuses ``request``; None when it may be served."""
+        name = host_name(request.headers.get("Host", ""))
         if not known_host(name, self._names):
-            return 403, f"unknown host {name!r}: add it to [metrics] allowed_hosts"
+            return _error(403, f"unknown host {name!r}: add it to [metrics] allowed_hosts")
         if self._token is not None:
-            scheme, _, given = authorization.partition(" ")
+            scheme, _, given = request.headers.get("Authorization", "").partition(" ")
             if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), self._token.encode()):
-                return 401, "the metrics need their token: Authorization: Bearer ..."
+                return _error(401, "the metrics need their token: Authorization: Bearer ...")
         return None
+
+
+def _error(status: int, text: str) -> web.Response:
+    return _json(status, {"status": "error", "error": text})
+
+
+def _json(status: int, body: object) -> web.Response:
+    return web.Response(status=status, body=_line(body), content_type="application/json")
 
 
 def _line(body: object) -> bytes:

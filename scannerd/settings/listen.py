@@ -15,7 +15,7 @@ from pydantic import Field, field_validator
 from scannerd.settings.config_section import Section
 
 Connections = Annotated[int, Field(ge=1, le=256)]
-"""Browser connections a page serves at once: past it, 503 (``scannerd/display/guard.py``)."""
+"""Connections a listener serves at once: past it, an idle one gives way, or 503 (``display/guard.py``)."""
 
 
 class Served(Section):
@@ -26,6 +26,17 @@ class Served(Section):
         default_factory=list,
         description="Host names a request may give, besides IP addresses and localhost; a request "
         "naming any other host is refused (DNS rebinding).",
+    )
+    max_connections: Connections = Field(
+        16,
+        description="Connections served at once, from all clients. Past it an idle one (a browser's "
+        "keep-alive) is closed to make room, or, when all are busy, the new one is answered 503: the "
+        "page can never use the descriptors the shoe and the broker need.",
+    )
+    max_per_address: Connections = Field(
+        8,
+        description="Connections served at once from one client address (an IPv6 client by its /64), "
+        "within max_connections: one host holding streams open locks out only itself.",
     )
 
     @field_validator("listen")

@@ -26,7 +26,7 @@ from tests.link.test_tls import passwords
 from tests.support.broker import GameServer, wait_until
 from tests.support.command import scannerd
 from tests.support.pit import SimulatedPit
-from tests.support.process import IDLE_CONNECTIONS, open_idle_streams, state_answers, table_pc_limits
+from tests.support.process import IDLE_CONNECTIONS, open_idle_streams, served, state_answers, table_pc_limits
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -164,6 +164,9 @@ def test_a_flood_of_idle_connections_leaves_the_pit_its_broker_and_its_page(make
         extra = open_idle_streams(port, 1)[0]
         assert extra.recv(100).startswith(b"HTTP/1.1 503")  # an answer at once, not silence
         extra.close()
+        # The wall screen on another address gets the page and the state while that host holds on.
+        for path in ("/", "/api/state"):
+            wait_until(lambda p=path: served(port, p, "127.0.0.2") == 200, 5, f"{path} from another host")
 
         tables.across(broker.restart)  # the pit must open a new socket to its broker
         tables.set_online("BAC-02", True)  # a table the pit has not seen: it asks for its state

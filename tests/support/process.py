@@ -7,6 +7,7 @@ a daemon in the test's process would share them with the flood.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -14,7 +15,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -272,14 +272,22 @@ IDLE_CONNECTIONS = 1100
 """More than the 1024 descriptors a service gets by default."""
 
 
-def open_idle_streams(port: int, count: int, deadline_s: float = 60.0) -> list[socket.socket]:
-    """``count`` browsers that ask for the event stream and then never read or leave (loopback only)."""
-    request = f"GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+def open_idle_streams(
+    port: int,
+    count: int,
+    deadline_s: float = 60.0,
+    *,
+    source: str = "127.0.0.1",
+    path: str | None = "/events",
+) -> list[socket.socket]:
+    """``count`` clients from ``source`` that ask for ``path`` (None: ask for nothing) and then never
+    read or leave (loopback only)."""
+    request = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode() if path else b""
     held: list[socket.socket] = []
     deadline = time.monotonic() + deadline_s
     while len(held) < count and time.monotonic() < deadline:
         try:
-            sock = socket.create_connection(("127.0.0.1", port), timeout=2)
+            sock = socket.create_connection(("127.0.0.1", port), timeout=2, source_address=(source, 0))
             sock.sendall(request)
         except OSError:
             continue  # a daemon that ran out of descriptors stops accepting: keep trying until the deadline
@@ -287,10 +295,20 @@ def open_idle_streams(port: int, count: int, deadline_s: float = 60.0) -> list[s
     return held
 
 
+def served(port: int, path: str = "/api/state", source: str = "127.0.0.1") -> int | None:
+    """The status ``path`` on ``port`` (loopback) answers a client at ``source`` with; None: no answer."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5, source_address=(source, 0))
+    try:
+        conn.request("GET", path)
+        resp = conn.getresponse()
+        resp.read()
+        return resp.status
+    except OSError:
+        return None
+    finally:
+        conn.close()
+
+
 def state_answers(port: int) -> bool:
     """Whether the page on ``port`` (loopback) serves its view."""
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=5) as resp:
-            return resp.status == 200
-    except OSError:
-        return False
+    return served(port) == 200
