@@ -2,6 +2,15 @@
 
 from scannerd.client.anchors import keep_anchor
 from scannerd.client.contract import Availability
-from scannerd.client.table_client import Forged, Gap, LoginRefused, RequestTimeout, TableClient
+from scannerd.client.table_client import ClientHealth, Forged, Gap, LoginRefused, RequestTimeout, TableClient
 
-__all__ = ["Availability", "Forged", "Gap", "LoginRefused", "RequestTimeout", "TableClient", "keep_anchor"]
+__all__ = [
+    "Availability",
+    "ClientHealth",
+    "Forged",
+    "Gap",
+    "LoginRefused",
+    "RequestTimeout",
+    "TableClient",
+    "keep_anchor",
+]

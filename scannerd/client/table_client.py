@@ -15,6 +15,12 @@ table's first event, one past a gap) is only taken once the table's own
 as forged. A table that fails (its handler, its mark) waits on its own: the
 other tables' events go on.
 
+Nothing a broker delivers may stop delivery: a message that is not a
+table's (a topic level no table id can be, a payload that is no event) is
+dropped, logged once and counted (:meth:`TableClient.health`); a callback
+that fails is tried again later for its own table (or connection) alone; and
+should the delivery thread fail anyway, it is reported and started again.
+
 Threads: paho's network thread only sorts messages and answers responses;
 the caller's callbacks all run, one at a time (each table's events in seq order), on the
 client's own delivery thread. A handler may therefore call :meth:`request`
@@ -32,6 +38,7 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -55,6 +62,7 @@ from scannerd.client.contract import (
 )
 from scannerd.client.marks import Marks
 from scannerd.contract.events import Event
+from scannerd.contract.idents import check_table_id
 from scannerd.contract.requests import Response
 from scannerd.contract.topics import DEFAULT_PREFIX, EVENT_KINDS, Topics
 from scannerd.link.broker_ring import BrokerRing
@@ -101,6 +109,9 @@ Events wait unacknowledged while they are held (early, their table failing, a ta
 awaited). With the broker's own window (Mosquitto: 20) a few such events stopped everything else,
 other tables' events and the very answer they waited for."""
 
+TOPIC_SHOWN = 200
+"""A dropped message's topic is logged up to this many characters (a level may be 64 KiB of junk)."""
+
 _T = TypeVar("_T")
 
 EventHandler = Callable[[Event, sqlite3.Connection], None]
@@ -121,7 +132,8 @@ class Gap:
 
     ``state`` is the table's ``get_state`` answer (its ``data``), asked after the event
     ``received`` came: its ``seq`` is at least ``received``, which is how the event is known to be
-    the table's own. The event ``received`` is delivered right after the gap is reported.
+    the table's own (empty for a client that may not ask: ``ask_state=False``). The event
+    ``received`` is delivered right after the gap is reported.
     """
 
     table_id: str
@@ -160,15 +172,60 @@ class _Vouch:
 
 
 @dataclass(slots=True)
+class _Attempts:
+    """The caller's callback for what is in front of a queue: tried again after it fails, never skipped."""
+
+    retry_at: float = 0.0  # after a failure, nothing of this queue is tried before then
+    failures: int = 0  # of what is in front, so far
+
+    def ready(self, now: float) -> bool:
+        return now >= self.retry_at
+
+    def run(self, attempt: Callable[[], _T], key: str, now: float) -> tuple[bool, _T | None]:
+        """``(True, attempt())``, or ``(False, None)`` when it raised: the queue waits ``RETRY_S``.
+
+        Only this queue waits: the other tables' go on meanwhile.
+        """
+        try:
+            result = attempt()
+        except Exception:
+            self.failures += 1
+            if self.failures == 1:  # once with the traceback; the count when it goes through
+                log.exception("handler failed; trying again until it succeeds", table_id=key)
+            self.retry_at = now + RETRY_S
+            return False, None
+        if self.failures:
+            log.warning("handler succeeded after failing", table_id=key, failures=self.failures)
+            self.failures = 0
+        return True, result
+
+
+@dataclass(slots=True)
 class _Held:
     """A table's events waiting their turn: since when the table has made no progress, and why."""
 
     since: float
     items: list[_Inbound] = field(default_factory=list)
-    retry_at: float = 0.0  # after a failure, nothing of this table is tried before then
-    failures: int = 0  # of the event in front, so far
+    attempts: _Attempts = field(default_factory=_Attempts)
     gap_told: int | None = None  # the seq whose gap the caller has been told of
     vouch: _Vouch = field(default_factory=_Vouch)
+
+
+@dataclass(slots=True)
+class _Notices:
+    """What a table (or, under ``""``, the connection) has to tell the caller apart from its events."""
+
+    waiting: deque[Callable[[], None]] = field(default_factory=deque)
+    attempts: _Attempts = field(default_factory=_Attempts)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientHealth:
+    """How the client itself fares: what it dropped, and how often its delivery thread had to restart."""
+
+    ignored: dict[str, int]  # each kind of message dropped, by reason, since start
+    delivery_restarts: int
+    last_failure: str | None  # the failure that made the last restart, in one line
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,11 +249,16 @@ class _Connection:
 
 
 @dataclass(frozen=True, slots=True)
+class _HealthChanged:
+    """A new kind of message was dropped, or the delivery restarted: for ``on_health``, in turn."""
+
+
+@dataclass(frozen=True, slots=True)
 class _Stop:
     """The client is stopping: the delivery thread ends."""
 
 
-_ClientMessage = _Inbound | _Connection | _Stop
+_ClientMessage = _Inbound | _Connection | _HealthChanged | _Stop
 """Put by paho's network thread and ``stop``; only the delivery thread takes them."""
 
 
@@ -230,6 +292,13 @@ class TableClient:
     ``as_pit`` sends requests on the pit's own topics, which name the broker user
     (``username``, or ``pit`` on a broker without logins): the table records that user as
     who acted (docs/mqtt.md, "Who acted").
+
+    ``ask_state=False`` is for a consumer that may not send requests (an ACL forbids them): an
+    event nothing can check is never waited on for the table's word. A table's first event is
+    taken at once and one past a gap once ``HOLD_S`` has passed (the gap told with no state), on
+    the broker's word alone: only an ACL that lets nobody else write the table's topics keeps a
+    forged one out. ``on_health(health)`` hears of a new kind of message dropped and of each
+    restart of the delivery thread (:meth:`health`).
     """
 
     def __init__(
@@ -260,6 +329,8 @@ class TableClient:
         attended: bool = False,
         brokers: Sequence[tuple[str, int]] = (),
         as_pit: bool = False,
+        ask_state: bool = True,
+        on_health: Callable[[ClientHealth], None] | None = None,
     ) -> None:
         self.prefix = prefix
         self.pit_user = (username or "pit") if as_pit else None
@@ -284,12 +355,14 @@ class TableClient:
         self._on_availability = on_availability
         self._on_connection = on_connection
         self._on_retained = on_retained
+        self._on_health = on_health
+        self.ask_state = ask_state
         self._marks = Marks(marks)
         self._availability: dict[str, Availability] = {}
         self._told: set[tuple[str, str]] = set()  # (table, status/device) told on this connection
         self._inbox: queue.Queue[_ClientMessage] = queue.Queue()
         self._held: dict[str, _Held] = {}  # table -> events waiting their turn (delivery thread only)
-        self._trusted: set[str] = set()  # tables whose next event is taken as their first unasked (skip_to)
+        self._notices: dict[str, _Notices] = {}  # table ("" for the connection) -> what it must tell
         self._waiting: set[str] = set()  # transactions of requests still waiting for their answer
         self._responses: dict[str, Response] = {}
         self._cond = threading.Condition()
@@ -299,8 +372,10 @@ class TableClient:
         # Unique per run: a response to a request of an earlier run must not answer one of this run.
         self._tx_prefix = f"{client_id}-{uuid.uuid4().hex[:8]}"
         self._complaints: dict[str, int] = {}
+        self._restarts = 0
+        self._last_failure: str | None = None
         self._connection = 0
-        self._delivery = threading.Thread(target=self._deliver_forever, name="table-client", daemon=True)
+        self._delivery = threading.Thread(target=self._deliver_supervised, name="table-client", daemon=True)
         self._client = mqtt.Client(
             CallbackAPIVersion.VERSION2,
             client_id=client_id,
@@ -438,23 +513,33 @@ class TableClient:
         with self._cond:
             return dict(self._availability)
 
-    def skip_to(self, table_id: str, seq: int | None) -> None:
+    def skip_to(self, table_id: str, seq: int) -> None:
         """Count the table's events up to ``seq`` as handled: the caller took a state that has them.
 
         For a consumer that loads a ``get_state`` answer (``seq`` is the last event in it) after
         missing events, as one without a lasting session does on reconnecting: the next event it
         needs is ``seq + 1``, delivered at once, rather than the missed ones, waited for as a gap.
-        A mark already above ``seq`` stays. With ``seq=None`` (a caller that may not ask for the
-        state) the next event, whatever its seq, is taken as the first, unasked: with no state to
-        ask for, nothing can vouch for it. Not from inside ``on_event``, whose transaction is open.
+        A mark already above ``seq`` stays. Not from inside ``on_event``, whose transaction is open.
         """
         with self._marks.transaction() as db:
             high = self._marks.get(table_id)
-            if seq is None:
-                self._marks.forget(db, table_id)
-                self._trusted.add(table_id)
-            elif high is None or seq > high:
+            if high is None or seq > high:
                 self._marks.set(db, table_id, seq)
+
+    def forget(self, table_id: str) -> None:
+        """The caller keeps nothing of the table any more: its next event counts as its first.
+
+        For a consumer without a lasting session that may not ask for the state
+        (``ask_state=False``): what it missed while away is gone, and the next event is shown as it
+        comes rather than waited on as a gap. A client that may ask still checks it with the table.
+        Not from inside ``on_event``.
+        """
+        with self._marks.transaction() as db:
+            self._marks.forget(db, table_id)
+
+    def health(self) -> ClientHealth:
+        """What the client dropped and how often its delivery restarted, for a screen or a metric."""
+        return ClientHealth(dict(self._complaints), self._restarts, self._last_failure)
 
     def high_water(self, table_id: str) -> int | None:
         """The highest seq delivered for the table (None: none yet)."""
@@ -540,14 +625,27 @@ class TableClient:
         self._subscribed.set()
 
     def _on_message(self, client: mqtt.Client, _ud: Any, msg: mqtt.MQTTMessage) -> None:
+        try:
+            handed_over = self._sort(msg)
+        except Exception as exc:  # nothing a broker delivers may stop paho's thread
+            self._complain(f"message that could not be read ({type(exc).__name__})", repr(msg._topic))
+            handed_over = False
+        if not handed_over:
+            client.ack(msg.mid, msg.qos)
+
+    def _sort(self, msg: mqtt.MQTTMessage) -> bool:
+        """Hand a table's message to the delivery thread (True: it acknowledges it), or take it here."""
         levels = msg.topic[len(self.prefix) + 1 :].split("/") if msg.topic.startswith(self.prefix) else []
         table_id, name = (levels[0], "/".join(levels[1:])) if len(levels) > 1 else ("", "")
-        if name in EVENT_KINDS and (not msg.retain or self._on_retained is not None):
+        if not _is_table_id(table_id):
+            # No table publishes there: an empty level, a wildcard, a NUL, one too long, spaces.
+            self._complain("not a table's topic", msg.topic)
+        elif name in EVENT_KINDS and (not msg.retain or self._on_retained is not None):
             event = parse_event(name, msg.payload)
             if event is not None and event.table_id == table_id:
                 item = _Inbound(table_id, msg.mid, self._connection, event=event, retained=msg.retain)
                 self._inbox.put(item)
-                return  # acknowledged by the delivery thread, once the mark is committed or the caller has it
+                return True  # acknowledged by the delivery thread: the mark committed, or the caller told
             self._complain(f"not a {name} event of table {table_id}", msg.topic)
         elif name in ("status", "device", "health"):
             new, changed = self._note_availability(table_id, name, msg.payload)
@@ -555,14 +653,14 @@ class TableClient:
                 self._complain(f"not a {name} payload", msg.topic)
             elif changed and self._on_availability is not None:
                 self._inbox.put(_Inbound(table_id, msg.mid, self._connection, availability=new))
-                return  # acknowledged once the caller has heard of it
+                return True  # acknowledged once the caller has heard of it
         elif name.startswith("response/"):
             response = parse_response(msg.payload)
             with self._cond:
                 if response is not None and response.transaction in self._waiting:
                     self._responses[str(response.transaction)] = response
                     self._cond.notify_all()
-        client.ack(msg.mid, msg.qos)
+        return False
 
     def _note_availability(
         self, table_id: str, name: str, payload: bytes | bytearray
@@ -595,67 +693,104 @@ class TableClient:
         """Log a kind of bad message once; the rest are counted and the count logged at stop."""
         count = self._complaints[what] = self._complaints.get(what, 0) + 1
         if count == 1:
-            log.warning("message ignored", reason=what, topic=topic, **details)
+            shown = (
+                topic if len(topic) <= TOPIC_SHOWN else topic[:TOPIC_SHOWN] + f"... ({len(topic)} characters)"
+            )
+            log.warning("message ignored", reason=what, topic=shown, **details)
+            if self._on_health is not None:
+                self._inbox.put(_HealthChanged())  # told on the delivery thread, as every callback is
 
     # ------------------------------------------------------------------ the delivery thread
+
+    def _deliver_supervised(self) -> None:
+        """The delivery thread: whatever ends its loop is reported, and the loop starts again.
+
+        Nothing known ends it (each callback's failure is its own table's to wait on), so what
+        does is a fault of its own or a callback that raised past ``Exception`` (``SystemExit``,
+        which would otherwise end the thread in silence): the caller would hear of nothing again.
+        """
+        while not self._stopping.is_set():
+            try:
+                self._deliver_forever()
+            except BaseException as exc:
+                self._restarts += 1
+                self._last_failure = f"{type(exc).__name__}: {exc}"[:200]
+                if self._restarts == 1:  # once with the traceback; later ones counted
+                    log.exception("delivery failed: restarting it", restarts=self._restarts)
+                else:
+                    log.error(
+                        "delivery failed again: restarting it",
+                        restarts=self._restarts,
+                        error=self._last_failure,
+                    )
+                self._inbox.put(_HealthChanged())
+                self._stopping.wait(RETRY_S)
+            else:
+                return
 
     def _deliver_forever(self) -> None:
         while not self._stopping.is_set():
             item: _ClientMessage | None
+            waiting = self._held or self._notices
             try:
-                item = self._inbox.get(timeout=HOLD_POLL_S if self._held else None)
+                item = self._inbox.get(timeout=HOLD_POLL_S if waiting else None)
             except queue.Empty:
                 item = None  # nothing for a while: time to look at held events again
             match item:
                 case _Stop():
                     return
                 case _Connection(up):
-                    self._until_it_works("", partial(self._tell_connection, up))
+                    self._notify("", partial(self._tell_connection, up))
+                case _HealthChanged():
+                    self._notify("", self._tell_health)
                 case _Inbound():
                     self._take(item)
                 case None:
                     pass
                 case _:
                     assert_never(item)
+            self._deliver_notices()
             self._deliver_held()
 
     def _take(self, item: _Inbound) -> None:
         """Tell a message that is not part of the stream; queue an event behind its table's others."""
         if item.event is None or item.retained:
-            if self._until_it_works(item.table_id, partial(self._tell, item)) is not None:
-                self._ack(item)
+            self._notify(item.table_id, partial(self._tell, item))
             return
         self._held.setdefault(item.table_id, _Held(time.monotonic())).items.append(item)
 
-    def _tell(self, item: _Inbound) -> bool:
-        """Hand the caller a message that is not part of the stream: availability, a retained event."""
+    def _notify(self, key: str, tell: Callable[[], None]) -> None:
+        """Queue ``tell`` behind what the table (``""``: the connection) has still to tell."""
+        self._notices.setdefault(key, _Notices()).waiting.append(tell)
+
+    def _deliver_notices(self) -> None:
+        """Each table's notices in order, as far as each goes; one whose callback fails holds up no other."""
+        now = time.monotonic()
+        for key in list(self._notices):
+            notices = self._notices[key]
+            while notices.waiting and notices.attempts.ready(now) and not self._stopping.is_set():
+                done, _ = notices.attempts.run(notices.waiting[0], key, now)
+                if not done:
+                    break
+                notices.waiting.popleft()
+            if not notices.waiting:
+                del self._notices[key]
+
+    def _tell(self, item: _Inbound) -> None:
+        """Hand the caller a message that is not part of the stream (availability, a retained event)."""
         if item.availability is not None and self._on_availability is not None:
             self._on_availability(item.table_id, item.availability)
         if item.retained and item.event is not None and self._on_retained is not None:
             self._on_retained(item.event)
-        return True
+        self._ack(item)
 
-    def _tell_connection(self, connected: bool) -> bool:
+    def _tell_connection(self, connected: bool) -> None:
         if self._on_connection is not None:
             self._on_connection(connected)
-        return True
 
-    def _until_it_works(self, table_id: str, attempt: Callable[[], _T]) -> _T | None:
-        """``attempt()``, again after each failure (it is never skipped); None if stopped first."""
-        failures = 0
-        while not self._stopping.is_set():
-            try:
-                result = attempt()
-            except Exception:
-                failures += 1
-                if failures == 1:  # once with the traceback; the count when it goes through
-                    log.exception("handler failed; trying again until it succeeds", table_id=table_id)
-                self._stopping.wait(RETRY_S)
-                continue
-            if failures:
-                log.warning("handler succeeded after failing", table_id=table_id, failures=failures)
-            return result
-        return None
+    def _tell_health(self) -> None:
+        if self._on_health is not None:
+            self._on_health(self.health())
 
     def _deliver_held(self) -> None:
         """Each table's waiting events, in seq order, as far as each can go; one table never stops another."""
@@ -673,32 +808,28 @@ class TableClient:
     def _step(self, table_id: str, held: _Held) -> bool:
         """Deal with the table's first waiting event; False when it must wait (it stays in front)."""
         now = time.monotonic()
-        if now < held.retry_at:
+        if not held.attempts.ready(now):
             return False
         item = held.items[0]
         assert item.event is not None
+        event = item.event
         overdue = now - held.since >= HOLD_S  # the events before it are not coming: a gap
-        published = held.vouch.published_for(item)
-        try:
-            self._tell_gap(table_id, held, item.event.seq, overdue, published)
-            outcome = self._try(item, overdue, published)
-        except Exception:
-            held.failures += 1
-            if held.failures == 1:  # once with the traceback; the count when it goes through
-                log.exception("handler failed; trying again until it succeeds", table_id=table_id)
-            held.retry_at = now + RETRY_S  # the other tables go on meanwhile
-            return False
-        if held.failures:
-            log.warning("handler succeeded after failing", table_id=table_id, failures=held.failures)
-            held.failures = 0
-        if outcome == "early":
+        # With no one to ask, the broker's word: the first as it comes, one past a gap once overdue.
+        published = held.vouch.published_for(item) if self.ask_state else event.seq
+
+        def attempt() -> str:
+            self._tell_gap(table_id, held, event.seq, overdue, published)
+            return self._try(item, overdue, published)
+
+        done, outcome = held.attempts.run(attempt, table_id, now)
+        if not done or outcome == "early":
             return False
         if outcome == "unvouched":
             self._ask_to_vouch(table_id, held.vouch, now)
             return False
         if outcome == "forged":
             assert published is not None  # only the table's word makes an event forged
-            self._refuse(Forged(table_id, item.event, published))
+            self._refuse(Forged(table_id, event, published))
         else:
             held.since = now  # the table moved on: the rest get their own time
         held.items.pop(0)
@@ -716,8 +847,6 @@ class TableClient:
                 return "repeat"
             if high is not None and event.seq > high + 1 and not force:
                 return "early"
-            if high is None and table_id in self._trusted:
-                published = event.seq  # skip_to(None): the caller takes the next event as it comes
             if high is None or event.seq > high + 1:  # nothing to check it against but the table's word
                 if published is None:
                     return "unvouched"
@@ -731,7 +860,6 @@ class TableClient:
                     return "repeat"
             self._on_event(event, db)
             self._marks.set(db, table_id, event.seq)
-            self._trusted.discard(table_id)
             return "delivered"
 
     def _tell_gap(self, table_id: str, held: _Held, seq: int, overdue: bool, published: int | None) -> None:
@@ -796,3 +924,12 @@ class TableClient:
         # A message from an earlier connection comes again on this one; its packet id means nothing here.
         if item.connection == self._connection:
             self._client.ack(item.mid, 1)
+
+
+def _is_table_id(level: str) -> bool:
+    """Whether a topic level can be a table's: only then may anything of it reach the caller."""
+    try:
+        check_table_id(level)
+    except ValueError:
+        return False
+    return True

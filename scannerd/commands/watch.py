@@ -96,6 +96,7 @@ class TableWatch:
             tables=[table_id] if table_id else None,
             session_expiry_s=0,
             attended=True,
+            ask_state=get_state,  # --no-get-state: under an ACL that forbids requests, never wait on one
         )
 
     def start(self) -> None:
@@ -127,7 +128,7 @@ class TableWatch:
         if connected and not self.get_state and self.table_id is not None:
             # What was missed meanwhile is gone for good and there is no state to ask for: show the
             # next event as it comes rather than wait for the missed ones as a gap.
-            self._client.skip_to(self.table_id, None)
+            self._client.forget(self.table_id)
 
     def _on_event(self, event: Event, _db: sqlite3.Connection) -> None:
         self._fold(event)
@@ -181,8 +182,8 @@ class TableWatch:
             self._client.skip_to(self.table_id, self.view.seq)
 
     def _on_gap(self, gap: Gap) -> None:
-        # Events were lost on the way; the client asked the table where it is now.
-        if self._ours(gap.table_id):
+        # Events were lost on the way; the client asked the table where it is now (unless it may not).
+        if self._ours(gap.table_id) and gap.state:
             self._load_state(gap.state)
 
     def _load_state(self, state: dict[str, Any]) -> bool:

@@ -19,12 +19,13 @@ from typing import Any
 
 import structlog
 
-from scannerd.client import Availability, Gap, RequestTimeout, TableClient
+from scannerd.client import Availability, ClientHealth, Gap, RequestTimeout, TableClient
 from scannerd.contract.events import Event
 from scannerd.contract.requests import Response
 from scannerd.display.settings import DisplaySettings
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.pit.board import RETURN_S, PitBoard
+from scannerd.pit.metrics import PitCollector, exposition
 from scannerd.pit.server import PitServer
 from scannerd.settings.credentials import read_secret
 
@@ -69,12 +70,14 @@ class Pit:
             session_expiry_s=0,
             attended=True,
             as_pit=True,
+            on_health=self._on_health,
         )
         self.server = PitServer(
             page,
             self.snapshot,
             self.acknowledge,
             self.resume,
+            metrics=exposition(PitCollector(self.client.health, self._counts)),
             token=token.get_secret_value() if token is not None else None,
         )
 
@@ -96,8 +99,17 @@ class Pit:
         return self.server.url
 
     def snapshot(self) -> dict[str, Any]:
+        """The board, and the pit's own client: a delivery that had to restart is said on the page."""
         with self._lock:
-            return self.board.snapshot(time.time())
+            view = self.board.snapshot(time.time())
+        health = self.client.health()
+        view["client"] = {"restarts": health.delivery_restarts, "last_failure": health.last_failure}
+        return view
+
+    def _counts(self) -> dict[str, int | bool | None]:
+        with self._lock:
+            counts = self.board.snapshot(time.time())["counts"]
+            return {"broker": self.board.broker, "online": counts["online"], "offline": counts["offline"]}
 
     def acknowledge(self, table_id: str, alert_id: int) -> Response:
         """The pit boss's ACK: the table's answer to ``ack_alert``; the alert leaves when its event comes."""
@@ -132,6 +144,9 @@ class Pit:
         if availability.online:
             self._seed(table_id)
         self.server.changed()
+
+    def _on_health(self, _health: ClientHealth) -> None:
+        self.server.changed()  # the header says a delivery that had to restart
 
     def _on_gap(self, gap: Gap) -> None:
         with self._lock:

@@ -25,6 +25,7 @@ from typing import Any
 
 import structlog
 from aiohttp import web
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from scannerd.client import RequestTimeout
 from scannerd.contract.idents import check_table_id
@@ -63,6 +64,7 @@ class PitServer:
         acknowledge: Acknowledge,
         resume: Resume,
         *,
+        metrics: Callable[[], bytes] = bytes,
         token: str | None = None,
         idle_s: float = IDLE_S,
     ) -> None:
@@ -73,6 +75,7 @@ class PitServer:
         self._snapshot = snapshot
         self._acknowledge = acknowledge
         self._resume = resume
+        self._metrics = metrics
         self._live = LiveView()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -147,6 +150,7 @@ class PitServer:
         )
         app.router.add_post("/api/ack", self._ack)
         app.router.add_post("/api/resume", self._resume_table)
+        app.router.add_get("/metrics", self._scrape)
         page = self.page
         gate = Gate(PIT.name, page.listen, page.max_connections, page.max_per_address, self._idle_s)
         runner = gate.runner(app)
@@ -168,6 +172,10 @@ class PitServer:
             self._live.wake_all()
             await runner.cleanup()
 
+    async def _scrape(self, _request: web.Request) -> web.Response:
+        body = await asyncio.get_running_loop().run_in_executor(None, self._metrics)
+        return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
     async def _ack(self, request: web.Request) -> web.Response:
         """``{"table_id": "BAC-01", "alert_id": n}`` -> the table's ack_alert answer, sent as a request."""
         body = await ack_body(request)
@@ -185,7 +193,6 @@ class PitServer:
             "alert acknowledged from the pit", table_id=table_id, alert_id=alert_id, status=response.status
         )
         return ack_answer(response)
-
 
     async def _resume_table(self, request: web.Request) -> web.Response:
         """``{"table_id": "BAC-01", "reason": "..."}`` -> the table's answer to ``resume``.

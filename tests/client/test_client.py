@@ -21,6 +21,7 @@ from scannerd.contract.requests import Response
 from scannerd.contract.topics import EVENT_KINDS
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.link.publisher import Publisher
+from tests.link.test_tls import passwords
 from tests.support.broker import (
     Broker,
     GameServer,
@@ -352,11 +353,11 @@ def test_a_retained_event_is_handed_over_apart_from_the_stream(mosquitto, make_c
     assert retained == [old_shoe]
 
 
-@pytest.mark.parametrize("state_seq", [FLOOR + 5, None], ids=["state", "no-state"])
+@pytest.mark.parametrize("state_seq", [FLOOR + 5, None], ids=["state", "forgotten"])
 def test_events_a_state_taken_has_are_skipped_and_the_next_comes_at_once(
     mosquitto, make_client, table, state_seq: int | None
 ):
-    """A consumer without a lasting session missed events, then loaded get_state (or may not ask it)."""
+    """A consumer without a lasting session missed events, then loaded get_state (or kept nothing)."""
     recorder = Recorder()
     client = make_client(recorder, marks=":memory:")
     raw = GameServer(mosquitto, ["unused/topic"])
@@ -364,7 +365,10 @@ def test_events_a_state_taken_has_are_skipped_and_the_next_comes_at_once(
     try:
         publish(raw, events[:3])
         wait_until(lambda: client.high_water("T1") == FLOOR + 2, 20, "the first events")
-        client.skip_to("T1", state_seq)  # the state it took includes events 3 to 5, never received
+        if state_seq is None:
+            client.forget("T1")  # the next event is its first again, checked with the table
+        else:
+            client.skip_to("T1", state_seq)  # the state it took includes events 3 to 5, never received
         began = time.monotonic()
         publish(raw, events[6:8])
         wait_until(lambda: client.high_water("T1") == FLOOR + 7, 20, "the events after the state")
@@ -597,3 +601,133 @@ def test_a_request_to_a_killed_table_is_not_run_when_it_comes_back_after_the_tim
             client.stop()
     assert state is not None and "dealer_id" not in state
     assert "D-LATE" not in table.log.read_text()
+
+
+@pytest.mark.parametrize("callback", ["on_availability", "on_retained", "on_connection"])
+def test_a_failing_callback_other_than_on_event_holds_up_no_other_table(
+    mosquitto, make_publisher, table, callback: str
+):
+    """Each table's notices wait on their own, as its events do: T2's failing one stops only T2's."""
+    make_publisher(settings(mosquitto), table_id="T2", on_request=answer_get_state(VOUCHED, "T2"))
+    online(mosquitto, "casino/tables/T2")
+    raw = GameServer(mosquitto, ["unused/topic"])
+    kept = sample_events(FLOOR, 1)[0]  # the broker's retained copy of the table's last event of a kind
+    raw.request(f"casino/tables/T1/{kept.kind}", kept.model_dump(mode="json"), retain=True)
+    told: list[str] = []
+    failing = threading.Event()
+    failing.set()
+
+    def on_availability(table_id: str, _a: Availability) -> None:
+        if table_id == "T2" and failing.is_set():
+            raise sqlite3.OperationalError("the screen's ledger of T2 is locked")
+        told.append(table_id)
+
+    def on_retained(event: Event) -> None:
+        if failing.is_set():
+            raise sqlite3.OperationalError("the retained shoe cannot be kept")
+        told.append(f"retained {event.table_id}")
+
+    def on_connection(connected: bool) -> None:
+        if failing.is_set():
+            raise sqlite3.OperationalError("the screen cannot say it is connected")
+        told.append(f"connected {connected}")
+
+    callbacks: dict[str, Any] = {
+        "on_availability": on_availability,
+        "on_retained": on_retained,
+        "on_connection": on_connection,
+    }
+    got: list[Event] = []
+    client = TableClient(
+        mosquitto.host,
+        mosquitto.port,
+        client_id="gs",
+        marks=":memory:",
+        on_event=lambda event, _db: got.append(event),
+        **{callback: callbacks[callback]},
+    )
+    client.start()
+    try:
+        publish(raw, sample_events(FLOOR + 1, 20))
+        wait_until(lambda: client.high_water("T1") == FLOOR + 20, 20, "every event of T1, meanwhile")
+        if callback == "on_availability":
+            wait_until(lambda: "T1" in told, 10, "T1's availability, meanwhile")
+        failing.clear()  # the caller's fault is put right: what waited is told, in order, not skipped
+        expected = {"on_availability": "T2", "on_retained": "retained T1", "on_connection": "connected True"}
+        wait_until(lambda: expected[callback] in told, 10, "what waited, once it can be told")
+    finally:
+        raw.request(f"casino/tables/T1/{kept.kind}", b"", retain=True)  # the broker keeps it no longer
+        raw.close()
+        client.stop()
+    assert got == sample_events(FLOOR + 1, 20)
+    assert client.health().delivery_restarts == 0
+
+
+def test_a_delivery_that_fails_anyway_is_reported_and_started_again(mosquitto, make_client, table):
+    """A handler that raises past ``Exception`` ended the delivery thread in silence: now it comes back."""
+    failures = iter([SystemExit("a handler called sys.exit")])
+    got: list[Event] = []
+    told: list[Any] = []
+
+    def on_event(event: Event, _db: sqlite3.Connection) -> None:
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        got.append(event)
+
+    client = TableClient(
+        mosquitto.host,
+        mosquitto.port,
+        client_id="gs",
+        marks=":memory:",
+        on_event=on_event,
+        on_health=told.append,
+    )
+    client.start()
+    raw = GameServer(mosquitto, ["unused/topic"])
+    try:
+        publish(raw, sample_events(FLOOR, 10))
+        wait_until(lambda: client.high_water("T1") == FLOOR + 9, 20, "every event, after the restart")
+    finally:
+        raw.close()
+        client.stop()
+    assert got == sample_events(FLOOR, 10)  # the event that failed came again: nothing skipped
+    health = client.health()
+    assert (health.delivery_restarts, health.last_failure) == (1, "SystemExit: a handler called sys.exit")
+    assert told and told[-1].delivery_restarts == 1
+
+
+def test_a_client_that_may_not_ask_never_waits_on_the_tables_word(make_broker, tmp_path):
+    """Under an ACL that forbids it every request, a viewer still takes a table's first event and goes
+    on past a gap (the gap told, with no state), rather than wait for an answer that cannot come."""
+    acl = tmp_path / "viewer.acl"
+    acl.write_text("user T1\ntopic write casino/tables/T1/#\nuser viewer\ntopic read casino/tables/#\n")
+    logins = {"T1": "pw-t1", "viewer": "pw-viewer"}
+    conf = f"password_file {passwords(tmp_path / 'broker0', logins)}\nacl_file {acl}\nallow_anonymous false\n"
+    broker = make_broker(extra=conf)
+    recorder = Recorder()
+    client = TableClient(
+        broker.host,
+        broker.port,
+        client_id="viewer",
+        marks=":memory:",
+        on_event=recorder.on_event,
+        on_gap=recorder.on_gap,
+        username="viewer",
+        password=logins["viewer"],
+        ask_state=False,
+    )
+    client.start()
+    raw = GameServer(broker, ["unused/topic"], username="T1", password=logins["T1"])
+    try:
+        events = sample_events(FLOOR, 10)
+        publish(raw, events[:4])
+        wait_until(lambda: client.high_water("T1") == FLOOR + 3, 10, "the first events, unasked")
+        publish(raw, events[6:])  # 4 and 5 lost on the way
+        wait_until(lambda: client.high_water("T1") == FLOOR + 9, 20, "the events past the gap")
+    finally:
+        raw.close()
+        client.stop()
+    (gap,) = [g for g in recorder.log if isinstance(g, Gap)]
+    assert (gap.expected, gap.received, gap.state) == (FLOOR + 4, FLOOR + 6, {})
+    assert recorder.events() == events[:4] + events[6:]

@@ -495,3 +495,35 @@ def test_a_watch_whose_link_was_cut_shows_the_table_as_it_is_and_goes_on_at_once
         finally:
             watch.stop()
             link.close()
+
+
+def test_with_no_get_state_under_an_acl_that_forbids_requests_the_watch_never_waits(
+    make_broker, tmp_path: Path
+):
+    """A viewer may read the tables and send nothing: its watch shows the first table it hears at
+    once and goes on past events lost on the way, never waiting on an answer that cannot come."""
+    acl = tmp_path / "viewer.acl"
+    acl.write_text("user T1\ntopic write casino/tables/T1/#\nuser viewer\ntopic read casino/tables/#\n")
+    logins = {"T1": "pw-t1", "viewer": "pw-viewer"}
+    conf = f"password_file {passwords(tmp_path / 'broker0', logins)}\nacl_file {acl}\nallow_anonymous false\n"
+    broker = make_broker(extra=conf)
+    (tmp_path / "viewer").write_text(logins["viewer"])
+    viewer = settings(broker).model_copy(update={"username": "viewer", "password_file": tmp_path / "viewer"})
+    watch = TableWatch(viewer, None, get_state=False, lines=True)
+    table = Table(broker, "T1", password=logins["T1"])
+    watch.start()
+    try:
+        wait_until(lambda: watch.connected, 10, "the watch on the broker")
+        table.command("new_shoe", shoe_id="S1")
+        wait_until(lambda: "S1" in screen(watch), 10, "the first table heard, unasked")
+        table.validator.handle(Command(table.ts + 1, "dealer_sign_in", {"dealer_id": "D-1"}))  # lost
+        table.ts += 1
+        table.round("R1", "9H", "2S", "9C", "TD")
+        lines: list[str] = []
+        done = lambda: lines.extend(watch.take_lines()) or "winner=player" in "".join(lines)  # noqa: E731
+        wait_until(done, 15, "the round after the lost event")
+    finally:
+        table.close()
+        watch.stop()
+    assert "3 round R1 hand=1 betting dealer=D-1" in lines  # event 2, the sign-in, never came
+    assert not [line for line in lines if "get_state" in line]  # no state was asked, nor made up

@@ -31,6 +31,7 @@ function render(view) {
   $("count-misdeals").textContent = `${c.misdeals} misdeal${c.misdeals === 1 ? "" : "s"}`;
   $("count-warnings").textContent = `${c.warnings} warning${c.warnings === 1 ? "" : "s"}`;
   brokerLine(view.broker);
+  clientLine(view.client);
   if (pit.mode === "game") $("tables").replaceChildren(...view.tables.map(tile));
   else renderFleet(view.fleet);
 }
@@ -131,6 +132,15 @@ function brokerLine(b) {
       : b.returning
         ? `Broker back at ${clock(b.back_at)}`
         : "";
+}
+
+// The pit's own client: a delivery that failed and was restarted may have kept the wall stale meanwhile.
+function clientLine(c) {
+  const restarted = c && c.restarts > 0;
+  $("client").hidden = !restarted;
+  $("client").textContent = restarted
+    ? `PIT RESTARTED ITS DELIVERY ${c.restarts}\u00d7 (last: ${c.last_failure}): see the pit's log`
+    : "";
 }
 
 function tile(t) {
