@@ -47,9 +47,6 @@ _WINNER_STYLE = {
     "tie": "white on green",
 }
 _SIDE_STYLE = {"banker": "bold red", "player": "bold blue", "dragon": "bold red", "tiger": "bold yellow"}
-_LETTER = {"banker": "B", "player": "P", "dragon": "D", "tiger": "T", "tie": "T"}
-"""A winner's letter on the roads: a tie and Tiger share T, told apart by colour, as on a table's board."""
-_TITLE = {"banker": "B", "player": "P", "dragon": "DRAGON", "tiger": "TIGER", "tie": "T"}
 _BEAD_COLUMNS = 16  # the last columns of each road that are shown
 _BIG_COLUMNS = 24
 
@@ -239,8 +236,8 @@ def _hand(name: str, hand: dict[str, Any], winner: bool, style: str) -> Text:
         line.append(" ")
         line.append_text(_card(code))
     line.append(" " * (5 * (3 - len(hand["cards"]))))
-    face_up = [code for code in hand["cards"] if code != BACK]
-    line.append(f"  {hand['total'] if face_up else '-'}", style="bold")
+    known = hand["cards"] and hand["total"] is not None  # no partial count while a card is held
+    line.append(f"  {hand['total'] if known else '-'}", style="bold")
     if hand["natural"]:
         line.append("  NATURAL", style="bold")
     if hand["pair"]:
@@ -274,7 +271,7 @@ def describe(name: str, payload: dict[str, Any], *, squeeze: bool = False) -> st
     if kind == "alert":
         state = "acknowledged" if payload.get("acknowledged") else payload["severity"]
         text = dealer_text(payload["message"], payload.get("card"))
-        return f"{head} #{payload['alert_id']} {payload['code']} {state}: {text}"
+        return f"{head} {payload['code']} {state}: {text}"  # the head's seq is the machine's name for it
     if kind == "shoe":
         return f"{head} {payload['shoe_id']} {payload['status']} dealt={payload['cards_dealt']}"
     if kind == "reveal":
@@ -303,16 +300,16 @@ def _road(history: dict[str, Any], name: str, shown: int, mark: Any, empty: str)
     return out
 
 
-def _bead_mark(cell: dict[str, Any]) -> Text:
-    return Text(f" {_LETTER[cell['winner']]}", style=_WINNER_STYLE[cell["winner"]])
+def _bead_mark(cell: dict[str, Any], marks: dict[str, str]) -> Text:
+    return Text(f" {marks[cell['winner']]}", style=_WINNER_STYLE[cell["winner"]])
 
 
-def _big_mark(cell: dict[str, Any]) -> Text:
-    """Three characters: the winner's letter, then the tie count (``+`` past nine)."""
+def _big_mark(cell: dict[str, Any], marks: dict[str, str]) -> Text:
+    """Three characters: the winner's mark (``Game.marks``), then the tie count (``+`` past nine)."""
     winner, ties = cell["winner"], cell["ties"]
     style = _SIDE_STYLE.get(winner or "", "")
     tie_mark = " " if not ties else str(ties) if ties < 10 else "+"
-    return Text(f" {_LETTER[winner] if winner else ' '}", style=style) + Text(tie_mark, style="bold green")
+    return Text(f" {marks[winner] if winner else ' '}", style=style) + Text(tie_mark, style="bold green")
 
 
 def render(view: dict[str, Any], status: str | None, connected: bool, broker: str) -> RenderableType:
@@ -342,7 +339,7 @@ def render(view: dict[str, Any], status: str | None, connected: bool, broker: st
     for alert in view["alerts"]:
         style = "bold white on red" if alert["severity"] == "misdeal" else "black on yellow"
         where = f" {alert['hand']}" if alert["hand"] else ""
-        line = f" {alert['severity'].upper()} #{alert['alert_id']}{where} {alert['code']}: {alert['text']} "
+        line = f" {alert['severity'].upper()}{where} {alert['code'].replace('_', ' ')}: {alert['text']} "
         parts.append(Text(line, style=style))
 
     rnd = view["round"]
@@ -379,11 +376,12 @@ def render(view: dict[str, Any], status: str | None, connected: bool, broker: st
     counts = history["counts"]
     roads = Table.grid(padding=(0, 3))
     roads.add_row(Text("Bead road", style="dim"), Text("Big road", style="dim"))
+    marks = view["game"]["marks"]
     roads.add_row(
-        _road(history, "bead", _BEAD_COLUMNS, _bead_mark, " \u00b7"),
-        _road(history, "big", _BIG_COLUMNS, _big_mark, " \u00b7 "),
+        _road(history, "bead", _BEAD_COLUMNS, lambda c: _bead_mark(c, marks), " \u00b7"),
+        _road(history, "big", _BIG_COLUMNS, lambda c: _big_mark(c, marks), " \u00b7 "),
     )
-    sides = "  ".join(f"{_TITLE[k]} {n}" for k, n in counts.items() if k != "hands")
+    sides = "  ".join(f"{k.upper()} ({marks[k]}) {counts[k]}" for k in marks)  # the game's order and marks
     title = f"{sides}  \u00b7  {counts['hands']} hands"
     parts.append(Panel(roads, title=title, title_align="left"))
     return Group(*parts)

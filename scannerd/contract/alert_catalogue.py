@@ -103,7 +103,11 @@ ALERTS: dict[str, AlertKind] = {
         },
     ),
     "CARD_AFTER_SHOE_END": AlertKind(Case("misdeal", "Shoe finished: no more cards - start a new shoe")),
-    "BURN_MISMATCH": AlertKind(Case("warning", "Burn incomplete: {done} of {required} cards burned")),
+    "BURN_MISMATCH": AlertKind(
+        Case("warning", "Burn incomplete: {done} of {required} cards burned"),
+        # The first card, whose rank says how many to burn, was never turned: there is no count to give.
+        {"unturned": Case("warning", "Burn not done: the first card was not turned before bets closed")},
+    ),
     "ROUND_STALLED": AlertKind(Case("warning", "Round stalled: {due} card is due")),
     "CUT_CARD": AlertKind(
         Case("info", "Cut card out"),  # no shoe known: nobody can say which hand is the last
@@ -132,7 +136,7 @@ ALERTS: dict[str, AlertKind] = {
     "STATE_LOST": AlertKind(
         Case(
             "warning",
-            "Table state lost - events continue from {next_seq}; "
+            "Table state lost - what was dealt before is unknown; "
             "clear the cards on the table, acknowledge, call technical support",
         ),
         fault=True,

@@ -803,11 +803,14 @@ class Validator:
         abandon_burn = shoe is not None and shoe.burning
         if abandon_burn:
             assert shoe is not None
-            required = "?" if shoe.burn_required is None else str(shoe.burn_required)
+            if shoe.burn_required is None:
+                said = message("BURN_MISMATCH", "unturned")
+            else:
+                said = message("BURN_MISMATCH", done=shoe.burn_done, required=shoe.burn_required)
             self._alert(
                 ts,
                 "BURN_MISMATCH",
-                message("BURN_MISMATCH", done=shoe.burn_done, required=required),
+                said,
                 None,
                 rnd.round_id,
             )

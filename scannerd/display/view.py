@@ -66,14 +66,17 @@ def _round_of(rnd: Mapping[str, Any], game: Game, hidden: list[str]) -> dict[str
 
 
 def _hand_view(cards: list[str], total: int, baccarat: bool) -> dict[str, Any]:
-    """A hand with the marks a baccarat dealer calls out: a natural (8 or 9 on two cards) and a pair.
+    """A hand with its total and the marks a baccarat dealer calls out: a natural (8 or 9 on two
+    cards) and a pair.
 
-    Neither is called while a card of it is held face down.
+    None of them while a card of it is held face down: the total of the cards shown would be a
+    partial count, read as the hand's (``total`` is then None).
     """
+    held = BACK in cards
     marks = baccarat and BACK not in cards[:2]
     return {
         "cards": list(cards),
-        "total": total,
+        "total": None if held else total,
         "natural": marks and len(cards) == 2 and total >= 8,
         "pair": marks and len(cards) >= 2 and cards[0][0] == cards[1][0],
     }
@@ -487,7 +490,12 @@ class TableView:
     def game_view(self) -> dict[str, Any]:
         """The game as the pages lay it out: its name, its two sides and its positions in deal order."""
         game = self.game
-        return {"name": game.name, "sides": list(game.sides), "positions": list(game.positions)}
+        return {
+            "name": game.name,
+            "sides": list(game.sides),
+            "positions": list(game.positions),
+            "marks": dict(game.marks),
+        }
 
     def snapshot(self) -> dict[str, Any]:
         """Everything the page and the terminal view draw, JSON-ready."""

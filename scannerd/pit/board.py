@@ -166,6 +166,7 @@ class PitBoard:
             "table_id": table_id,
             "game": view.game.name,
             "badge": view.game.badge,
+            "marks": dict(view.game.marks),
             "online": self.online(table_id, now),
             "link": snap["link"],
             "shoe": shoe
@@ -173,7 +174,8 @@ class PitBoard:
             "round": rnd and {k: rnd[k] for k in ("round_id", "hand_no", "phase", "winner", "last_hand")},
             "dealer": view.dealer_id,
             "suspended": view.suspended and {k: view.suspended[k] for k in ("cause", "message", "since")},
-            "alerts": [{k: a[k] for k in ("alert_id", "code", "severity", "message")} for a in alerts],
+            # As the dealer reads it (cards as Q\u2666, the hand it concerns); alert_id is for the ACK.
+            "alerts": [{k: a[k] for k in ("alert_id", "code", "severity", "text", "hand")} for a in alerts],
             "last_result": last
             and {
                 "winner": last.winner,

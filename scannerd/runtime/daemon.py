@@ -292,7 +292,7 @@ class Daemon:
     def _lost_state_alert(self) -> None:
         with self._lock:
             self._apply(
-                Fault(self._now(), "STATE_LOST", message("STATE_LOST", next_seq=self.validator.next_seq))
+                Fault(self._now(), "STATE_LOST", message("STATE_LOST"))
             )
 
     def _rolled_back(

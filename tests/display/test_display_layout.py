@@ -168,7 +168,11 @@ def test_a_dragon_tiger_table_shows_dragon_and_tiger_one_card_each_on_every_moni
     assert marks.count("SUITED") == 2  # the fact its side bet reads, called on both hands
     assert called_marks_whole(browser)
     counts = js(browser, "[...document.querySelectorAll('#counts .count')].map((c) => c.className)")
-    assert counts[:2] == ["count tiger", "count dragon"]
+    assert counts[:3] == ["count dragon", "count tiger", "count tie"]  # the hands' order, as everywhere
+    letters = "[...document.querySelectorAll('#counts .count span:first-child')].map((s) => s.textContent)"
+    assert js(browser, letters)[:3] == ["D", "T", "="]  # Tiger and a tie each a mark of their own
+    beads = js(browser, "[...document.querySelectorAll('#bead .disc')].map((d) => d.textContent)")
+    assert set(beads) <= {"D", "T", "="} and "=" in beads
     assert table.state()["game"] == "dragon_tiger"
 
 
@@ -182,6 +186,9 @@ def test_a_squeezed_hand_is_face_down_until_the_game_server_reveals_it(browser, 
     assert "9H" not in page and "9C" not in page  # the faces are nowhere on the page, not just hidden
     assert (text(browser, "side0-total"), text(browser, "side1-total")) == ("\u2013", "\u2013")
     assert js(browser, "document.querySelectorAll('.hand .mark').length") == 0  # no WINS, no NATURAL yet
+    table.command("reveal", position="player1")
+    wait_for(browser, lambda b: js(b, faces)[0] == "9H", 10, "Player's first card shown")
+    assert text(browser, "side0-total") == "\u2013"  # no partial count while its second card is held
     table.command("reveal", side="player")
     wait_for(browser, lambda b: js(b, faces) == ["9H", "9C", "back", "back"], 10, "Player's cards shown")
     assert text(browser, "side0-total") == "8"
@@ -244,3 +251,99 @@ def test_axe_core_finds_nothing_serious_on_the_dealers_screen(browser, shown, st
     count = len(table.state()["alerts"])
     wait_for(browser, lambda b: len(banners(b)) == count, 10, f"{count} alerts on the page")
     assert accessibility_findings(browser) == []
+
+
+# What a dealer must always see: the newest alert's words and its button, and the next move. Each
+# as a box, and whether its text is cut (more to it than its box shows). Whatever is open over
+# the page (a form, the alert list, the suspended cover), as boxes too.
+GUARDED = """
+const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+const shown = (el) =>
+  el && !el.hidden && getComputedStyle(el).display !== 'none' && el.getClientRects().length;
+const cut = (el) => el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
+const guarded = [...document.querySelectorAll(
+  '#alert-main .kind, #alert-main .message, #alert-main button.ack, #action-text, #countdown,'
+  + ' #table-id, #hand-no, #round-id, #dealer, #link, #alert-more')]
+  .filter(shown).map((el) => ({ what: el.id || el.className, box: box(el), cut: cut(el),
+    lines: el.id === 'hand-no' ? el.getClientRects().length : 1, text: el.textContent }));
+const open = ['sign-in', 'ack-pin', 'alert-list', 'suspended'].map((id) => document.getElementById(id))
+  .filter(shown)
+  .map((el) => ({ id: el.id, box: box(el), cut: cut(el) && getComputedStyle(el).overflowY !== 'auto' }));
+return { guarded, open, width: innerWidth, height: innerHeight };
+"""
+
+
+def check_guarded(driver: Any, opened: str | None) -> dict[str, Any]:
+    """Nothing open hides what the dealer must see, and none of it is cut or off the screen."""
+    m = driver.execute_script(GUARDED)
+    size = f"{m['width']}x{m['height']}"
+    viewport = [0, 0, m["width"], m["height"]]
+    if opened is not None:
+        assert opened in [o["id"] for o in m["open"]], f"{size}: #{opened} did not open"
+    for part in m["guarded"]:
+        where = f"{size} {part['what']} {part['text'][:40]!r}"
+        assert _inside(part["box"], viewport), f"{where}: off the screen {part['box']}"
+        assert not part["cut"], f"{where}: cut"
+        assert part["lines"] == 1, f"{where}: the hand's number wraps"
+        for over in m["open"]:
+            assert not _overlap(part["box"], over["box"]), f"{where}: hidden by #{over['id']}"
+    for over in m["open"]:
+        assert _inside(over["box"], viewport), f"{size} #{over['id']}: off the screen"
+        assert not over["cut"], f"{size} #{over['id']}: cut"
+    return m
+
+
+OPENERS = {
+    "sign-in": "document.getElementById('dealer').click()",
+    "ack-pin": "document.querySelector('#alert-main button.ack').click()",
+    "alert-list": "document.getElementById('alert-more').click()",
+    "suspended": "",
+}
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize(
+    ("state", "opened"),
+    [
+        ("dealing", "sign-in"),  # a clean deal: the next move stays in sight
+        ("alerts-3", "sign-in"),
+        ("alerts-3-pin", "sign-in"),  # with a staff list: the PIN field too
+        ("alerts-3-pin", "ack-pin"),
+        ("alerts-20", "alert-list"),
+        ("suspended", "suspended"),
+    ],
+)
+def test_no_form_dialog_or_cover_hides_an_alert_its_button_or_the_next_move(
+    browser, shown, state: str, opened: str, size
+):
+    table = shown(state, size)
+    count = len(table.state()["alerts"])
+    wait_for(browser, lambda b: len(banners(b)) == count, 10, f"{count} alerts on the page")
+    browser.execute_script(OPENERS[opened])
+    check_guarded(browser, opened)
+    if opened == "ack-pin":  # it names the alert it acknowledges as the banner does, not by a number
+        title = text(browser, "ack-pin-title")
+        assert (
+            title.startswith("ACKNOWLEDGE EXTRA CARD")
+            and str(table.state()["alerts"][0]["alert_id"]) not in title
+        )
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("state", ["longest-alerts", "card-before-bets-closed"])
+def test_every_word_of_the_longest_instruction_is_shown_at_every_size(browser, shown, state: str, size):
+    table = shown(state, size)
+    count = len(table.state()["alerts"])
+    wait_for(browser, lambda b: len(banners(b)) == count, 10, f"{count} alerts on the page")
+    check_guarded(browser, None)
+    check_layout(browser, None)
+
+
+def test_the_list_of_older_alerts_is_as_tall_as_it_needs_and_says_a_misdeal_in_red(browser, shown):
+    shown("alerts-3", (1080, 1920))
+    wait_for(browser, lambda b: len(banners(b)) == 3, 10, "three alerts on the page")
+    assert browser.find_element("id", "alert-more").get_attribute("data-severity") == "misdeal"
+    browser.execute_script(OPENERS["alert-list"])
+    m = check_guarded(browser, "alert-list")
+    (listed,) = [o["box"] for o in m["open"]]
+    assert listed[3] - listed[1] < m["height"] / 3, "two older alerts in a list a screen high"

@@ -245,7 +245,7 @@ def test_a_dragon_tiger_table_is_shown_as_such():
     text = Console(width=120, record=True)
     text.print(render(snap, "online", True, "broker"))
     shown = text.export_text()
-    assert "DRAGON" in shown and "TIGER 1  DRAGON 0  T 0" in shown and "PLAYER" not in shown
+    assert "DRAGON" in shown and "DRAGON (D) 0  TIGER (T) 1  TIE (=) 0" in shown and "PLAYER" not in shown
 
 
 @pytest.mark.parametrize(

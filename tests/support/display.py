@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import json
 import random
+import string
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from scannerd.contract.alert_catalogue import message
+from scannerd.contract.alert_catalogue import ALERTS, message
 from scannerd.contract.requests import Response, parse_request
 from scannerd.core.cards import ALL_CARDS
 from scannerd.core.house import HouseRules
@@ -203,6 +204,40 @@ def suspended(table: Table) -> None:
     table.feed(Fault(table.ts, "DEVICE_FAULT", message("DEVICE_FAULT", alarm=3, text="card jam")))
 
 
+def _longest_instruction() -> str:
+    """The longest words any alert on the dealer's screen says, its facts as long as they come."""
+    texts = []
+    for kind in ALERTS.values():
+        if kind.pit_only:
+            continue
+        for case in (kind.usual, *kind.others.values()):
+            fields = {name for _, name, _, _ in string.Formatter().parse(case.text) if name}
+            texts.append(
+                case.text.format(**{name: "10\u2666" if name == "card" else "999" for name in fields})
+            )
+    return max(texts, key=len)
+
+
+LONGEST_INSTRUCTION = _longest_instruction()
+
+
+def longest_alerts(table: Table) -> None:
+    """A misdeal with the longest instruction any alert gives, over a warning, mid-hand."""
+    dealing(table)
+    table.ts += 1
+    table.feed(Fault(table.ts, "OUTBOX_FULL", message("OUTBOX_FULL", held=123456)))
+    table.ts += 1
+    table.feed(Fault(table.ts, "DEVICE_FAULT", LONGEST_INSTRUCTION))
+
+
+def card_before_bets_closed(table: Table) -> None:
+    """A card drawn while bets are still being placed: the misdeal a dealer meets most after an
+    extra card, its instruction long."""
+    table.shoe_under_way()
+    table.command("betting_open", round_id="R32")
+    table.card("QD")
+
+
 def squeezed(table: Table) -> None:
     """A squeeze table: a hand dealt and judged, its four cards still face down on the screens."""
     table.shoe_under_way()
@@ -225,6 +260,9 @@ STATES = {
     "ez-dragon-7": ez_dragon_7,
     "super-6": super_6,
     "suspended": suspended,
+    "longest-alerts": longest_alerts,
+    "card-before-bets-closed": card_before_bets_closed,
+    "alerts-3-pin": tie_with_alerts(3),
 }
 """Each a function that brings a fresh table (with a new shoe) to that state."""
 
@@ -235,14 +273,15 @@ RULES = {
     "ez-dragon-7": HouseRules(burn="none", commission="ez", suspend_on=()),
     "super-6": HouseRules(burn="none", commission="no_commission", suspend_on=()),
     "suspended": HouseRules(burn="none"),  # the house's own suspend_on
+    "alerts-3-pin": HouseRules(burn="none", suspend_on=(), ack_needs_pin=True),
 }
 """The house of a state that is not punto banco's with no burn."""
 
-SIZES = ((1920, 1080), (1280, 1024), (1024, 768), (768, 1024))
-"""The table monitors the screen must work on: 16:9, 5:4, 4:3 and portrait."""
+SIZES = ((1920, 1080), (1280, 1024), (1024, 768), (768, 1024), (1080, 1920))
+"""The table monitors the screen must work on: 16:9, 5:4, 4:3 and portrait (a small one and 1080p)."""
 
 
-STAFFED = frozenset({"suspended"})
+STAFFED = frozenset({"suspended", "alerts-3-pin"})
 """States shown at a table that keeps a staff list: the screen asks for PINs."""
 
 

@@ -66,6 +66,10 @@ class Game:
     """The exact chance of each value of each fact."""
     initials: Mapping[str, str]
     """The one-letter code of each winner, for the results the table keeps for the roads."""
+    marks: Mapping[str, str]
+    """How each winner is drawn on every board (the screens' roads and counts, the pit, ``watch``):
+    a letter or symbol of its own, so none is told apart by colour alone. In ``sides`` order, then
+    the tie: every board lists them so."""
     calls_naturals: bool
     """Whether a hand's natural and pair are called: the round event's ``natural`` and pairs, the
     dealer's NATURAL and PAIR marks. Baccarat's; null and never shown at other games."""
@@ -108,6 +112,7 @@ PUNTO_BANCO = Game(
     outcome_odds=punto_banco.outcome_odds,
     fact_odds=punto_banco.fact_odds,
     initials={"B": "banker", "P": "player", "T": "tie"},
+    marks={"player": "P", "banker": "B", "tie": "T"},
     calls_naturals=True,
     calls=(
         Call("dragon_7", bool, 1, "DRAGON 7", frozenset({"ez"})),
@@ -129,6 +134,7 @@ DRAGON_TIGER = Game(
     outcome_odds=dragon_tiger.outcome_odds,
     fact_odds=dragon_tiger.fact_odds,
     initials={"D": "dragon", "G": "tiger", "T": "tie"},  # G: T is the tie's, as at punto banco
+    marks={"dragon": "D", "tiger": "T", "tie": "="},  # Tiger has the T players know; a tie is an equal
     calls_naturals=False,
     calls=(Call("suited_tie", bool, None, "SUITED"),),  # beside TIE: "TIE SUITED"
 )

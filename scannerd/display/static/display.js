@@ -136,12 +136,12 @@ $("resume").addEventListener("submit", async (e) => {
   $("resume-reason").value = "";
 });
 
-// Acknowledging with a PIN: the alert waits here while its staff id and PIN are typed.
+// Acknowledging with a PIN: the alert stays in sight above while its staff id and PIN are typed.
 let pinFor = null; // {alertId, error}: the alert the PIN form acknowledges
 
-function askPin(alertId, error) {
-  pinFor = { alertId, error };
-  $("ack-pin-title").textContent = `ACKNOWLEDGE ALERT ${alertId}`;
+function askPin(alert, error) {
+  pinFor = { alertId: alert.alert_id, error };
+  $("ack-pin-title").textContent = `ACKNOWLEDGE ${alertTitle(alert)}`;
   $("ack-pin-error").textContent = "";
   $("ack-pin").hidden = false;
   $("ack-staff").focus();
@@ -199,8 +199,9 @@ function renderAlerts(alerts) {
   $("alerts").hidden = !first;
   const more = $("alert-more");
   more.hidden = rest.length === 0;
+  more.dataset.severity = alerts.slice(1).some((a) => a.severity === "misdeal") ? "misdeal" : "warning";
   more.textContent = rest.length
-    ? `+${rest.length} MORE \u00b7 ${alerts.slice(1).map(alertTitle).join(" \u00b7 ")}`
+    ? `+${rest.length} MORE \u00b7 ${alerts.slice(1, 4).map(alertTitle).join(" \u00b7 ")}${rest.length > 3 ? " \u2026" : ""}`
     : "";
   $("alert-list-title").textContent = `${rest.length} MORE OPEN ALERT${rest.length === 1 ? "" : "S"}`;
   if (!rest.length) $("alert-list").hidden = true;
@@ -213,10 +214,15 @@ function place(box, els) {
   while (box.children.length > els.length) box.lastElementChild.remove();
 }
 
+// An alert as people name it: its code and hand; the alert_id is for machines.
 function alertTitle(alert) {
-  const where = alert.hand ? ` (${alert.hand})` : "";
+  const where = alert.hand ? ` \u00b7 ${alert.hand}` : "";
   return `${alert.code.replace(/_/g, " ")}${where}`;
 }
+
+// A long instruction steps its type down rather than be cut: set by length, so it never jumps.
+const LONG_MESSAGE = 70;
+const LONGER_MESSAGE = 120;
 
 $("alert-more").addEventListener("click", () => {
   $("alert-list").hidden = false;
@@ -234,8 +240,9 @@ function alertBanner(alert) {
   what.className = "what";
   const kind = document.createElement("div");
   kind.className = "kind";
-  const where = alert.hand ? ` \u00b7 ${alert.hand}` : "";
-  kind.textContent = `${KIND[alert.severity] || alert.severity.toUpperCase()} \u00b7 ${alert.code.replace(/_/g, " ")}${where}`;
+  kind.textContent = `${KIND[alert.severity] || alert.severity.toUpperCase()} \u00b7 ${alertTitle(alert)}`;
+  if (alert.text.length > LONGER_MESSAGE) el.dataset.length = "longer";
+  else if (alert.text.length > LONG_MESSAGE) el.dataset.length = "long";
   const message = document.createElement("div");
   message.className = "message";
   message.textContent = alert.text;
@@ -246,15 +253,15 @@ function alertBanner(alert) {
   button.type = "button";
   button.className = "ack";
   button.textContent = "ACKNOWLEDGE";
-  button.addEventListener("click", () => acknowledge(alert.alert_id, button, error));
+  button.addEventListener("click", () => acknowledge(alert, button, error));
   el.append(what, button);
   return el;
 }
 
-async function acknowledge(alertId, button, error) {
+async function acknowledge(alert, button, error) {
   unlockSound();
   if (display.view && display.view.pins.ack) {
-    askPin(alertId, error);
+    askPin(alert, error);
     return;
   }
   button.disabled = true;
@@ -263,7 +270,7 @@ async function acknowledge(alertId, button, error) {
     const response = await fetch("/api/ack", {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ alert_id: alertId }),
+      body: JSON.stringify({ alert_id: alert.alert_id }),
     });
     const answer = await response.json();
     // On success the alert leaves with the next view; only a refusal needs saying here.
@@ -276,7 +283,8 @@ async function acknowledge(alertId, button, error) {
 }
 
 function renderRound(round, lastCard, game) {
-  $("round-id").textContent = round ? `HAND ${round.hand_no} \u00b7 ${round.round_id}` : "";
+  $("hand-no").textContent = round ? `HAND ${round.hand_no}` : "";
+  $("round-id").textContent = round ? `\u00b7 ${round.round_id}` : "";
   // The small badge only while the announcement across the screen is not there to say it.
   $("last-hand").hidden = !(round && round.last_hand) || !$("announce").hidden;
   const winner = round ? round.winner : null;
@@ -286,8 +294,9 @@ function renderRound(round, lastCard, game) {
     box.dataset.side = side;
     $(`side${n}-name`).textContent = side.toUpperCase();
     const hand = round ? round[side] : { cards: [], total: null, natural: false, pair: false, calls: [] };
-    const faceUp = hand.cards.some((card) => card !== "back");
-    $(`side${n}-total`).textContent = round && faceUp ? hand.total : "\u2013";
+    // No total while a card of the hand is held face down: a partial count is no hand's total.
+    const known = hand.cards.length > 0 && hand.total !== null;
+    $(`side${n}-total`).textContent = round && known ? hand.total : "\u2013";
     box.dataset.winner = String(winner === side);
     drawMarks($(`side${n}-marks`), hand, side, winner);
     const positions = sidePositions(game, side);

@@ -3,7 +3,6 @@
 "use strict";
 
 const SHOE = { unknown: "no shoe", burning: "burning", dealing: "dealing", last_hand: "last hand", closed: "finished" };
-const LETTER = { banker: "B", player: "P", dragon: "D", tiger: "T", tie: "T" };
 
 // State the tests and the operator can inspect from the console.
 const pit = (window.scannerdPit = {
@@ -153,7 +152,7 @@ function tile(t) {
   const head = el("div", "head");
   head.append(el("span", "tid", t.table_id));
   if (t.badge) head.append(el("span", "game", t.badge));
-  const result = el("span", "result", t.last_result ? LETTER[t.last_result.winner] : "");
+  const result = el("span", "result", t.last_result ? t.marks[t.last_result.winner] : "");
   result.dataset.winner = t.last_result ? t.last_result.winner : "";
   result.title = "last result";
   if (t.last_result && t.last_result.natural) result.append(el("span", "natural"));
@@ -204,9 +203,10 @@ function tile(t) {
 
   const foot = el("div", "foot");
   const counts = el("div", "counts");
-  // The table's sides as its counts name them (Banker and Player, or Tiger and Dragon), then ties.
-  for (const side of Object.keys(t.counts).filter((k) => k !== "hands")) {
-    counts.append(el("span", side, `${LETTER[side]} ${t.counts[side]}`));
+  // The table's sides in its game's order (Player and Banker, or Dragon and Tiger), then ties, each
+  // with the game's own mark, as on every board.
+  for (const side of Object.keys(t.marks)) {
+    counts.append(el("span", side, `${t.marks[side]} ${t.counts[side]}`));
   }
   foot.append(road(t.road), counts);
   node.append(foot);
@@ -218,7 +218,8 @@ function alertRow(t, canAck) {
   const row = el("div", `alert ${alert.severity}`);
   row.dataset.alertId = alert.alert_id;
   const what = el("div", "what");
-  what.append(el("span", "code", alert.code), el("span", "msg", alert.message));
+  const where = alert.hand ? ` \u00b7 ${alert.hand}` : "";
+  what.append(el("span", "code", `${alert.code.replace(/_/g, " ")}${where}`), el("span", "msg", alert.text));
   row.append(what);
   if (t.alerts.length > 1) row.append(el("span", "more", `+${t.alerts.length - 1}`));
   if (!canAck) return row; // an offline table, or any while the broker is lost, cannot hear it

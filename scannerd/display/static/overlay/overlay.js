@@ -31,8 +31,8 @@ function renderRound(round, game) {
     box.dataset.winner = String(winner === side);
     $(`side${n}-name`).textContent = side.toUpperCase();
     const hand = round[side];
-    const faceUp = hand.cards.some((card) => card !== "back");
-    $(`side${n}-total`).textContent = faceUp ? String(hand.total) : "";
+    const known = hand.cards.length > 0 && hand.total !== null; // none while a card is held face down
+    $(`side${n}-total`).textContent = known ? String(hand.total) : "";
     drawMarks($(`side${n}-marks`), hand, side, winner);
     const positions = sidePositions(game, side);
     box.querySelectorAll(".card").forEach((slot, i) => {

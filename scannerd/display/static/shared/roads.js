@@ -29,12 +29,12 @@ function dot(kind) {
   return d;
 }
 
-function beadCell(cell) {
+function beadCell(cell, marks) {
   const el = document.createElement("div");
   el.className = `cell bead ${cell.winner}`;
   const disc = document.createElement("div");
   disc.className = "disc";
-  disc.textContent = cell.winner[0].toUpperCase();
+  disc.textContent = marks[cell.winner];
   el.append(disc);
   pairDots(el, cell);
   return el;
@@ -62,15 +62,17 @@ function bigCell(cell) {
 }
 
 // The roads and the shoe's counts: #count0/#count1 (class "count SIDE", with -letter and -n inside),
-// #count-tie, #count-hands, and the roads #bead and #big.
+// #count-tie (and its -letter), #count-hands, and the roads #bead and #big. Each winner is drawn
+// with the game's own mark (game.marks), the same on every board.
 function drawHistory(history, game) {
   game.sides.forEach((side, n) => {
     document.getElementById(`count${n}`).className = `count ${side}`;
-    document.getElementById(`count${n}-letter`).textContent = side[0].toUpperCase();
+    document.getElementById(`count${n}-letter`).textContent = game.marks[side];
     document.getElementById(`count${n}-n`).textContent = history.counts[side];
   });
+  document.getElementById("count-tie-letter").textContent = game.marks.tie;
   document.getElementById("count-tie").textContent = history.counts.tie;
   document.getElementById("count-hands").textContent = history.counts.hands;
-  drawRoad(document.getElementById("bead"), history.bead, history.bead_columns, beadCell);
+  drawRoad(document.getElementById("bead"), history.bead, history.bead_columns, (c) => beadCell(c, game.marks));
   drawRoad(document.getElementById("big"), history.big, history.big_columns, bigCell);
 }
