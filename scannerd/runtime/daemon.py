@@ -104,7 +104,7 @@ class Daemon:
         self.request_counts: Counter[tuple[str, str]] = Counter()  # (command, status), under _lock
         self._lock = threading.RLock()
         self._stopping = threading.Event()
-        self._closed = False  # no request is judged any more: the recording has ended (under _lock)
+        self._closed = False  # no request or tick is judged any more: the recording has ended (under _lock)
         self.listeners: list[TableListener] = []  # told in this order (scannerd/core/listeners.py)
 
         # Read first: a broken list stops the start (no list would let anyone sign in).
@@ -372,15 +372,17 @@ class Daemon:
         self._stopping.set()
         self.reader.stop()
         deadline = time.monotonic() + timeout
-        # No request runs from here on: the last file is sealed next, while the broker can still
-        # take its anchor, and a request judged after it would be published but not recorded.
+        # Nothing is judged from here on: the last file is sealed next, and an event judged after it
+        # would be published but recorded nowhere. So the anchors still waiting go out now, into the
+        # last file, and that file's own anchor waits for the next start, which anchors the file its
+        # chain continues from and records it.
         self.requests.stop(1.0)
         with self._lock:
-            self._closed = True  # the dealer display's buttons too, which take no MQTT path
+            if not self._closed:  # a second stop judges nothing: the outbox may be closed already
+                self._anchor_sealed(self._now())
+            self._closed = True  # the dealer display's buttons too, which take no MQTT path, and the ticker
         if self.recorder is not None:
             self.recorder.stop()
-            with self._lock:
-                self._anchor_sealed(self._now())
         if self.publisher.connected:
             self.publisher.flush(max(deadline - time.monotonic() - 1.0, 0.1))
         self.publisher.stop(max(deadline - time.monotonic(), 0.5))
@@ -507,6 +509,8 @@ class Daemon:
         while not self._stopping.wait(TICK_S):
             try:
                 with self._lock:
+                    if self._closed:
+                        return  # the recording has ended: what a tick judged now would be in no file
                     now = self._now()  # first: a step of the clock is judged before what follows it
                     while self._faults:
                         self._apply(self._faults.popleft())
