@@ -9,6 +9,10 @@ whoever holds the recordings. ``scannerd verify --anchors FILE`` then asks of
 every anchor that its file be in the archive under that name, of that table,
 with those lines ending in that digest.
 
+The table proves it anchored a file the same way it anchors it: the anchor
+is an ``anchor`` line of the file written when it went out, the next file
+in the chain as a rule (:func:`anchored_in`).
+
 The name check needs no anchor: the recorder names a file after its table
 (``<table>-<time>...``), so a name that says one table over a header that
 says another is a file put in another's place.
@@ -18,16 +22,48 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from scannerd.contract.events import AnchorEvent
-from scannerd.recording.format import RecordingError
+from scannerd.recording.format import AnchorLine, RecordingError, RecordingReader
 
 if TYPE_CHECKING:
     from scannerd.recording.verify import ChainedFile, Verdict
+
+
+@dataclass(frozen=True, slots=True)
+class SealedFile:
+    """A file the table's chain holds, as its anchor names it: final name, lines, last digest (hex)."""
+
+    file: str
+    lines: int
+    digest: str
+
+    @classmethod
+    def of(cls, found: ChainedFile) -> SealedFile:
+        return cls(found.path.name, found.lines, found.last.hex())
+
+
+def anchored_in(path: Path, sealed: SealedFile) -> bool:
+    """Whether the recording at ``path`` holds ``sealed``'s anchor, under its name compressed or not.
+
+    Read up to that line only: the anchor of the file before goes out within
+    a second of the file beginning. A file that cannot be read holds none.
+    """
+    wanted = (_unzipped(sealed.file), sealed.lines, sealed.digest)
+    try:
+        with RecordingReader(path) as reader:
+            return any(
+                isinstance(line, AnchorLine) and (_unzipped(line.file), line.lines, line.digest) == wanted
+                for line in reader.lines()
+            )
+    except RecordingError:
+        return False
+
 
 _NAMED = re.compile(r"^(.+?)-\d{8}T\d{6}Z")
 """A name as the recorder gives it: the table id, then the time the file was begun."""
@@ -65,7 +101,7 @@ def check_anchors(anchors: Iterable[AnchorEvent], files: list[ChainedFile], verd
     for anchor in anchors:
         key = (anchor.table_id, _unzipped(anchor.file), anchor.lines, anchor.digest)
         if key in seen:
-            continue  # each start anchors again the file its chain continues from
+            continue  # a table killed before an anchor's line was written anchors the file again
         seen.add(key)
         found = by_name.get(key[1])
         problem = _anchor_problem(anchor, found, by_content.get((anchor.lines, anchor.digest)))

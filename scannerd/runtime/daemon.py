@@ -53,7 +53,8 @@ from scannerd.core.validator import Validator
 from scannerd.link.publisher import Publisher
 from scannerd.link.request_path import RequestPath
 from scannerd.recording import signing
-from scannerd.recording.recorder import OnSealed, Recorder, SealedFile, StateSource
+from scannerd.recording.anchors import SealedFile
+from scannerd.recording.recorder import OnSealed, Recorder, StateSource
 from scannerd.runtime import build, clock_sync, config_digest, software
 from scannerd.runtime.config import Config
 from scannerd.runtime.instance_lock import InstanceLock

@@ -19,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from typing import Any
 import pytest
 
 from scannerd.contract.topics import EVENT_KINDS
-from scannerd.recording.recorder import SealedFile
+from scannerd.recording.anchors import SealedFile
 from scannerd.recording.replay import replay
 from scannerd.recording.signing import write_key_pair
 from scannerd.recording.verify import read_chained
@@ -209,15 +210,20 @@ def recording_after(rec: Path, before: Path | None) -> Path:
     return found
 
 
-def deal_a_round(table: LiveTable, writing: Path) -> None:
-    """A natural, until the broker has its round and ``writing`` holds every event published so far."""
+def deal(table: LiveTable) -> None:
+    """A natural, until the broker has its round."""
     server = table.server
     complete = len([r for r in server.payloads("/round") if r["phase"] == "complete"])
     table.port.write(beetek(*NATURAL, crlf=False))
     server.wait_for(
         lambda _: len([r for r in server.payloads("/round") if r["phase"] == "complete"]) > complete
     )
-    last = max(event_seqs(server.messages()))
+
+
+def deal_a_round(table: LiveTable, writing: Path) -> None:
+    """A natural, until the broker has its round and ``writing`` holds every event published so far."""
+    deal(table)
+    last = max(event_seqs(table.server.messages()))
     wait_until(lambda: last in seqs((p.topic, p.payload) for p in replay(writing)), 30, "it recorded")
 
 
@@ -276,3 +282,46 @@ def test_an_archive_of_stops_restarts_and_a_kill_is_anchored_once_per_file_and_e
     assert [(f["kind"], f["file"]) for f in report["flags"]] == [("chain", killed.name)], report["flags"]
     # Each file's replay ends where the next file's header says the table was; the last has no next.
     assert [f["replay"] for f in report["files"]][:-1] == ["matches"] * 3
+
+
+# ------------------------------------------------------------------ anchors a start owes
+
+
+def test_a_start_anchors_every_file_no_recording_shows_anchored_back_to_one_whose_anchor_is_recorded(
+    tmp_path: Path, mosquitto: Broker
+) -> None:
+    """A table that died after each rotation and before its next tick leaves sealed files whose anchor
+    went out nowhere: the files the recorder writes with no daemon to judge their anchors.
+
+    Before them, a real table's file whose anchor the file after it holds. The
+    next start anchors, in chain order, the three files that no recording
+    shows anchored, and not that one again; the archive verifies against
+    every anchor published.
+    """
+    write_key_pair(tmp_path / "recording-key", tmp_path / "recording-key.pub")
+    archive = Archive(tmp_path / "recordings", tmp_path / "anchors.jsonl", tmp_path / "recording-key.pub")
+    recording = {
+        "dir": str(archive.recordings),
+        "rotate": "shoe",
+        "key_file": str(tmp_path / "recording-key"),
+    }
+    with live_table(tmp_path, mosquitto, "beetek", record=recording) as table:
+        game = GameServer(mosquitto.host, mosquitto.port, "T1", anchors=archive.anchors)
+        try:
+            game.start(30)
+            wait_until(lambda: game.client.availability("T1").online, 30, "the table online")
+            answer = game.request("new_shoe", shoe_id="S1")
+            assert answer is not None and answer["status"] == "ok", answer
+            wait_until(lambda: len(kept(archive.anchors)) == 1, 30, "the anchor of the start's file")
+            assert table.kill(signal.SIGTERM) == 0, table.log.read_text()[-3000:]
+            unanchored = record(archive.recordings, tmp_path / "recording-key", shoes=2, start=time.time())
+            table.start()
+            wait_until(lambda: len(kept(archive.anchors)) == 4, 30, "the anchors the start owes")
+            assert table.kill(signal.SIGTERM) == 0, table.log.read_text()[-3000:]
+        finally:
+            game.stop()
+    first, shoe, *_ = archive.files
+    sealed = [SealedFile(a["file"], a["lines"], a["digest"]) for a in kept(archive.anchors)]
+    assert sealed == [SealedFile.of(read_chained(path)) for path in (first, shoe, *unanchored)]
+    checked = verify(archive, "--anchors", str(archive.anchors))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
