@@ -27,8 +27,9 @@ for each file (its final name, lines and last digest), which the game server
 keeps. The daemon judges the anchor like any input, so it comes back to
 ``on_input`` and is written as a line of the current file, and a replay numbers
 it as the table did. A file's anchor is therefore handed to ``on_sealed`` only
-once the next file is open to record it: a file sealed at a rotation when the
-next one begins; the file sealed at a stop, never by this run. The first file of a run is handed the
+once the next file is open to record it: a file sealed at a rotation, or ended
+at a write error (as far as it reached the disk), when the next one begins; the
+file sealed at a stop, never by this run. The first file of a run is handed the
 anchors its start owes, in chain order: walking back from the table's newest
 file, each file that the file after it does not show anchored (a stop sealed
 it, a crash came before its anchor went out, or between its anchor and that
@@ -473,18 +474,19 @@ class Recorder(TableListener):
     def _finish(self) -> None:
         """End the current file and compress it; a failure leaves it uncompressed, not lost.
 
-        Its anchor is owed to the next file.
+        Its anchor is owed to the next file: one the seal could not end is
+        ended where it reached the disk, as at any write error.
         """
         writer, path = self._writer, self._path
-        self._writer = self._path = None
         if writer is None or path is None:
             return
         try:
             writer.seal()
             writer.close()
         except OSError as exc:
-            self._error(exc)
+            self._broken(exc)
             return
+        self._writer = self._path = None
         if self.settings.compress:
             try:
                 compressed = _gzip(path)
@@ -514,11 +516,11 @@ class Recorder(TableListener):
         self._error(exc)
         if self._path is not None:
             _say("warning", "recording stopped until the next shoe or day", file=str(self._path))
-            self._chain = self._chain_on_disk(self._path)
+            self._ended(self._path)
             self._path = None
 
-    def _chain_on_disk(self, path: Path) -> Chain | None:
-        """Where a file ended at an error really ends: the next file must continue what reached the disk.
+    def _ended(self, path: Path) -> None:
+        """Where a file ended at an error really ends: the next file goes on from there, and anchors it.
 
         The lines the writer still held when the disk failed never arrived, so
         the chain goes on from the file's last whole line, as after a crash.
@@ -526,8 +528,10 @@ class Recorder(TableListener):
         try:
             ended = read_chained(path)
         except RecordingError:
-            return self._chain  # not even its header arrived: nothing better to go on from
-        return Chain(ended.last, ended.lines) if ended.lines else self._chain
+            return  # not even its header arrived: nothing to go on from, nothing to anchor
+        if ended.lines:
+            self._chain = Chain(ended.last, ended.lines)
+            self._owed.append(SealedFile.of(ended))
 
     def _error(self, exc: BaseException) -> None:
         self.errors += 1

@@ -29,7 +29,7 @@ from typing import Any
 import pytest
 
 from scannerd.contract.topics import EVENT_KINDS
-from scannerd.recording.anchors import SealedFile
+from scannerd.recording.anchors import SealedFile, anchored_in
 from scannerd.recording.replay import replay
 from scannerd.recording.signing import write_key_pair
 from scannerd.recording.verify import read_chained
@@ -39,6 +39,7 @@ from tests.support.broker import Broker, event_seqs, wait_until
 from tests.support.fault import NATURAL
 from tests.support.frames import beetek
 from tests.support.process import LiveTable, live_table
+from tests.system.test_fault_disk_full import fill, small_disk
 
 
 @dataclass(frozen=True)
@@ -284,7 +285,7 @@ def test_an_archive_of_stops_restarts_and_a_kill_is_anchored_once_per_file_and_e
     assert [f["replay"] for f in report["files"]][:-1] == ["matches"] * 3
 
 
-# ------------------------------------------------------------------ anchors a start owes
+# ------------------------------------------------------------------ anchors a start owes, and a broken file's
 
 
 def test_a_start_anchors_every_file_no_recording_shows_anchored_back_to_one_whose_anchor_is_recorded(
@@ -325,3 +326,48 @@ def test_a_start_anchors_every_file_no_recording_shows_anchored_back_to_one_whos
     assert sealed == [SealedFile.of(read_chained(path)) for path in (first, shoe, *unanchored)]
     checked = verify(archive, "--anchors", str(archive.anchors))
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+@pytest.mark.timeout(120)
+def test_a_file_ended_at_a_write_error_is_anchored_when_the_next_file_begins(
+    tmp_path: Path, mosquitto: Broker
+) -> None:
+    """The recordings' disk fills mid-shoe (a small tmpfs): the file ends where it reached the disk, unsealed.
+
+    Once there is room and the next shoe begins a file, the ended file's
+    anchor goes out, recorded in that file, naming it as far as the chain
+    took it on; verify accepts it, and says only that the file has no seal.
+    """
+    write_key_pair(tmp_path / "recording-key", tmp_path / "recording-key.pub")
+    with small_disk(tmp_path / "disk") as disk:
+        archive = Archive(disk / "recordings", tmp_path / "anchors.jsonl", tmp_path / "recording-key.pub")
+        recording = {
+            "dir": str(archive.recordings),
+            "rotate": "shoe",
+            "key_file": str(tmp_path / "recording-key"),
+        }
+        with live_table(tmp_path, mosquitto, "beetek", in_process=True, record=recording) as table:
+            daemon, server = table.daemon, table.server
+            assert daemon is not None and daemon.recorder is not None
+            recorder = daemon.recorder
+            wait_until(lambda: daemon.reader.link_up, 15, "the shoe open")
+            ballast = fill(disk, leave=0)
+            for _ in range(20):  # a round's lines may still fit in the file's last page
+                deal(table)
+                if recorder.errors:
+                    break
+            wait_until(lambda: recorder.errors >= 1, 15, "the write error")
+            broken = recorder.files[-1]
+            ballast.unlink()
+            assert daemon.request("new_shoe", {"shoe_id": "S2"}).status == "ok"
+            server.wait_for(lambda got: any(m.topic.endswith("/anchor") for m in got), 15)
+            assert table.kill(signal.SIGTERM) == 0
+        archive.anchors.write_bytes(b"".join(m.payload + b"\n" for m in server.messages("/anchor")))
+        (anchor,) = kept(archive.anchors)
+        sealed = SealedFile(anchor["file"], anchor["lines"], anchor["digest"])
+        assert sealed == SealedFile.of(read_chained(broken))
+        files = sorted(archive.recordings.glob("T1-*.jsonl*"))
+        assert anchored_in(files[files.index(broken) + 1], sealed)
+        checked = verify(archive, "--anchors", str(archive.anchors))
+        findings = checked.stdout.splitlines()[:-1]
+        assert len(findings) == 1 and findings[0].startswith(f"{broken}: truncated: "), checked.stdout
