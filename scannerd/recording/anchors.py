@@ -1,4 +1,4 @@
-"""Checking an archive against the anchors the game server kept, and each file's name against its table.
+"""Checking an archive against the anchors the game server kept.
 
 A file's chain proves what is in it and in the files before it, but no file
 can prove its own absence: the newest file of a table deleted, renamed or
@@ -9,18 +9,14 @@ whoever holds the recordings. ``scannerd verify --anchors FILE`` then asks of
 every anchor that its file be in the archive under that name, of that table,
 with those lines ending in that digest.
 
-The table proves it anchored a file the same way it anchors it: the anchor
-is an ``anchor`` line of the file written when it went out, the next file
-in the chain as a rule (:func:`anchored_in`).
-
-The name check needs no anchor: the recorder names a file after its table
-(``<table>-<time>...``), so a name that says one table over a header that
-says another is a file put in another's place.
+Whether the table anchored a file is in its recordings too: the anchor is an
+``anchor`` line of the file written when it went out, as a rule the next in
+the chain (:func:`anchored_in`), which a start reads to anchor again what no
+recording shows anchored.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,10 +59,6 @@ def anchored_in(path: Path, sealed: SealedFile) -> bool:
             )
     except RecordingError:
         return False
-
-
-_NAMED = re.compile(r"^(.+?)-\d{8}T\d{6}Z")
-"""A name as the recorder gives it: the table id, then the time the file was begun."""
 
 
 def read_anchors(path: Path) -> list[AnchorEvent]:
@@ -122,14 +114,3 @@ def _anchor_problem(anchor: AnchorEvent, found: ChainedFile | None, same: Chaine
     if found.lines < anchor.lines:
         return f"cut short after its anchor: {what}, it holds {found.lines} that check out"
     return f"replaced: {what}, its line {found.lines} does not end in the anchored digest"
-
-
-def check_names(files: Iterable[ChainedFile], verdict: Verdict) -> None:
-    """A file named as the recorder names one must hold that table's recording."""
-    for found in files:
-        named = _NAMED.match(found.path.name)
-        if named and named[1] != found.header.table_id:
-            verdict.problem(
-                found.path,
-                f"holds table {found.header.table_id}'s recording, but its name is table {named[1]}'s",
-            )
