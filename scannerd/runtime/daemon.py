@@ -151,8 +151,7 @@ class Daemon:
         self.software = installed_software()
         self._last_start = config_digest.LastStart.read(outbox_path)
         self.effective = config_digest.effective(config, self._last_start.salt)
-        self._clock_reading: clock_sync.ClockReading | None = None  # the kernel's, as last read
-        self._clock_well: bool | None = None  # whether it was within the house limit then; None: not read
+        self._clock: ClockHealth | None = None  # the kernel's reading as last read, and how it was judged
         self.driver: Driver = create_driver(device.driver, device.port, **device.driver_options())
         if saved is not None and saved.device is not None:
             self.driver.restore_state(saved.device)
@@ -558,17 +557,27 @@ class Daemon:
 
         Raised when the clock stops being synchronised or its estimated error passes the house
         limit, unless one is open already (from before a restart); cleared by the table itself,
-        each one open, when it is well again. Caller holds the lock.
+        each one open, when it is well again: synchronised and back under a margin below the
+        limit (``clock_sync.CLEAR_BELOW``), so an error sitting at the limit raises it once and
+        does not flap. Caller holds the lock.
         """
-        reading = self._clock_reading = clock_sync.read()
-        if reading is None or not self.config.clock.alert:
-            return
+        reading = clock_sync.read()
         limit = self.config.clock.max_error_s
-        well, was = reading.well(limit), self._clock_well
-        self._clock_well = well
-        if well == was:
-            return
         raised = any(a["code"] == "CLOCK_UNSYNCED" for a in self.validator.open_alerts.values())
+        was = self._clock.well if self._clock is not None else None
+        if reading is None:
+            self._clock = None
+            return
+        well = reading.well(limit, off=was is False or (was is None and raised))
+        self._clock = ClockHealth(
+            synchronised=reading.synchronised,
+            est_error_s=reading.est_error_s,
+            max_error_s=reading.max_error_s,
+            limit_s=limit,
+            well=well,
+        )
+        if well == was or not self.config.clock.alert:
+            return
         if well:
             if was is not None or raised:
                 log.info("the clock is well again", est_error_s=reading.est_error_s)
@@ -587,17 +596,9 @@ class Daemon:
             )
 
     def clock_health(self) -> ClockHealth | None:
-        """The last reading, for the health topic: what the alert was judged on (any thread)."""
-        reading, limit = self._clock_reading, self.config.clock.max_error_s
-        if reading is None:
-            return None
-        return ClockHealth(
-            synchronised=reading.synchronised,
-            est_error_s=reading.est_error_s,
-            max_error_s=reading.max_error_s,
-            limit_s=limit,
-            well=reading.well(limit),
-        )
+        """The last reading and the table's judgement of it, for the health topic and the metrics: what
+        the alert was judged on (any thread)."""
+        return self._clock
 
     def _check_silence(self, now: float) -> None:
         """A shoe that sends heartbeats and has gone quiet is as good as unplugged.
