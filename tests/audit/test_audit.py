@@ -268,7 +268,7 @@ def resign_with_state(path: Path, key_file: Path, change: Any) -> None:
 def test_a_table_that_published_more_than_its_recording_holds_shows_as_a_replay_difference(
     week, tmp_path, capsys
 ):
-    """The live table published an alert no recording holds (an outbox filling up): its saved seq is ahead."""
+    """The table published an alert no recording holds (a stall after the last line): its seq is ahead."""
     table = week.clean_table()
     archive = copy_files(week.files_of(table), tmp_path / "archive")
     *_, before, last = sorted(archive.iterdir())
