@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from scannerd.recording.anchors import check_anchors, check_names, read_anchors
+from scannerd.recording.anchors import check_anchors, read_anchors
 from scannerd.recording.format import RecordingError
 from scannerd.recording.signing import fingerprint, load_public_key
 from scannerd.recording.verify import verify
@@ -56,7 +56,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"scannerd verify: {unusable}", file=sys.stderr)
     if not verdict.files:
         return EXIT_BAD_INPUT
-    check_names(verdict.files, verdict)
     if anchors is not None:
         check_anchors(anchors, verdict.files, verdict)
     for note in verdict.notes:

@@ -175,7 +175,10 @@ class ClockHealth(BaseModel):
     est_error_s: float = Field(description="The kernel's estimated error of the clock, in seconds.")
     max_error_s: float = Field(description="The kernel's maximum error of the clock, in seconds.")
     limit_s: float = Field(description="The house limit on the estimated error ([clock] max_error_s).")
-    well: bool = Field(description="Synchronised and within the limit; false: CLOCK_UNSYNCED is raised.")
+    well: bool = Field(
+        description="Synchronised and within the limit (once off: back under a margin below it, so an error "
+        "at the limit does not flap); false: CLOCK_UNSYNCED is raised."
+    )
 
 
 class HealthPayload(BaseModel):

@@ -1,4 +1,4 @@
-"""Checking an archive against the anchors the game server kept, and each file's name against its table.
+"""Checking an archive against the anchors the game server kept.
 
 A file's chain proves what is in it and in the files before it, but no file
 can prove its own absence: the newest file of a table deleted, renamed or
@@ -9,28 +9,56 @@ whoever holds the recordings. ``scannerd verify --anchors FILE`` then asks of
 every anchor that its file be in the archive under that name, of that table,
 with those lines ending in that digest.
 
-The name check needs no anchor: the recorder names a file after its table
-(``<table>-<time>...``), so a name that says one table over a header that
-says another is a file put in another's place.
+Whether the table anchored a file is in its recordings too: the anchor is an
+``anchor`` line of the file written when it went out, as a rule the next in
+the chain (:func:`anchored_in`), which a start reads to anchor again what no
+recording shows anchored.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from scannerd.contract.events import AnchorEvent
-from scannerd.recording.format import RecordingError
+from scannerd.recording.format import AnchorLine, RecordingError, RecordingReader
 
 if TYPE_CHECKING:
     from scannerd.recording.verify import ChainedFile, Verdict
 
-_NAMED = re.compile(r"^(.+?)-\d{8}T\d{6}Z")
-"""A name as the recorder gives it: the table id, then the time the file was begun."""
+
+@dataclass(frozen=True, slots=True)
+class SealedFile:
+    """A file the table's chain holds, as its anchor names it: final name, lines, last digest (hex)."""
+
+    file: str
+    lines: int
+    digest: str
+
+    @classmethod
+    def of(cls, found: ChainedFile) -> SealedFile:
+        return cls(found.path.name, found.lines, found.last.hex())
+
+
+def anchored_in(path: Path, sealed: SealedFile) -> bool:
+    """Whether the recording at ``path`` holds ``sealed``'s anchor, under its name compressed or not.
+
+    Read up to that line only: the anchor of the file before goes out within
+    a second of the file beginning. A file that cannot be read holds none.
+    """
+    wanted = (_unzipped(sealed.file), sealed.lines, sealed.digest)
+    try:
+        with RecordingReader(path) as reader:
+            return any(
+                isinstance(line, AnchorLine) and (_unzipped(line.file), line.lines, line.digest) == wanted
+                for line in reader.lines()
+            )
+    except RecordingError:
+        return False
 
 
 def read_anchors(path: Path) -> list[AnchorEvent]:
@@ -65,7 +93,7 @@ def check_anchors(anchors: Iterable[AnchorEvent], files: list[ChainedFile], verd
     for anchor in anchors:
         key = (anchor.table_id, _unzipped(anchor.file), anchor.lines, anchor.digest)
         if key in seen:
-            continue  # each start anchors again the file its chain continues from
+            continue  # a table killed before an anchor's line was written anchors the file again
         seen.add(key)
         found = by_name.get(key[1])
         problem = _anchor_problem(anchor, found, by_content.get((anchor.lines, anchor.digest)))
@@ -86,14 +114,3 @@ def _anchor_problem(anchor: AnchorEvent, found: ChainedFile | None, same: Chaine
     if found.lines < anchor.lines:
         return f"cut short after its anchor: {what}, it holds {found.lines} that check out"
     return f"replaced: {what}, its line {found.lines} does not end in the anchored digest"
-
-
-def check_names(files: Iterable[ChainedFile], verdict: Verdict) -> None:
-    """A file named as the recorder names one must hold that table's recording."""
-    for found in files:
-        named = _NAMED.match(found.path.name)
-        if named and named[1] != found.header.table_id:
-            verdict.problem(
-                found.path,
-                f"holds table {found.header.table_id}'s recording, but its name is table {named[1]}'s",
-            )

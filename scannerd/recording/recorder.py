@@ -22,13 +22,18 @@ too: the first file of a run continues from the last line of the table's
 newest file in the directory, each header names the file before's last
 digest, and each finished file is sealed, signed when the table has a key.
 
-No file can prove its own absence, so each file sealed (once compressed, under
-its final name) is reported to ``on_sealed``, and so is, at the start of a run,
-the file its chain continues from (a crash may have cut it before its seal, or
-before its anchor went out): the daemon publishes each as an ``anchor`` event,
-which the game server keeps. The daemon judges the anchor like any input, so it
-comes back to ``on_input`` and is written as a line of the current file, and a
-replay numbers it as the table did.
+No file can prove its own absence, so the daemon publishes an ``anchor`` event
+for each file (its final name, lines and last digest), which the game server
+keeps. The daemon judges the anchor like any input, so it comes back to
+``on_input`` and is written as a line of the current file, and a replay numbers
+it as the table did. A file's anchor is therefore handed to ``on_sealed`` only
+once the next file is open to record it: a file sealed at a rotation, or ended
+at a write error (as far as it reached the disk), when the next one begins; the
+file sealed at a stop, never by this run. The first file of a run is handed the
+anchors its start owes, in chain order: walking back from the table's newest
+file, each file that the file after it does not show anchored (a stop sealed
+it, a crash came before its anchor went out, or between its anchor and that
+anchor's line), up to the first file that it does.
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ from scannerd.core.inputs import (
 from scannerd.core.listeners import TableListener
 from scannerd.core.table import SavedState
 from scannerd.recording import signing
+from scannerd.recording.anchors import SealedFile, anchored_in
 from scannerd.recording.chain import Chain
 from scannerd.recording.format import SUFFIX, ChainLink, Header, RecordingError, RecordingWriter, whole_second
 from scannerd.recording.settings import RecordSettings
@@ -78,6 +84,10 @@ log = structlog.get_logger(__name__)
 
 QUEUE_LIMIT = 100_000
 """Lines waiting for the disk; past it lines are dropped and the file is ended (never left with a hole)."""
+
+WALK_BACK = 64
+"""The most files a start anchors: more than a loop of crashes leaves unanchored, fewer than an archive
+recorded before anchors were (whose files hold none), which would otherwise all be anchored at once."""
 
 StateSource = Callable[[], SavedState]
 """The table's state for a header; only called from ``on_input`` (under the daemon's lock) or before start."""
@@ -99,19 +109,6 @@ class _Rx:
 
 _Line = _Rx | LinkChanged | Restarted | Command | Anchored | ConfigChanged | Fault | FaultCleared
 """What becomes one line: the device's bytes, or an input the validator judged, queued as it is."""
-
-
-@dataclass(frozen=True, slots=True)
-class SealedFile:
-    """A file the table's chain holds, as its anchor names it: final name, lines, last digest (hex)."""
-
-    file: str
-    lines: int
-    digest: str
-
-    @classmethod
-    def of(cls, found: ChainedFile) -> SealedFile:
-        return cls(found.path.name, found.lines, found.last.hex())
 
 
 OnSealed = Callable[[SealedFile], None]
@@ -180,6 +177,7 @@ class Recorder(TableListener):
         self._file_number = 0
         self._chain: Chain | None = None
         self._linked = False  # whether the directory was read for where the chain stands
+        self._owed: list[SealedFile] = []  # anchors for the next file to record (writer thread only)
         self._queue: queue.Queue[_Message] = queue.Queue(queue_limit)
         self._lock = threading.Lock()  # the gap flag, for listeners on several threads
         self._day: str | None = None  # UTC day of the current file (rotation per day)
@@ -364,10 +362,7 @@ class Recorder(TableListener):
         self.dir.mkdir(parents=True, exist_ok=True)
         if not self._linked:
             self._linked = True
-            newest = self._newest()
-            if newest is not None and newest.chained:
-                self._file_number, self._chain = newest.number, Chain(newest.last, newest.lines)
-                self._sealed(SealedFile.of(newest))
+            self._link()
         prev = self._chain.digest if self._chain else None
         header = Header(
             table_id=self.table_id,
@@ -393,6 +388,9 @@ class Recorder(TableListener):
         self._path = path
         self.files.append(path)
         _say("info", "recording", file=str(path), key=self._key_id)
+        owed, self._owed = self._owed, []
+        for sealed in owed:
+            self._sealed(sealed)
 
     def _new_path(self, started: datetime, state: SavedState | None) -> Path:
         """A name that sorts after every file this table has in the directory, whatever the clock did.
@@ -414,16 +412,25 @@ class Recorder(TableListener):
             stem += "-" + _SAFE.sub("_", str(shoe["shoe_id"]))
         return self.dir / (stem + SUFFIX)
 
-    def _newest(self) -> ChainedFile | None:
-        """Where the table's chain stands in the directory: its newest file, walked to its last good line.
+    def _link(self) -> None:
+        """Where the table's chain stands in the directory, and the anchors this start owes."""
+        names = sorted(
+            (p for p in self.dir.glob(f"{self.table_id}-*{SUFFIX}*") if not p.name.endswith(".part")),
+            reverse=True,
+        )
+        newest = self._newest(names)
+        if newest is None or not newest.chained:
+            return
+        self._file_number, self._chain = newest.number, Chain(newest.last, newest.lines)
+        self._owed = self._unanchored(newest, names[names.index(newest.path) + 1 :])
+
+    def _newest(self, names: list[Path]) -> ChainedFile | None:
+        """The table's newest file (``names`` newest first), walked to its last good line.
 
         A file cut short by a crash still gives its last whole line, so the
         chain goes on from there and a verifier sees exactly where it broke.
         """
-        names = sorted(
-            p for p in self.dir.glob(f"{self.table_id}-*{SUFFIX}*") if not p.name.endswith(".part")
-        )
-        for path in reversed(names):  # the glob also finds a table "T1-x"'s files beside "T1"'s
+        for path in names:  # the glob also finds a table "T1-x"'s files beside "T1"'s
             try:
                 newest = read_chained(path)
             except RecordingError as exc:
@@ -433,18 +440,53 @@ class Recorder(TableListener):
                 return newest
         return None
 
+    def _unanchored(self, newest: ChainedFile, older: list[Path]) -> list[SealedFile]:
+        """The files no recording shows anchored, in chain order: ``newest``, and back from it.
+
+        Each earlier file is anchored as the file after it took the chain on
+        (its header's digest and line count), which is what that file was when
+        the table went on, whatever became of it since. The walk ends at the
+        first file whose successor holds its anchor, at a file the chain does
+        not lead back to, or after ``WALK_BACK`` files.
+        """
+        owed = [SealedFile.of(newest)]
+        after = newest
+        for path in older:
+            try:
+                before = read_chained(path, 1)
+            except RecordingError:
+                break
+            if before.header.table_id != self.table_id:
+                continue
+            link = after.header.chain
+            if not (before.chained and link and link.file == before.number + 1 and link.lines and link.prev):
+                break  # not the file the chain went on from, or it does not say where: nothing to tell
+            sealed = SealedFile(path.name, link.lines, link.prev)
+            if anchored_in(after.path, sealed):
+                break
+            if len(owed) == WALK_BACK:
+                _say("warning", "earlier files not anchored again", before=path.name, anchored=len(owed))
+                break
+            owed.append(sealed)
+            after = before
+        return owed[::-1]
+
     def _finish(self) -> None:
-        """End the current file and compress it; a failure leaves it uncompressed, not lost."""
+        """End the current file and compress it; a failure leaves it uncompressed, not lost.
+
+        Its anchor is owed to the next file: one the seal could not end is
+        ended where it reached the disk, as at any write error.
+        """
         writer, path = self._writer, self._path
-        self._writer = self._path = None
         if writer is None or path is None:
             return
         try:
             writer.seal()
             writer.close()
         except OSError as exc:
-            self._error(exc)
+            self._broken(exc)
             return
+        self._writer = self._path = None
         if self.settings.compress:
             try:
                 compressed = _gzip(path)
@@ -454,7 +496,7 @@ class Recorder(TableListener):
                 # an anchor's name for the file compressed or not.
                 self._error(exc)
         if writer.chain is not None:
-            self._sealed(SealedFile(path.name, writer.chain.n, writer.chain.digest.hex()))
+            self._owed.append(SealedFile(path.name, writer.chain.n, writer.chain.digest.hex()))
 
     def _sealed(self, sealed: SealedFile) -> None:
         if self._on_sealed is not None and sealed.lines:
@@ -474,11 +516,11 @@ class Recorder(TableListener):
         self._error(exc)
         if self._path is not None:
             _say("warning", "recording stopped until the next shoe or day", file=str(self._path))
-            self._chain = self._chain_on_disk(self._path)
+            self._ended(self._path)
             self._path = None
 
-    def _chain_on_disk(self, path: Path) -> Chain | None:
-        """Where a file ended at an error really ends: the next file must continue what reached the disk.
+    def _ended(self, path: Path) -> None:
+        """Where a file ended at an error really ends: the next file goes on from there, and anchors it.
 
         The lines the writer still held when the disk failed never arrived, so
         the chain goes on from the file's last whole line, as after a crash.
@@ -486,8 +528,10 @@ class Recorder(TableListener):
         try:
             ended = read_chained(path)
         except RecordingError:
-            return self._chain  # not even its header arrived: nothing better to go on from
-        return Chain(ended.last, ended.lines) if ended.lines else self._chain
+            return  # not even its header arrived: nothing to go on from, nothing to anchor
+        if ended.lines:
+            self._chain = Chain(ended.last, ended.lines)
+            self._owed.append(SealedFile.of(ended))
 
     def _error(self, exc: BaseException) -> None:
         self.errors += 1

@@ -12,6 +12,11 @@ does not end with its seal was cut short. Across a table's files, sorted by
 name (the order they were begun), the numbers in the headers must follow one
 another and each header must name the digest its predecessor ends with (for
 a file a crash left unsealed, at the line count the header names).
+
+A file's name is checked against its header too: the recorder names a file
+after its table (``<table>-<time>...``), so a name that says one table over
+a header that says another is a file put in another's place. Its chain can
+be whole and signed with the same key; only the name gives it away.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import binascii
 import bisect
 import itertools
 import json
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +41,9 @@ from scannerd.recording.source import ContentError, RawLines
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+_NAMED = re.compile(r"^(.+?)-\d{8}T\d{6}Z")
+"""A name as the recorder gives it: the table id, then the time the file was begun."""
 
 
 @dataclass
@@ -272,7 +281,10 @@ def verify(paths: Iterable[Path], key: Ed25519PublicKey | None = None) -> Verdic
 
 
 def judge(files: list[ChainedFile], key: Ed25519PublicKey | None = None) -> Verdict:
-    """The verdict on files already walked (:func:`read_chained`, perhaps by other processes)."""
+    """The verdict on files already walked (:func:`read_chained`, perhaps by other processes).
+
+    What ``verify`` and ``audit`` both report: one judgement, so neither can pass what the other flags.
+    """
     verdict = Verdict(files=list(files))
     tables: dict[str, list[ChainedFile]] = {}
     for found in verdict.files:
@@ -285,7 +297,18 @@ def judge(files: list[ChainedFile], key: Ed25519PublicKey | None = None) -> Verd
             elif key is not None:
                 _check_signature(found, key, verdict)
         _check_sequence(files, verdict)
+    for found in verdict.files:
+        _check_name(found, verdict)
     return verdict
+
+
+def _check_name(found: ChainedFile, verdict: Verdict) -> None:
+    """A file named as the recorder names one must hold that table's recording."""
+    named = _NAMED.match(found.path.name)
+    if named and named[1] != found.header.table_id:
+        verdict.problem(
+            found.path, f"holds table {found.header.table_id}'s recording, but its name is table {named[1]}'s"
+        )
 
 
 def _check_signature(found: ChainedFile, key: Ed25519PublicKey, verdict: Verdict) -> None:

@@ -28,6 +28,11 @@ TIME_ERROR = 5
 """What ``adjtimex`` returns while the clock is not synchronised."""
 _MICROSECONDS = 1e-6
 
+CLEAR_BELOW = 0.8
+"""Once judged off, the clock is well again only with its estimated error back under this share of the
+house limit: an error sitting at the limit, a little over and a little under from one reading to the
+next, would otherwise raise and clear CLOCK_UNSYNCED once a second."""
+
 
 class ClockSettings(Section):
     """How far the table's clock may be off before the pit is told (``CLOCK_UNSYNCED``)."""
@@ -37,7 +42,8 @@ class ClockSettings(Section):
         0.001,
         60.0,
         "The house limit on the kernel's estimated clock error, in seconds: above it, or with the "
-        "clock not synchronised at all, the table raises CLOCK_UNSYNCED until it is well again.",
+        "clock not synchronised at all, the table raises CLOCK_UNSYNCED until it is well again "
+        f"(synchronised, and back under {CLEAR_BELOW:.0%} of the limit).",
     )
     alert: bool = Field(
         True,
@@ -54,9 +60,10 @@ class ClockReading:
     est_error_s: float
     max_error_s: float
 
-    def well(self, limit_s: float) -> bool:
-        """Synchronised, and its estimated error within ``limit_s``."""
-        return self.synchronised and self.est_error_s <= limit_s
+    def well(self, limit_s: float, off: bool = False) -> bool:
+        """Synchronised, and its estimated error within ``limit_s``; for a clock judged ``off`` until now,
+        within ``CLEAR_BELOW`` of it."""
+        return self.synchronised and self.est_error_s <= (limit_s * CLEAR_BELOW if off else limit_s)
 
     def say(self) -> str:
         """How it stands, for the alert's words and the log."""

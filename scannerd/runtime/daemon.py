@@ -53,7 +53,8 @@ from scannerd.core.validator import Validator
 from scannerd.link.publisher import Publisher
 from scannerd.link.request_path import RequestPath
 from scannerd.recording import signing
-from scannerd.recording.recorder import OnSealed, Recorder, SealedFile, StateSource
+from scannerd.recording.anchors import SealedFile
+from scannerd.recording.recorder import OnSealed, Recorder, StateSource
 from scannerd.runtime import build, clock_sync, config_digest, software
 from scannerd.runtime.config import Config
 from scannerd.runtime.instance_lock import InstanceLock
@@ -104,7 +105,7 @@ class Daemon:
         self.request_counts: Counter[tuple[str, str]] = Counter()  # (command, status), under _lock
         self._lock = threading.RLock()
         self._stopping = threading.Event()
-        self._closed = False  # no request is judged any more: the recording has ended (under _lock)
+        self._closed = False  # no request or tick is judged any more: the recording has ended (under _lock)
         self.listeners: list[TableListener] = []  # told in this order (scannerd/core/listeners.py)
 
         # Read first: a broken list stops the start (no list would let anyone sign in).
@@ -150,8 +151,7 @@ class Daemon:
         self.software = installed_software()
         self._last_start = config_digest.LastStart.read(outbox_path)
         self.effective = config_digest.effective(config, self._last_start.salt)
-        self._clock_reading: clock_sync.ClockReading | None = None  # the kernel's, as last read
-        self._clock_well: bool | None = None  # whether it was within the house limit then; None: not read
+        self._clock: ClockHealth | None = None  # the kernel's reading as last read, and how it was judged
         self.driver: Driver = create_driver(device.driver, device.port, **device.driver_options())
         if saved is not None and saved.device is not None:
             self.driver.restore_state(saved.device)
@@ -372,15 +372,17 @@ class Daemon:
         self._stopping.set()
         self.reader.stop()
         deadline = time.monotonic() + timeout
-        # No request runs from here on: the last file is sealed next, while the broker can still
-        # take its anchor, and a request judged after it would be published but not recorded.
+        # Nothing is judged from here on: the last file is sealed next, and an event judged after it
+        # would be published but recorded nowhere. So the anchors still waiting go out now, into the
+        # last file, and that file's own anchor waits for the next start, which anchors the file its
+        # chain continues from and records it.
         self.requests.stop(1.0)
         with self._lock:
-            self._closed = True  # the dealer display's buttons too, which take no MQTT path
+            if not self._closed:  # a second stop judges nothing: the outbox may be closed already
+                self._anchor_sealed(self._now())
+            self._closed = True  # the dealer display's buttons too, which take no MQTT path, and the ticker
         if self.recorder is not None:
             self.recorder.stop()
-            with self._lock:
-                self._anchor_sealed(self._now())
         if self.publisher.connected:
             self.publisher.flush(max(deadline - time.monotonic() - 1.0, 0.1))
         self.publisher.stop(max(deadline - time.monotonic(), 0.5))
@@ -507,6 +509,8 @@ class Daemon:
         while not self._stopping.wait(TICK_S):
             try:
                 with self._lock:
+                    if self._closed:
+                        return  # the recording has ended: what a tick judged now would be in no file
                     now = self._now()  # first: a step of the clock is judged before what follows it
                     while self._faults:
                         self._apply(self._faults.popleft())
@@ -553,17 +557,27 @@ class Daemon:
 
         Raised when the clock stops being synchronised or its estimated error passes the house
         limit, unless one is open already (from before a restart); cleared by the table itself,
-        each one open, when it is well again. Caller holds the lock.
+        each one open, when it is well again: synchronised and back under a margin below the
+        limit (``clock_sync.CLEAR_BELOW``), so an error sitting at the limit raises it once and
+        does not flap. Caller holds the lock.
         """
-        reading = self._clock_reading = clock_sync.read()
-        if reading is None or not self.config.clock.alert:
-            return
+        reading = clock_sync.read()
         limit = self.config.clock.max_error_s
-        well, was = reading.well(limit), self._clock_well
-        self._clock_well = well
-        if well == was:
-            return
         raised = any(a["code"] == "CLOCK_UNSYNCED" for a in self.validator.open_alerts.values())
+        was = self._clock.well if self._clock is not None else None
+        if reading is None:
+            self._clock = None
+            return
+        well = reading.well(limit, off=was is False or (was is None and raised))
+        self._clock = ClockHealth(
+            synchronised=reading.synchronised,
+            est_error_s=reading.est_error_s,
+            max_error_s=reading.max_error_s,
+            limit_s=limit,
+            well=well,
+        )
+        if well == was or not self.config.clock.alert:
+            return
         if well:
             if was is not None or raised:
                 log.info("the clock is well again", est_error_s=reading.est_error_s)
@@ -582,17 +596,9 @@ class Daemon:
             )
 
     def clock_health(self) -> ClockHealth | None:
-        """The last reading, for the health topic: what the alert was judged on (any thread)."""
-        reading, limit = self._clock_reading, self.config.clock.max_error_s
-        if reading is None:
-            return None
-        return ClockHealth(
-            synchronised=reading.synchronised,
-            est_error_s=reading.est_error_s,
-            max_error_s=reading.max_error_s,
-            limit_s=limit,
-            well=reading.well(limit),
-        )
+        """The last reading and the table's judgement of it, for the health topic and the metrics: what
+        the alert was judged on (any thread)."""
+        return self._clock
 
     def _check_silence(self, now: float) -> None:
         """A shoe that sends heartbeats and has gone quiet is as good as unplugged.

@@ -222,6 +222,26 @@ def test_a_line_edited_after_the_table_wrote_it_shows_as_a_broken_chain(week, tm
     assert f"FLAGGED chain: {victim.name}: line" in out
 
 
+def test_another_tables_file_under_this_tables_name_is_flagged_as_verify_names_it(week, tmp_path, capsys):
+    """Another table's whole, signed file copied in under a name of this table's: its chain checks out and
+    the same key signs it, so only its name against its header gives it away, in the audit as in verify."""
+    table = week.clean_table()
+    other = next(f"BAC-{i:02d}" for i in range(1, TABLES + 1) if f"BAC-{i:02d}" != table)
+    archive = copy_files(week.files_of(table), tmp_path / "archive")
+    posing = archive / f"{table}-20991231T000000Z.jsonl.gz"
+    shutil.copy(week.files_of(other)[-1], posing)
+    said = f"holds table {other}'s recording, but its name is table {table}'s"
+
+    capsys.readouterr()
+    assert scannerd("verify", str(archive), "--key", str(week.pub)) == 1
+    assert f"{posing}: {said}" in capsys.readouterr().out
+
+    assert audit(archive, "--out", tmp_path / "out", "--workers", "1", "--key", week.pub) == 1
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert [(f["kind"], f["file"], f["detail"]) for f in report["flags"]] == [("chain", posing.name, said)]
+    assert f"FLAGGED chain: {posing.name}: {said}" in capsys.readouterr().out
+
+
 def resign_with_state(path: Path, key_file: Path, change: Any) -> None:
     """Write ``path`` again as a table whose saved state was ``change``d would have: chained and signed."""
     with RecordingReader(path) as reader:
@@ -248,7 +268,7 @@ def resign_with_state(path: Path, key_file: Path, change: Any) -> None:
 def test_a_table_that_published_more_than_its_recording_holds_shows_as_a_replay_difference(
     week, tmp_path, capsys
 ):
-    """The live table published an alert no recording holds (an outbox filling up): its saved seq is ahead."""
+    """The table published an alert no recording holds (a stall after the last line): its seq is ahead."""
     table = week.clean_table()
     archive = copy_files(week.files_of(table), tmp_path / "archive")
     *_, before, last = sorted(archive.iterdir())

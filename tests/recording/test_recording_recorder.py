@@ -13,15 +13,17 @@ from typing import Any
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import CardDrawn, Command, LinkChanged
 from scannerd.core.table import SavedState
+from scannerd.recording.anchors import SealedFile
 from scannerd.recording.format import CmdLine, LinkLine, RecordingReader, RxLine
-from scannerd.recording.recorder import Recorder
+from scannerd.recording.recorder import OnSealed, Recorder
 from scannerd.recording.settings import RecordSettings
+from scannerd.recording.verify import read_chained
 from tests.support.broker import wait_until
 
 T0 = 1_714_564_800.0 + 0.123456  # 2024-05-01 12:00:00.123456 UTC
 
 
-def make(tmp_path: Path, state=None, **settings: Any) -> Recorder:
+def make(tmp_path: Path, state=None, on_sealed: OnSealed | None = None, **settings: Any) -> Recorder:
     return Recorder(
         RecordSettings(dir=tmp_path / "rec", **settings),
         table_id="T1",
@@ -29,6 +31,7 @@ def make(tmp_path: Path, state=None, **settings: Any) -> Recorder:
         rules=HouseRules(burn="none"),
         driver_options={"table": "letter-rank"},
         state=state,
+        on_sealed=on_sealed,
     )
 
 
@@ -207,6 +210,49 @@ def test_a_full_disk_ends_the_file_at_the_last_good_line_and_the_daemon_carries_
         assert 0 < len(list(r.lines())) < 100
         assert r.truncated
     assert [line.data for line in read(second)[1] if isinstance(line, RxLine)] == [b"A02\r\n"]
+
+
+def test_a_file_whose_seal_cannot_be_written_is_ended_on_disk_and_anchored_when_the_next_file_begins(
+    tmp_path: Path,
+) -> None:
+    """The disk refuses the seal itself (EFBIG under a file size limit set at the file's size, in a child
+    process): the file ends at its last line on disk, the next file goes on from there, and that file's
+    beginning hands the ended file's anchor on, as the chain took it on."""
+    script = textwrap.dedent(
+        f"""
+        import json, resource, signal, sys
+        from pathlib import Path
+        sys.path.insert(0, {str(Path(__file__).parents[2])!r})
+        from tests.recording.test_recording_recorder import make, shoe_state, T0
+        from tests.support.broker import wait_until
+        from scannerd.core.inputs import Command
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        sealed, state = [], {{"now": shoe_state("S1", 1)}}
+        rec = make(Path({str(tmp_path)!r}), lambda: state["now"], on_sealed=sealed.append, compress=False)
+        rec.start(T0)
+        for i in range(20):
+            rec.on_rx(T0 + 1 + i, b"A01\\r\\n" * 10)
+        wait_until(lambda: rec.path and rec.path.read_bytes().count(b"\\n") == 21, 10, "the lines on disk")
+        resource.setrlimit(resource.RLIMIT_FSIZE, (rec.path.stat().st_size, resource.RLIM_INFINITY))
+        state["now"] = shoe_state("S2")
+        rec.on_input(Command(T0 + 100, "new_shoe", {{"shoe_id": "S2"}}))
+        rec.on_rx(T0 + 101, b"A02\\r\\n")
+        rec.stop()
+        handed = [[s.file, s.lines, s.digest] for s in sealed]
+        print(json.dumps({{"errors": rec.errors, "sealed": handed, "files": [str(p) for p in rec.files]}}))
+        """
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout.splitlines()[-1])
+    assert report["errors"] >= 1
+    ended, after = (Path(p) for p in report["files"])
+    on_disk = read_chained(ended)
+    assert on_disk.lines == 21 and not on_disk.sealed  # the header and the 20 reads: no command, no seal
+    assert [SealedFile(*s) for s in report["sealed"]] == [SealedFile.of(on_disk)]
+    link = read_chained(after).header.chain
+    assert link is not None and (link.lines, link.prev) == (21, on_disk.last.hex())
 
 
 def test_a_message_the_writer_has_no_case_for_ends_the_file_loudly_and_recording_goes_on(tmp_path) -> None:

@@ -22,13 +22,17 @@ from scannerd.contract.events import AlertEvent
 from scannerd.recording.replay import replay
 from scannerd.runtime import clock_sync
 from scannerd.runtime.clock_sync import STA_UNSYNC, TIME_ERROR, ClockReading
-from tests.support.broker import Broker, GameServer
+from tests.support.broker import Broker, GameServer, event_seqs, wait_until
 from tests.support.process import live_table
 
 EVENTS = ("/card", "/round", "/alert", "/shoe")
 WELL = ClockReading(synchronised=True, est_error_s=0.002, max_error_s=0.05)
 OFF = ClockReading(synchronised=True, est_error_s=0.5, max_error_s=0.9)
 UNSYNCED = ClockReading(synchronised=False, est_error_s=16.0, max_error_s=16.0)
+JUST_OVER = ClockReading(synchronised=True, est_error_s=0.101, max_error_s=0.2)
+JUST_UNDER = ClockReading(synchronised=True, est_error_s=0.099, max_error_s=0.2)
+GOOD_AGAIN = ClockReading(synchronised=True, est_error_s=0.075, max_error_s=0.2)
+"""With a limit of 0.1 s: a clock sitting at it, over and under by a millisecond; one back under 80%."""
 
 
 def test_the_kernels_clock_state_reads_on_this_machine() -> None:
@@ -38,6 +42,11 @@ def test_the_kernels_clock_state_reads_on_this_machine() -> None:
     for error in (reading.est_error_s, reading.max_error_s):
         assert math.isfinite(error) and 0 <= error <= 100  # the kernel caps its maximum error at 16 s
     assert reading.est_error_s <= reading.max_error_s or not reading.synchronised
+
+
+def test_a_clock_judged_off_is_well_again_only_back_under_the_margin() -> None:
+    assert JUST_UNDER.well(0.1) and not JUST_UNDER.well(0.1, off=True)
+    assert GOOD_AGAIN.well(0.1, off=True) and not UNSYNCED.well(100.0, off=False)
 
 
 def test_unsynchronised_is_the_flag_or_the_calls_answer() -> None:
@@ -115,6 +124,65 @@ def test_an_unsynchronised_or_inexact_clock_raises_the_alert_and_it_clears_itsel
         assert (last["alert_id"], last["cleared"]) == (again["alert_id"], True)
         assert len(clock_alerts(server)) == 4
         replayed_as_published(table)
+
+
+def test_an_error_sitting_at_the_limit_raises_the_alert_once_and_it_clears_when_the_clock_is_good(
+    tmp_path: Path, mosquitto: Broker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A millisecond over the limit, then under, reading after reading: one alert, which stands across a
+    restart, and clears once the error is back under the margin below the limit."""
+    reading, reads = [WELL], [0]
+
+    def read() -> ClockReading:
+        reads[0] += 1
+        return reading[0] if reading[0] is not JUST_OVER else (JUST_OVER, JUST_UNDER)[reads[0] % 2]
+
+    def readings(n: int) -> None:
+        then = reads[0]
+        wait_until(lambda: reads[0] >= then + n, 30, f"{n} readings of the clock")
+
+    monkeypatch.setattr(clock_sync, "read", read)
+    clock = {"alert": True, "max_error_s": 0.1}
+    with live_table(
+        tmp_path,
+        mosquitto,
+        "beetek",
+        in_process=True,
+        clock=clock,
+        mqtt={"health_interval_s": 0.2},
+        record={"dir": str(tmp_path / "recordings")},
+    ) as table:
+        server = table.server
+        health_clock_where(server, True)
+        reading[0] = JUST_OVER  # over, under, over, under...
+        readings(6)
+        assert [(a["acknowledged"], "cleared" in a) for a in published_clock_alerts(table)] == [
+            (False, False)
+        ]
+        assert table.daemon is not None and table.daemon.clock_health() is not None
+        assert table.daemon.clock_health().well is False  # type: ignore[union-attr]
+
+        # Started again a millisecond under the limit: the alert from before stands.
+        table.kill(signal.SIGTERM)
+        reading[0] = JUST_UNDER
+        table.start()
+        readings(3)
+        assert len(published_clock_alerts(table)) == 1
+        reading[0] = GOOD_AGAIN
+        server.wait_for(lambda got: len(clock_alerts(server)) == 2, 30)
+        raised, cleared = clock_alerts(server)
+        assert (cleared["alert_id"], cleared["cleared"]) == (raised["alert_id"], True)
+        readings(3)
+        assert len(published_clock_alerts(table)) == 2
+        replayed_as_published(table)
+
+
+def published_clock_alerts(table: Any) -> list[dict[str, Any]]:
+    """Every CLOCK_UNSYNCED event the daemon judged so far, once the broker has passed them all on."""
+    assert table.daemon is not None
+    last = table.daemon.validator.next_seq - 1
+    table.server.wait_for(lambda got: last in event_seqs(got), 30)
+    return clock_alerts(table.server)
 
 
 def replayed_as_published(table: Any) -> None:

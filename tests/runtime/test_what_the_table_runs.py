@@ -176,17 +176,17 @@ def test_a_restart_under_a_changed_config_publishes_the_keys_that_changed_and_ne
     for password in (FIRST_PASSWORD, SECOND_PASSWORD):
         assert not any(password.encode() in place for place in places), password
     # The recordings make the config events again, at the same seq, byte for byte, and every other
-    # event but the anchors of files sealed at a stop (their anchor is in no file: docs/recording.md).
+    # event: the anchor of a file sealed at a stop is sent and recorded by the next start.
     live = sorted(
         (json.loads(m.payload)["seq"], m.topic, m.payload)
         for m in server.messages()
-        if m.topic.rsplit("/", 1)[1] in EVENT_KINDS and not m.topic.endswith("/anchor")
+        if m.topic.rsplit("/", 1)[1] in EVENT_KINDS
     )
     replayed = sorted(
         (json.loads(p.payload)["seq"], p.topic, p.payload)
         for path in sorted((tmp_path / "rec").glob("*.jsonl*"))
         for p in replay(path)
-        if p.topic.rsplit("/", 1)[1] in EVENT_KINDS and not p.topic.endswith("/anchor")
+        if p.topic.rsplit("/", 1)[1] in EVENT_KINDS
     )
     assert [e for e in replayed if e[1].endswith("/config")] == [e for e in live if e[1].endswith("/config")]
     assert replayed == live
