@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from scannerd.link.embedded_broker import EmbeddedBroker
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.link.publisher import Publisher
 from scannerd.link.request_path import Handler, RequestPath
@@ -57,6 +58,15 @@ def make_broker(tmp_path: Path) -> Iterator[Callable[..., Broker]]:
 def mosquitto(make_broker: Callable[..., Broker]) -> Broker:
     """A plain Mosquitto on a free port: anonymous, no persistence."""
     return make_broker()
+
+
+@pytest.fixture
+def embedded_broker() -> Iterator[EmbeddedBroker]:
+    """The demo's broker, which speaks MQTT 3.1.1 only: a broker that refuses MQTT 5."""
+    broker = EmbeddedBroker()
+    broker.start()
+    yield broker
+    broker.stop()
 
 
 @pytest.fixture

@@ -104,8 +104,7 @@ def run(args: argparse.Namespace) -> int:
         table_id=TABLE_ID,
         device=DeviceSettings(driver=args.driver, port=device.channel),
         rules=scenario.rules_for(device.reports_cut),
-        # The embedded broker speaks MQTT 3.1.1 only.
-        mqtt=MqttSettings(host=broker.host, port=broker.port, protocol="3.1.1"),
+        mqtt=MqttSettings(host=broker.host, port=broker.port, protocol=broker.protocol),
         outbox=OutboxSettings(path=workdir / "outbox.sqlite3"),
         record=RecordSettings(dir=workdir / "recordings"),
         display=DisplaySettings(listen=args.listen),
