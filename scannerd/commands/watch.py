@@ -27,7 +27,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from scannerd.client import Availability, Gap, LoginRefused, RequestTimeout, TableClient
+from scannerd.client import Availability, BrokerRefused, Gap, RequestTimeout, TableClient
 from scannerd.commands import arguments
 from scannerd.contract.events import Event
 from scannerd.core.cards import card_name
@@ -83,9 +83,8 @@ class TableWatch:
         self.lines: list[str] | None = [] if lines else None
         self._availability = Availability()
         self._state_asked = False  # since this connection, or since the table was last offline
-        # MQTT 3.1.1: every broker speaks it, the demo's embedded one too.
         self._client = TableClient.from_settings(
-            settings.model_copy(update={"protocol": "3.1.1"}),
+            settings,
             client_id=f"scannerd-watch-{uuid.uuid4().hex[:12]}",
             marks=":memory:",
             on_event=self._on_event,
@@ -110,8 +109,8 @@ class TableWatch:
         self._client.start(timeout=None)
 
     @property
-    def refusal(self) -> LoginRefused | None:
-        """Why the broker would not have the watch's login, once it has said so (then nothing retries)."""
+    def refusal(self) -> BrokerRefused | None:
+        """Why the broker will not have the watch (its login, its version), once said: nothing retries."""
         return self._client.refusal
 
     def stop(self) -> None:
@@ -393,7 +392,8 @@ def render(view: dict[str, Any], status: str | None, connected: bool, broker: st
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    arguments.add_broker_arguments(parser)
+    # MQTT 3.1.1 unless told otherwise: every broker speaks it, the demo's embedded one too.
+    arguments.add_broker_arguments(parser, protocol="3.1.1")
     parser.add_argument(
         "--table-id", type=arguments.table_id, help="the table to watch (default: the first one heard from)"
     )
@@ -435,5 +435,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     finally:
         watch.stop()
-    print(f"watch: {watch.refusal}", file=sys.stderr)
+    assert watch.refusal is not None  # what ends the loops above
+    print(f"watch: {arguments.refusal_line(watch.refusal)}", file=sys.stderr)
     return 1
