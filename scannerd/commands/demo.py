@@ -20,11 +20,8 @@ import threading
 import time
 from pathlib import Path
 
-from rich.console import Console
-from rich.live import Live
-
 from scannerd.commands import arguments
-from scannerd.commands.watch import TableWatch
+from scannerd.commands.watch import TableWatch, follow
 from scannerd.core.house import HouseRules
 from scannerd.display.settings import DisplaySettings, OverlaySettings
 from scannerd.link.embedded_broker import EmbeddedBroker
@@ -77,7 +74,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seconds", type=float, help="stop after this long (default: until Ctrl-C)")
     parser.add_argument(
-        "--no-view", action="store_true", help="no live terminal view; print a line per round"
+        "--no-view",
+        action="store_true",
+        help="no live terminal view: a line per event (so too when stdout is not a terminal)",
     )
 
 
@@ -124,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
         name="demo-dealer",
         daemon=True,
     )
-    watch = TableWatch(config.mqtt, table_id=TABLE_ID)
+    # Redrawing a screen into a pipe or a file shows nothing until the end: lines there.
+    watch = TableWatch(config.mqtt, table_id=TABLE_ID, lines=args.no_view or not sys.stdout.isatty())
     try:
         daemon.start()
         if daemon.display is not None and daemon.display.health.state != "listening":
@@ -135,7 +135,8 @@ def run(args: argparse.Namespace) -> int:
         watch.start()
         dealer.start()
         _where(args.driver, device.channel, daemon, broker, workdir, seed)
-        _show(watch, args.seconds, args.no_view)
+        deadline = None if args.seconds is None else time.monotonic() + args.seconds
+        follow(watch, lambda: deadline is None or time.monotonic() < deadline)
     except KeyboardInterrupt:
         pass
     finally:
@@ -178,34 +179,3 @@ def _where(
         "Ctrl-C to stop.",
         flush=True,
     )
-
-
-def _show(watch: TableWatch, seconds: float | None, plain: bool) -> None:
-    """The live terminal view, or a line per finished round where there is no terminal."""
-    deadline = None if seconds is None else time.monotonic() + seconds
-
-    def running() -> bool:
-        return deadline is None or time.monotonic() < deadline
-
-    if plain:
-        rounds_seen = 0
-        alerts_seen: set[int] = set()
-        while running():
-            watch.changed.wait(0.5)
-            watch.changed.clear()
-            with watch.lock:
-                results = list(watch.view.results)
-                alerts = list(watch.view.alerts.values())
-            for round_id, result in results[rounds_seen:]:
-                print(f"round {round_id}: {result.winner}", flush=True)
-            rounds_seen = len(results)
-            for alert in alerts:
-                if alert["alert_id"] not in alerts_seen:
-                    alerts_seen.add(alert["alert_id"])
-                    print(f"alert {alert['code']}: {alert['message']}", flush=True)
-        return
-    with Live(watch.screen(), console=Console(), auto_refresh=False) as live:
-        while running():
-            if watch.changed.wait(0.5):
-                watch.changed.clear()
-                live.update(watch.screen(), refresh=True)

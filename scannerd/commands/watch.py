@@ -19,6 +19,7 @@ import sqlite3
 import sys
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
@@ -411,30 +412,38 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"watch: {exc}", file=sys.stderr)
         return 2
-    # Redrawing a screen into a file or a pipe leaves a mess: there, one line per message instead.
-    on_terminal = sys.stdout.isatty()
     # stdout is the view's; the client's log (messages that are not the contract, lost events)
     # goes to stderr, and only what is worth a look.
     logs.configure(LogSettings(level="warning"), args.table_id or "watch")
-    watch = TableWatch(settings, args.table_id, args.get_state, lines=not on_terminal)
+    watch = TableWatch(settings, args.table_id, args.get_state, lines=not sys.stdout.isatty())
     watch.start()
     try:
-        if not on_terminal:
-            while watch.refusal is None:
-                if watch.changed.wait(1.0):
-                    watch.changed.clear()
-                    for line in watch.take_lines():
-                        print(line, flush=True)
-        else:
-            with Live(watch.screen(), console=Console(), auto_refresh=False) as live:
-                while watch.refusal is None:
-                    if watch.changed.wait(1.0):
-                        watch.changed.clear()
-                        live.update(watch.screen(), refresh=True)
+        follow(watch, lambda: watch.refusal is None)
     except KeyboardInterrupt:
         return 0
     finally:
         watch.stop()
-    assert watch.refusal is not None  # what ends the loops above
+    assert watch.refusal is not None  # what ends follow
     print(f"watch: {arguments.refusal_line(watch.refusal)}", file=sys.stderr)
     return 1
+
+
+def follow(watch: TableWatch, going: Callable[[], bool]) -> None:
+    """Show the table while ``going()``: a line per message for a watch that keeps lines, else a screen.
+
+    Redrawing a screen into a file or a pipe leaves a mess, and rich draws it there only once it
+    ends: there, lines, each as its message comes. ``going`` is asked at least twice a second,
+    so a deadline or a refusal ends it with no message to wake it.
+    """
+    if watch.lines is not None:
+        while going():
+            if watch.changed.wait(0.5):
+                watch.changed.clear()
+                for line in watch.take_lines():
+                    print(line, flush=True)
+        return
+    with Live(watch.screen(), console=Console(), auto_refresh=False) as live:
+        while going():
+            if watch.changed.wait(0.5):
+                watch.changed.clear()
+                live.update(watch.screen(), refresh=True)

@@ -1,10 +1,13 @@
 """`scannerd demo`: one command brings up a whole table, and it deals rounds."""
 
+import re
 import socket
 import subprocess
 import sys
 
 import pytest
+
+from tests.support.demo import demo_command, demo_process
 
 
 @pytest.mark.parametrize(
@@ -20,12 +23,22 @@ def test_the_demo_deals_rounds_and_stops_cleanly(tmp_path, game, winners):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert "dealer display   http://127.0.0.1:" in proc.stdout
-    rounds = [line for line in proc.stdout.splitlines() if line.startswith("round ")]
+    rounds = re.findall(r" round \S+ hand=\d+ complete winner=(\w+)", proc.stdout)
     assert len(rounds) >= 2, proc.stdout
-    assert {line.rsplit(": ", 1)[1] for line in rounds} <= winners
-    assert not [line for line in proc.stdout.splitlines() if line.startswith("alert ")]
+    assert set(rounds) <= winners
+    assert " alert " not in proc.stdout
     assert "Traceback" not in proc.stderr
     assert list((tmp_path / "recordings").iterdir()), "the session was recorded"
+
+
+def test_into_a_pipe_the_demo_writes_each_event_as_it_happens(tmp_path):
+    """No terminal, no screen: a line per event, as ``watch`` writes them, not silence until the end."""
+    quick = ["--pace", "0.05", "--betting-time", "0.2", "--listen", "127.0.0.1:0", "--error-rate", "0"]
+    with demo_process(demo_command(*quick, "--seconds", "120", "--dir", tmp_path)) as demo:
+        demo.wait_for(r" round S1-R1 hand=1 complete winner=", 60, "the first round's result")
+        assert demo.proc.poll() is None, "said while the demo runs"
+        assert demo.stop() == 0
+    assert "\x1b" not in demo.text()  # no screen drawn into the pipe
 
 
 def test_a_display_port_already_taken_is_one_line_naming_it(tmp_path):
