@@ -40,6 +40,14 @@ from simulators.registry import make_device, simulated_drivers
 from simulators.scenario import UNSUPERVISED, Scenario
 
 TABLE_ID = "DEMO-1"
+PACE_S = 0.1
+"""Seconds between cards: brisk, so that a newcomer sees a hand within 5 s of starting the demo.
+
+Before the first hand's first card come the shuffle's pause (five cards' time), the burn (up to
+eleven cards), the pause before betting (three cards' time) and the betting time: 3.6 s at most
+with these defaults, after the second or so the demo takes to start.
+"""
+BETTING_TIME_S = 1.5
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=None, help="shuffle and mistakes seed (default: random)")
     parser.add_argument(
-        "--pace", type=arguments.non_negative_float, default=1.0, help="seconds between cards (default 1)"
+        "--pace",
+        type=arguments.non_negative_float,
+        default=PACE_S,
+        help=f"seconds between cards, the burn's too (default {PACE_S:g}: a hand within 5 s; 1 for a "
+        "dealer's own pace)",
     )
     parser.add_argument(
         "--error-rate",
@@ -62,7 +74,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     arguments.add_shuffle(parser)
     arguments.add_game(parser)
-    parser.add_argument("--betting-time", type=float, default=3.0, help="seconds betting stays open")
+    parser.add_argument(
+        "--betting-time",
+        type=float,
+        default=BETTING_TIME_S,
+        help=f"seconds betting stays open (default {BETTING_TIME_S:g})",
+    )
     parser.add_argument(
         "--listen",
         type=arguments.listen_address,

@@ -31,6 +31,18 @@ def test_the_demo_deals_rounds_and_stops_cleanly(tmp_path, game, winners):
     assert list((tmp_path / "recordings").iterdir()), "the session was recorded"
 
 
+def test_at_its_own_pace_the_first_hand_is_dealt_within_5_s(tmp_path):
+    """A newcomer sees a hand at once: the shuffle's pause, the burn and the betting are brisk."""
+    # Seed 6 turns up a ten first: the longest burn there is, eleven cards.
+    argv = ["--no-view", "--listen", "127.0.0.1:0", "--seed", "6", "--error-rate", "0", "--dir", tmp_path]
+    with demo_process(demo_command(*argv)) as demo:
+        shown, _ = demo.wait_for(r"^  dealer display   http://", 60, "the display's address")
+        dealt, _ = demo.wait_for(r" card player1 \S+ round=S1-R1$", 60, "the first hand's first card")
+        assert demo.stop() == 0
+    assert len(re.findall(r" card burn ", demo.text())) == 11, demo.text()
+    assert dealt - shown < 5.0, demo.text()
+
+
 def test_into_a_pipe_the_demo_writes_each_event_as_it_happens(tmp_path):
     """No terminal, no screen: a line per event, as ``watch`` writes them, not silence until the end."""
     quick = ["--pace", "0.05", "--betting-time", "0.2", "--listen", "127.0.0.1:0", "--error-rate", "0"]
