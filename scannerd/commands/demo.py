@@ -51,6 +51,8 @@ eleven cards), the pause before betting (three cards' time) and the betting time
 with these defaults, after the second or so the demo takes to start.
 """
 BETTING_TIME_S = 1.5
+REVEAL_AFTER_S = 3.0
+"""At a squeeze table, how long the players squeeze a dealt hand before the game server reveals it."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -77,6 +79,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     arguments.add_shuffle(parser)
     arguments.add_game(parser)
+    parser.add_argument(
+        "--squeeze",
+        action="store_true",
+        help="a squeeze table: each hand face down on the screens until the game server reveals it, "
+        f"{REVEAL_AFTER_S:g} s after its last card",
+    )
     parser.add_argument(
         "--betting-time",
         type=float,
@@ -119,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:  # Dragon Tiger with a commission, say
         print(f"demo: {exc}", file=sys.stderr)
         return 2
+    if args.squeeze:
+        house = house.with_changes({"squeeze": True})
     scenario = Scenario(
         seed=seed, pace=args.pace, error_rate=args.error_rate, shuffle=args.shuffle or "random", house=house
     )
@@ -177,7 +187,10 @@ def _run(args: argparse.Namespace, scenario: Scenario, workdir: Path, running: c
     except OSError as exc:
         return _cannot_listen("pit view", "--pit-listen", pit_listen, exc.strerror or str(exc))
     running.callback(pit.stop)
-    game = GameServer(broker.host, broker.port, TABLE_ID, betting_time=args.betting_time)
+    reveal_after = REVEAL_AFTER_S if scenario.house.squeeze else None
+    game = GameServer(
+        broker.host, broker.port, TABLE_ID, betting_time=args.betting_time, reveal_after=reveal_after
+    )
     running.callback(game.stop)
     game.start()
     # Redrawing a screen into a pipe or a file shows nothing until the end: lines there.

@@ -57,6 +57,18 @@ def test_into_a_pipe_the_demo_writes_each_event_as_it_happens(tmp_path):
     assert "\x1b" not in demo.text()  # no screen drawn into the pipe
 
 
+def test_a_squeeze_table_holds_each_hand_face_down_until_the_game_server_reveals_it(tmp_path):
+    with demo_process(demo_command(*QUICK, "--squeeze", "--seconds", "120", "--dir", tmp_path)) as demo:
+        complete, _ = demo.wait_for(r" round S1-R1 hand=1 complete", 60, "the first hand dealt")
+        revealed, reveal = demo.wait_for(r" reveal S1-R1 ", 60, "the first hand's reveal")
+        assert demo.stop() == 0
+    cards = re.findall(r" card (?:player|banker)\d (.+) round=S1-R1", demo.text())
+    assert cards and set(cards) == {"face down"}, demo.text()
+    assert "winner=" not in demo.found(r" round S1-R1 hand=1 complete")[1]  # type: ignore[index]
+    assert reveal.endswith("(request)") and "player1 banker1 player2 banker2" in reveal
+    assert revealed - complete > 2.0  # the players' squeeze: the reveal comes seconds after the last card
+
+
 @pytest.mark.parametrize(
     ("option", "page"), [("--overlay-listen", "stream overlay"), ("--pit-listen", "pit view")]
 )
