@@ -22,8 +22,8 @@ from tests.support.broker import Broker
 from tests.support.browser import browser  # noqa: F401 (the headless Chromium fixture)
 from tests.support.netns import own_network
 
-# The fuzz tests' full count (tests/test_fuzz_*.py, docs/reliability.md): 12 tests x 10,000 inputs.
-#   pytest tests/test_fuzz_*.py --hypothesis-profile=fuzz
+# The fuzz tests' full count (docs/reliability.md): 12 tests x 10,000 inputs.
+#   pytest tests/drivers/test_fuzz_codecs.py tests/contract/test_fuzz_requests.py --hypothesis-profile=fuzz
 settings.register_profile("fuzz", max_examples=10_000)
 
 
