@@ -5,10 +5,13 @@ a real game server would be. It sends the dealer's game-server commands as
 requests and paces itself by the daemon's round events, as the real server
 does: betting opens only once the daemon has reported the previous round
 ``complete`` or ``void`` (or ``round_wait`` ran out: a short-dealt round
-never completes), and closes only after ``betting_time`` seconds. It answers
-no requests and settles no bets, so it keeps no state across runs: its marks
-live in memory and its session ends with it. Given ``anchors``, it keeps the
-table's anchors there, as a real game server must (docs/client.md).
+never completes), and closes only after ``betting_time`` seconds. At a
+squeeze table (``reveal_after``) it reveals a completed round's cards that
+many seconds after the round completed, before the next command, as the
+players' squeeze would end. It answers no requests and settles no bets, so
+it keeps no state across runs: its marks live in memory and its session
+ends with it. Given ``anchors``, it keeps the table's anchors there, as a
+real game server must (docs/client.md).
 """
 
 from __future__ import annotations
@@ -45,13 +48,16 @@ class GameServer:
         round_wait: float = 15.0,
         response_timeout: float = 5.0,
         anchors: Path | None = None,
+        reveal_after: float | None = None,
     ) -> None:
         self.table_id = table_id
         self.anchors = anchors
         self.betting_time = betting_time
         self.round_wait = round_wait
         self.response_timeout = response_timeout
+        self.reveal_after = reveal_after
         self.round_phases: dict[str, str] = {}  # round_id -> last phase the daemon reported
+        self._completed_at: dict[str, float] = {}  # round_id -> when the daemon reported it complete
         self._open_round: str | None = None
         self._opened_at = 0.0
         self._cond = threading.Condition()
@@ -78,6 +84,8 @@ class GameServer:
         if isinstance(event, RoundEvent):
             with self._cond:
                 self.round_phases[event.round_id] = event.phase
+                if event.phase == "complete":
+                    self._completed_at[event.round_id] = time.monotonic()
                 self._cond.notify_all()
         elif isinstance(event, AnchorEvent) and self.anchors is not None:
             keep_anchor(event, self.anchors)
@@ -91,6 +99,8 @@ class GameServer:
             left = self._opened_at + self.betting_time - time.monotonic()
             if left > 0:
                 time.sleep(left)
+        if command.name in ("betting_open", "new_shoe"):
+            self._reveal()
         args = dict(command.args)
         if command.name == "betting_open" and self.betting_time > 0:
             # The dealer's screen counts it down; a longer pause than any table's is no betting time.
@@ -113,6 +123,23 @@ class GameServer:
             )
         if not over:
             log.warning("round not reported over; opening the next anyway", round_id=round_id)
+
+    def _reveal(self) -> None:
+        """At a squeeze table, show the last round's cards once its squeeze has had its time.
+
+        Only a round reported complete: a void or short-dealt one's cards show as the next opens.
+        """
+        round_id = self._open_round
+        if self.reveal_after is None or round_id is None:
+            return
+        with self._cond:
+            completed_at = self._completed_at.pop(round_id, None)
+        if completed_at is None:
+            return
+        left = completed_at + self.reveal_after - time.monotonic()
+        if left > 0:
+            time.sleep(left)
+        self.request("reveal", round_id=round_id)
 
     def request(self, name: str, **args: Any) -> dict[str, Any] | None:
         """Send a request and wait (bounded) for its response, as a dict."""

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from scannerd.link.embedded_broker import EmbeddedBroker
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.link.publisher import Publisher
 from scannerd.link.request_path import Handler, RequestPath
@@ -21,8 +22,8 @@ from tests.support.broker import Broker
 from tests.support.browser import browser  # noqa: F401 (the headless Chromium fixture)
 from tests.support.netns import own_network
 
-# The fuzz tests' full count (tests/test_fuzz_*.py, docs/reliability.md): 12 tests x 10,000 inputs.
-#   pytest tests/test_fuzz_*.py --hypothesis-profile=fuzz
+# The fuzz tests' full count (docs/reliability.md): 12 tests x 10,000 inputs.
+#   pytest tests/drivers/test_fuzz_codecs.py tests/contract/test_fuzz_requests.py --hypothesis-profile=fuzz
 settings.register_profile("fuzz", max_examples=10_000)
 
 
@@ -57,6 +58,15 @@ def make_broker(tmp_path: Path) -> Iterator[Callable[..., Broker]]:
 def mosquitto(make_broker: Callable[..., Broker]) -> Broker:
     """A plain Mosquitto on a free port: anonymous, no persistence."""
     return make_broker()
+
+
+@pytest.fixture
+def embedded_broker() -> Iterator[EmbeddedBroker]:
+    """The demo's broker, which speaks MQTT 3.1.1 only: a broker that refuses MQTT 5."""
+    broker = EmbeddedBroker()
+    broker.start()
+    yield broker
+    broker.stop()
 
 
 @pytest.fixture

@@ -2,14 +2,25 @@
 
 from scannerd.client.anchors import keep_anchor
 from scannerd.client.contract import Availability
-from scannerd.client.table_client import ClientHealth, Forged, Gap, LoginRefused, RequestTimeout, TableClient
+from scannerd.client.table_client import (
+    BrokerRefused,
+    ClientHealth,
+    Forged,
+    Gap,
+    LoginRefused,
+    ProtocolRefused,
+    RequestTimeout,
+    TableClient,
+)
 
 __all__ = [
     "Availability",
+    "BrokerRefused",
     "ClientHealth",
     "Forged",
     "Gap",
     "LoginRefused",
+    "ProtocolRefused",
     "RequestTimeout",
     "TableClient",
     "keep_anchor",

@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Literal, TypeVar, assert_never
+from typing import Any, TypeVar, assert_never
 
 import paho.mqtt.client as mqtt
 import structlog
@@ -66,7 +66,7 @@ from scannerd.contract.idents import check_table_id
 from scannerd.contract.requests import Response
 from scannerd.contract.topics import DEFAULT_PREFIX, EVENT_KINDS, Topics
 from scannerd.link.broker_ring import BrokerRing
-from scannerd.link.mqtt_settings import MqttSettings
+from scannerd.link.mqtt_settings import MqttSettings, MqttVersion
 
 log = structlog.get_logger(__name__)
 
@@ -74,16 +74,30 @@ LOGIN_REFUSALS = frozenset(
     {"Bad user name or password", "Not authorized", "Banned", "Bad authentication method"}
 )
 """The broker's answers that name who is connecting as the fault (MQTT 3.1.1 and 5 alike), not its load."""
+PROTOCOL_REFUSAL = "Unsupported protocol version"
+"""The broker's answer to a protocol version it does not speak (paho words MQTT 3.1.1's code 1 so too)."""
 
 
-class LoginRefused(ConnectionError):
-    """The broker will not have this user: retrying the same login cannot help.
+class BrokerRefused(ConnectionError):
+    """The broker answered, and will not have this connection as it is asked for: retrying it cannot help.
 
     A server retries a refused connection like any other, with a log line each time: right for
-    one that must come back once its credentials are put right. A person who typed a wrong
-    password (``scannerd pit``, ``scannerd watch``: ``attended=True``) wants to be told once, with
-    the broker and the user named, and to get the prompt back.
+    one that must come back once its settings or its broker are put right. A person
+    (``scannerd pit``, ``scannerd watch``: ``attended=True``) wants to be told once, with the
+    broker named, and to get the prompt back.
     """
+
+
+class LoginRefused(BrokerRefused):
+    """The broker will not have this user (a wrong password, say)."""
+
+
+class ProtocolRefused(BrokerRefused):
+    """The broker does not speak the MQTT version asked for (``version``: ``5`` or ``3.1.1``)."""
+
+    def __init__(self, message: str, version: MqttVersion) -> None:
+        super().__init__(message)
+        self.version = version
 
 
 SESSION_EXPIRY_S = 7 * 24 * 3600
@@ -318,7 +332,7 @@ class TableClient:
         tables: Sequence[str] | None = None,
         share_group: str | None = None,
         session_expiry_s: int = SESSION_EXPIRY_S,
-        protocol: Literal["5", "3.1.1"] = "5",
+        protocol: MqttVersion = "5",
         username: str | None = None,
         password: str | None = None,
         tls: bool = False,
@@ -337,14 +351,16 @@ class TableClient:
         self._brokers = BrokerRing(list(brokers) or [(host, port)])
         self.host, self.port = self._brokers.current
         self.username = username
-        # A person's tool (pit, watch) stops at a refused login; a server retries it (see ``refused``).
+        # A person's tool (pit, watch) stops at a refused login or version; a server retries (``refused``).
         self.attended = attended
-        self.refusal: LoginRefused | None = None
+        self.refusal: BrokerRefused | None = None
+        self._last_refusal: ConnectionError | None = None  # the broker's last "no", for start's error
         self.refused = threading.Event()
         self.client_id = client_id
         self.tables = list(tables) if tables else ["+"]
         self.share_group = share_group
         self.session_expiry_s = session_expiry_s
+        self.protocol = protocol
         self.mqtt5 = protocol == "5"
         if share_group and not self.mqtt5:
             raise ValueError("a share group needs MQTT 5 (protocol '5')")
@@ -423,6 +439,8 @@ class TableClient:
     def start(self, timeout: float | None = 10.0) -> None:
         """Connect and subscribe; raises ConnectionError when no broker has taken the subscription in time.
 
+        The error says what the broker last answered, if it answered at all: a broker that refuses
+        the login or the protocol version is there, and waiting longer will not change its mind.
         With ``timeout=None`` it returns at once and keeps trying in the background (a screen that
         says it is disconnected until the broker is there, rather than giving up).
         """
@@ -431,6 +449,8 @@ class TableClient:
         self._client.loop_start()
         if timeout is not None and not self._subscribed.wait(timeout):
             self.stop()
+            if self._last_refusal is not None:
+                raise self._last_refusal
             raise ConnectionError(f"no MQTT broker answered at {self._brokers} within {timeout} s")
         if self.refusal is not None:
             self.stop()
@@ -577,14 +597,14 @@ class TableClient:
         return out
 
     def _on_connect(self, client: mqtt.Client, _ud: Any, flags: Any, reason: Any, _props: Any) -> None:
-        if reason.is_failure and self.attended and str(reason) in LOGIN_REFUSALS:
-            who = f"user {self.username!r}" if self.username else "a login with no user name"
-            self.refusal = LoginRefused(f"broker {self.host}:{self.port} refused {who}: {reason}")
-            client.disconnect()  # no retry: the same login would be refused again
-            self.refused.set()
-            self._subscribed.set()  # wakes a start() waiting for a subscription that will never come
-            return
         if reason.is_failure:
+            refusal = self._last_refusal = self._refusal(str(reason))
+            if self.attended and isinstance(refusal, BrokerRefused):
+                self.refusal = refusal
+                client.disconnect()  # no retry: the same connection would be refused again
+                self.refused.set()
+                self._subscribed.set()  # wakes a start() waiting for a subscription that will never come
+                return
             log.error("broker refused the connection", reason=str(reason), client_id=self.client_id)
             return
         log.info("connected", broker=f"{self.host}:{self.port}", session_present=flags.session_present)
@@ -597,6 +617,16 @@ class TableClient:
         if self._on_connection is not None:
             self._inbox.put(_Connection(True))  # told before anything that comes on this connection
         client.subscribe(self._filters())
+
+    def _refusal(self, reason: str) -> ConnectionError:
+        """The broker's refusal in one line naming it, and what was refused where that is known."""
+        broker = f"broker {self.host}:{self.port}"
+        if reason in LOGIN_REFUSALS:
+            who = f"user {self.username!r}" if self.username else "a login with no user name"
+            return LoginRefused(f"{broker} refused {who}: {reason}")
+        if reason == PROTOCOL_REFUSAL:
+            return ProtocolRefused(f"{broker} refused MQTT {self.protocol}: {reason}", self.protocol)
+        return ConnectionError(f"{broker} refused the connection: {reason}")
 
     def _on_disconnect(self, _client: mqtt.Client, _ud: Any, _flags: Any, _reason: Any, _props: Any) -> None:
         if self._on_connection is not None:

@@ -14,11 +14,12 @@ from typing import get_args
 
 from pydantic import ValidationError
 
+from scannerd.client import BrokerRefused, ProtocolRefused
 from scannerd.contract.idents import TABLE_ID_RULE, check_table_id
 from scannerd.contract.topics import DEFAULT_PREFIX
 from scannerd.core.house import GameName, HouseRules
 from scannerd.display.settings import DisplaySettings
-from scannerd.link.mqtt_settings import MqttSettings
+from scannerd.link.mqtt_settings import MqttSettings, MqttVersion
 from scannerd.settings.config_errors import describe
 
 
@@ -146,17 +147,24 @@ def add_broker_wait(parser: argparse._ActionsContainer) -> None:
     )
 
 
-def add_broker_arguments(parser: argparse.ArgumentParser) -> None:
+def add_broker_arguments(parser: argparse.ArgumentParser, protocol: MqttVersion) -> None:
     """Where a tool that listens to the tables finds them (broker, topic prefix) and who it is there.
 
     The login and TLS options are those of the tables' ``[mqtt]`` section: a casino's broker
-    lets no one in anonymously (systemd/mosquitto-scannerd.conf.example).
+    lets no one in anonymously (systemd/mosquitto-scannerd.conf.example). ``protocol`` is the
+    MQTT version the tool speaks unless told otherwise, its own choice.
     """
     default = DEFAULT_PREFIX
     parser.add_argument("--host", type=host_name, default="localhost", help="broker host (default localhost)")
     parser.add_argument("--port", type=port_number, default=1883, help="broker port (default 1883)")
     parser.add_argument(
         "--prefix", type=topic_prefix, default=default, help=f"topic prefix (default {default})"
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=get_args(MqttVersion),
+        default=protocol,
+        help=f"MQTT version (default {protocol}; 3.1.1 for a broker without MQTT 5, as the demo's)",
     )
     parser.add_argument("--username", help="broker user name (its ACL says what it may read and ask)")
     parser.add_argument("--password-file", type=Path, help="file whose first line is the broker password")
@@ -175,6 +183,7 @@ def broker_settings(args: argparse.Namespace) -> MqttSettings:
             host=args.host,
             port=args.port,
             prefix=args.prefix,
+            protocol=args.protocol,
             username=args.username,
             password_file=args.password_file,
             tls=args.tls or args.tls_ca is not None,
@@ -197,3 +206,11 @@ def broker_settings(args: argparse.Namespace) -> MqttSettings:
         except OSError as exc:
             raise ValueError(f"cannot read the CA certificate {args.tls_ca}: {exc.strerror}") from None
     return settings
+
+
+def refusal_line(refusal: BrokerRefused) -> str:
+    """A broker's refusal as a command says it: a version refused names the option that picks the other."""
+    if isinstance(refusal, ProtocolRefused):
+        other = next(version for version in get_args(MqttVersion) if version != refusal.version)
+        return f"{refusal} (try --protocol {other})"
+    return str(refusal)

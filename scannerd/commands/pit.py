@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from scannerd.client import BrokerRefused
 from scannerd.commands import arguments
 from scannerd.display.settings import DisplaySettings
 from scannerd.pit import Pit
@@ -21,7 +22,10 @@ MAX_PER_ADDRESS = 8
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    arguments.add_broker_arguments(parser)
+    # MQTT 5 unless told otherwise: the pit holds back many tables' events while it asks each for
+    # its state, and only MQTT 5 lets it tell the broker to send on meanwhile (the client's
+    # receive maximum); on a broker without it, --protocol 3.1.1.
+    arguments.add_broker_arguments(parser, protocol="5")
     arguments.add_broker_wait(parser)
     parser.add_argument(
         "--listen",
@@ -88,6 +92,9 @@ def run(args: argparse.Namespace) -> int:
     raise_fd_limit()
     try:
         pit.start(args.broker_wait)
+    except BrokerRefused as exc:
+        print(f"pit: {arguments.refusal_line(exc)}", file=sys.stderr)
+        return 1
     except (ConnectionError, OSError) as exc:
         print(f"pit: {exc}", file=sys.stderr)
         return 1
@@ -98,5 +105,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     finally:
         pit.stop()
-    print(f"pit: {pit.client.refusal}", file=sys.stderr)
+    assert pit.client.refusal is not None  # what ``refused`` waits for
+    print(f"pit: {arguments.refusal_line(pit.client.refusal)}", file=sys.stderr)
     return 1

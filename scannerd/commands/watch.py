@@ -19,6 +19,7 @@ import sqlite3
 import sys
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
@@ -27,7 +28,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from scannerd.client import Availability, Gap, LoginRefused, RequestTimeout, TableClient
+from scannerd.client import Availability, BrokerRefused, Gap, RequestTimeout, TableClient
 from scannerd.commands import arguments
 from scannerd.contract.events import Event
 from scannerd.core.cards import card_name
@@ -80,9 +81,8 @@ class TableWatch:
         self.lines: list[str] | None = [] if lines else None
         self._availability = Availability()
         self._state_asked = False  # since this connection, or since the table was last offline
-        # MQTT 3.1.1: every broker speaks it, the demo's embedded one too.
         self._client = TableClient.from_settings(
-            settings.model_copy(update={"protocol": "3.1.1"}),
+            settings,
             client_id=f"scannerd-watch-{uuid.uuid4().hex[:12]}",
             marks=":memory:",
             on_event=self._on_event,
@@ -107,8 +107,8 @@ class TableWatch:
         self._client.start(timeout=None)
 
     @property
-    def refusal(self) -> LoginRefused | None:
-        """Why the broker would not have the watch's login, once it has said so (then nothing retries)."""
+    def refusal(self) -> BrokerRefused | None:
+        """Why the broker will not have the watch (its login, its version), once said: nothing retries."""
         return self._client.refusal
 
     def stop(self) -> None:
@@ -391,7 +391,8 @@ def render(view: dict[str, Any], status: str | None, connected: bool, broker: st
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    arguments.add_broker_arguments(parser)
+    # MQTT 3.1.1 unless told otherwise: every broker speaks it, the demo's embedded one too.
+    arguments.add_broker_arguments(parser, protocol="3.1.1")
     parser.add_argument(
         "--table-id", type=arguments.table_id, help="the table to watch (default: the first one heard from)"
     )
@@ -409,29 +410,38 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"watch: {exc}", file=sys.stderr)
         return 2
-    # Redrawing a screen into a file or a pipe leaves a mess: there, one line per message instead.
-    on_terminal = sys.stdout.isatty()
     # stdout is the view's; the client's log (messages that are not the contract, lost events)
     # goes to stderr, and only what is worth a look.
     logs.configure(LogSettings(level="warning"), args.table_id or "watch")
-    watch = TableWatch(settings, args.table_id, args.get_state, lines=not on_terminal)
+    watch = TableWatch(settings, args.table_id, args.get_state, lines=not sys.stdout.isatty())
     watch.start()
     try:
-        if not on_terminal:
-            while watch.refusal is None:
-                if watch.changed.wait(1.0):
-                    watch.changed.clear()
-                    for line in watch.take_lines():
-                        print(line, flush=True)
-        else:
-            with Live(watch.screen(), console=Console(), auto_refresh=False) as live:
-                while watch.refusal is None:
-                    if watch.changed.wait(1.0):
-                        watch.changed.clear()
-                        live.update(watch.screen(), refresh=True)
+        follow(watch, lambda: watch.refusal is None)
     except KeyboardInterrupt:
         return 0
     finally:
         watch.stop()
-    print(f"watch: {watch.refusal}", file=sys.stderr)
+    assert watch.refusal is not None  # what ends follow
+    print(f"watch: {arguments.refusal_line(watch.refusal)}", file=sys.stderr)
     return 1
+
+
+def follow(watch: TableWatch, going: Callable[[], bool]) -> None:
+    """Show the table while ``going()``: a line per message for a watch that keeps lines, else a screen.
+
+    Redrawing a screen into a file or a pipe leaves a mess, and rich draws it there only once it
+    ends: there, lines, each as its message comes. ``going`` is asked at least twice a second,
+    so a deadline or a refusal ends it with no message to wake it.
+    """
+    if watch.lines is not None:
+        while going():
+            if watch.changed.wait(0.5):
+                watch.changed.clear()
+                for line in watch.take_lines():
+                    print(line, flush=True)
+        return
+    with Live(watch.screen(), console=Console(), auto_refresh=False) as live:
+        while going():
+            if watch.changed.wait(0.5):
+                watch.changed.clear()
+                live.update(watch.screen(), refresh=True)

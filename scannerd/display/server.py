@@ -58,6 +58,7 @@ class _Endpoint:
     settings: DisplaySettings | OverlaySettings  # where it listens, its names and its connection cap
     port: int | None = None  # the port listened on: the one the OS chose for port 0, kept across restarts
     tried: bool = False  # the first attempt to listen was made
+    error: str | None = None  # why it cannot listen, while it cannot
     server: asyncio.Server | None = field(default=None, repr=False)
     gate: Gate | None = field(default=None, repr=False)  # its connections, once served
 
@@ -187,6 +188,11 @@ class Display(TableListener):
         """Where the overlay is, when there is one."""
         return self._overlay_endpoint.url() if self._overlay_endpoint is not None else None
 
+    @property
+    def overlay_error(self) -> str | None:
+        """Why the overlay cannot listen, while it cannot (the dealer's page has ``health`` for that)."""
+        return self._overlay_endpoint.error if self._overlay_endpoint is not None else None
+
     # ------------------------------------------------------------------ inputs (daemon threads, never block)
 
     def on_events(self, events: Sequence[EventData]) -> None:
@@ -267,6 +273,7 @@ class Display(TableListener):
         dealer = endpoint is self._endpoint  # the dealer's page is the one the status reports on
 
         def retrying(reason: str) -> None:
+            endpoint.error = reason
             if dealer:
                 self._set_health(DisplayHealth(state="retrying", listen=endpoint.listen, error=reason))
             self._tried(endpoint)
@@ -275,6 +282,7 @@ class Display(TableListener):
         if sock is None:
             return
         endpoint.server = await endpoint.gate.serve(runner, sock)
+        endpoint.error = None
         log.info(f"{endpoint.page.name} listening", url=endpoint.url())
         if dealer:
             self._set_health(DisplayHealth(state="listening", listen=endpoint.listen))

@@ -22,6 +22,9 @@ from scannerd.settings.durations import seconds
 CREDENTIAL_NAME = "mqtt-password"
 """File name looked up in ``$CREDENTIALS_DIRECTORY`` when no ``password_file`` is set."""
 
+MqttVersion = Literal["3.1.1", "5"]
+"""The protocol versions the table and the tools speak: MQTT 5, and 3.1.1 for a broker without it."""
+
 SESSION_EXPIRY_NEVER = 0xFFFFFFFF
 """MQTT 5's largest session expiry interval, which means "never expires"."""
 
@@ -41,7 +44,7 @@ class MqttSettings(Section):
     prefix: PlainText = Field(
         DEFAULT_PREFIX, description="Topic prefix; a table's topics live under {prefix}/{table_id}/."
     )
-    protocol: Literal["3.1.1", "5"] = Field("5", description="MQTT protocol version.")
+    protocol: MqttVersion = Field("5", description="MQTT protocol version.")
     client_id: PlainText | None = Field(
         None,
         min_length=1,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -14,7 +15,7 @@ from typing import Any
 import paho.mqtt.client as mqtt
 import pytest
 
-from scannerd.client import Availability, Forged, Gap, RequestTimeout, TableClient
+from scannerd.client import Availability, Forged, Gap, ProtocolRefused, RequestTimeout, TableClient
 from scannerd.contract.events import Event
 from scannerd.contract.payloads import DevicePayload, StatusPayload
 from scannerd.contract.requests import Response
@@ -274,6 +275,28 @@ def test_without_a_broker_start_fails_clearly(tmp_path):
     client = TableClient("127.0.0.1", 1, client_id="gs", marks=tmp_path / "m.sqlite3", on_event=print)
     with pytest.raises(ConnectionError, match=r"no MQTT broker answered at 127\.0\.0\.1:1 "):
         client.start(timeout=1.0)
+
+
+def test_a_broker_that_refuses_the_version_is_named_in_the_start_error_not_as_absent(embedded_broker):
+    """The broker answered: "no broker answered" would send whoever reads it looking for a broker."""
+    client = TableClient(
+        embedded_broker.host, embedded_broker.port, client_id="gs", marks=":memory:", on_event=print
+    )
+    where = re.escape(f"broker {embedded_broker.host}:{embedded_broker.port}")
+    with pytest.raises(ConnectionError, match=rf"^{where} refused MQTT 5: Unsupported protocol version$"):
+        client.start(timeout=2.0)
+
+
+def test_attended_a_refused_version_is_not_retried_and_says_which(embedded_broker):
+    client = TableClient(
+        embedded_broker.host, embedded_broker.port, client_id="pit", marks=":memory:", on_event=print,
+        attended=True,
+    )  # fmt: skip
+    began = time.monotonic()
+    with pytest.raises(ProtocolRefused) as refused:
+        client.start(timeout=60)
+    assert time.monotonic() - began < 30  # told by the broker's answer, not by the wait running out
+    assert refused.value.version == "5" and client.refused.is_set()
 
 
 def test_a_retained_event_is_not_taken_for_the_stream(mosquitto, make_client, table):

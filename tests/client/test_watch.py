@@ -393,6 +393,15 @@ def test_a_ca_file_that_is_no_certificate_is_one_line_naming_it(capsys, tmp_path
         )
 
 
+def test_a_broker_that_refuses_the_version_is_one_line_naming_it_and_the_option(embedded_broker, capsys):
+    where = ["--host", embedded_broker.host, "--port", str(embedded_broker.port)]
+    assert scannerd("watch", *where, "--protocol", "5") == 1  # by itself, not retrying for ever
+    assert capsys.readouterr().err == (
+        f"watch: broker {embedded_broker.host}:{embedded_broker.port} refused MQTT 5: "
+        "Unsupported protocol version (try --protocol 3.1.1)\n"
+    )
+
+
 def test_on_a_terminal_a_refused_login_leaves_the_screen_in_one_line_too(make_broker, tmp_path: Path):
     broker = make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)))
     (tmp_path / "wrong").write_text("not-the-password\n")

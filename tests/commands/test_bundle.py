@@ -127,7 +127,7 @@ def test_the_installed_command_runs_the_demo(installed: Installed, tmp_path: Pat
         env=offline_env(tmp_path), cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert any(line.startswith("round ") for line in proc.stdout.splitlines()), proc.stdout
+    assert re.search(r" round \S+ hand=\d+ complete winner=", proc.stdout), proc.stdout
 
 
 @analyze

@@ -189,10 +189,12 @@ def test_an_overlay_that_cannot_listen_leaves_the_dealers_page_up_and_listens_on
     try:
         assert table.display.health.state == "listening"
         assert get(table.display.url)[0] == 200
+        assert (table.display.overlay_error or "").startswith("Address already in use")  # to say why
         blocker.close()
         url = table.display.overlay_url
         assert url is not None
         until(lambda: answers(url), "the overlay to listen once its port is free")
+        assert table.display.overlay_error is None
         assert overlay_state(table)["round"]["round_id"] == "R31"
     finally:
         blocker.close()

@@ -93,6 +93,18 @@ def test_a_refused_login_is_one_line_naming_the_broker_and_the_user_at_once(make
     )
 
 
+def test_a_broker_that_refuses_mqtt_5_is_one_line_naming_it_and_the_option(embedded_broker, capsys):
+    """The demo's broker speaks MQTT 3.1.1 only: said as such, not as no broker at all."""
+    where = ["--host", embedded_broker.host, "--port", str(embedded_broker.port), "--listen", "127.0.0.1:0"]
+    began = time.monotonic()
+    assert scannerd("pit", *where, "--broker-wait", "60") == 1
+    assert time.monotonic() - began < 30  # told by the broker's answer, not by the wait running out
+    assert capsys.readouterr().err == (
+        f"pit: broker {embedded_broker.host}:{embedded_broker.port} refused MQTT 5: "
+        "Unsupported protocol version (try --protocol 3.1.1)\n"
+    )
+
+
 @pytest.mark.timeout(60)
 def test_a_password_changed_on_the_broker_while_running_ends_the_pit_in_one_line(make_broker, tmp_path):
     broker = make_broker(extra=shipped_conf(passwords(tmp_path / "broker0", USERS)))

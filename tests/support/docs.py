@@ -23,3 +23,16 @@ def markdown_table(path: Path, heading: str) -> list[list[str]]:
             break
     assert len(rows) > 2, f"no table under {heading!r} in {path}"
     return rows[2:]
+
+
+def code_lines(path: Path) -> list[str]:
+    """The lines of the page's code blocks as a reader copies them: indented four spaces at the top
+    level, or fenced; a list item's blocks (indented further) are steps on another machine."""
+    lines: list[str] = []
+    fenced = False
+    for line in path.read_text().splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif fenced or (line.startswith("    ") and not line[4:5].isspace()):
+            lines.append(line.strip())
+    return lines
