@@ -177,7 +177,7 @@ def test_the_round_shoe_and_alerts_published_by_a_table_are_drawn(mosquitto, wat
         assert "MISDEAL" in text and "Extra card 7\u2665" in text and "AFTER HAND 1" in text
         assert "ROUND COMPLETE - DO NOT DRAW" in text and "WINS" in text
         assert "PLAYER (P) 0  BANKER (B) 1  TIE (T) 0" in text  # the game's order and marks
-        assert str(table.validator.state()["alerts"][0]["alert_id"]) not in text  # names, not numbers
+        assert f"#{table.validator.state()['alerts'][0]['alert_id']}" not in text  # names, not numbers
 
         (alert,) = table.validator.state()["alerts"]
         table.command("ack_alert", alert_id=alert["alert_id"])
