@@ -109,6 +109,10 @@ return {
     clipped: t.scrollHeight > t.clientHeight + 1 || t.scrollWidth > t.clientWidth + 1,
     parts: [...t.querySelectorAll('*')].filter(shown).map((e) => ({cls: e.className, box: box(e)})),
   })),
+  cut: [...document.querySelectorAll('.tile *, #top *')].filter(shown).filter(hasText)
+    .filter((e) => getComputedStyle(e).overflow !== 'visible')  // what is visible spills: seen below
+    .filter((e) => e.scrollWidth > e.clientWidth + 1 || e.scrollHeight > e.clientHeight + 1)
+    .map((e) => `${e.className}: ${e.textContent}`),
   fonts: [...document.querySelectorAll('body *')].filter(hasText)
     .map((e) => parseFloat(getComputedStyle(e).fontSize)),
   buttons: [...document.querySelectorAll('.ack')].map((b) => b.getBoundingClientRect())
@@ -139,9 +143,11 @@ def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
     )
 
 
-def assert_readable(g: dict[str, Any]) -> None:
-    """Nothing spills out of a tile or is cut off in it, no tiles overlap, type and buttons are big enough."""
-    assert len(g["tiles"]) == TABLES
+def assert_readable(g: dict[str, Any], tables: int = TABLES) -> None:
+    """Nothing spills out of a tile or is cut off in it, no word is cut, no tiles overlap, type and
+    buttons are big enough."""
+    assert len(g["tiles"]) == tables
+    assert not g["cut"], f"{g['width']}x{g['height']}: cut {g['cut']}"
     for tile in g["tiles"]:
         assert not tile["clipped"], f"{tile['id']}: its content does not fit the tile"
         spilled = [p["cls"] for p in tile["parts"] if not inside(p["box"], tile["box"])]
@@ -165,7 +171,8 @@ def test_the_wall_screen_shows_all_fifty_tables_at_once(page, sim):
     set_viewport(page, *VIEWPORT)
     g = geometry(page)
     assert_readable(g)
-    assert g["pageHeight"] <= g["height"], "the wall screen must not need scrolling"
+    tallest = max(g["tiles"], key=lambda t: t["box"]["bottom"] - t["box"]["top"])
+    assert g["pageHeight"] <= g["height"], f"the wall screen must not need scrolling: {tallest}"
     assert all(
         inside(t["box"], {"left": 0, "top": 0, "right": g["width"], "bottom": g["height"]})
         for t in g["tiles"]
@@ -173,6 +180,19 @@ def test_the_wall_screen_shows_all_fifty_tables_at_once(page, sim):
     assert columns(g) == 10
     assert not page.find_element("id", "disconnected").is_displayed()  # live: nothing covers the top line
     assert tiles(page) == sorted(sim.tables)  # each table keeps its place on the wall
+
+
+WALLS = ((1920, 1080), (1280, 1024), (1024, 768), (1080, 1920))
+"""The wall screens and tablets a pit is shown on: 16:9, 5:4, 4:3 and portrait."""
+
+
+@pytest.mark.parametrize(("width", "height"), WALLS)
+def test_fifty_tiles_fit_what_they_say_at_every_size(page, width, height):
+    set_viewport(page, width, height)
+    try:
+        assert_readable(geometry(page))
+    finally:
+        set_viewport(page, *VIEWPORT)
 
 
 def test_each_tile_says_what_its_table_is_doing(page, sim):

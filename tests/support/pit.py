@@ -37,12 +37,14 @@ SHOE_DOWN = "BAC-24"
 class SimTable:
     """One table: a validator, its clock and its topics."""
 
-    def __init__(self, table_id: str, rng: random.Random, first_seq: int) -> None:
+    def __init__(
+        self, table_id: str, rng: random.Random, first_seq: int, rules: HouseRules | None = None
+    ) -> None:
         from scannerd.core.validator import Validator
 
         self.table_id = table_id
         self.topics = Topics(PREFIX, table_id)
-        self.validator = Validator(table_id, HouseRules(burn="none"))
+        self.validator = Validator(table_id, rules or HouseRules(burn="none"))
         self.validator.next_seq = first_seq
         self.ts = time.time() - 3600
         self.cards = [c for _ in range(8) for c in ALL_CARDS]
@@ -94,11 +96,16 @@ class SimTable:
 class SimulatedPit:
     """``n`` tables ``BAC-01``...; ``deal_round``/``misdeal`` change a table and publish what it published."""
 
-    def __init__(self, broker: Broker, n: int = 50, seed: int = 50) -> None:
+    def __init__(
+        self, broker: Broker, n: int = 50, seed: int = 50, houses: dict[str, HouseRules] | None = None
+    ) -> None:
+        """``houses``: tables of other ids and rules (a Dragon Tiger table, a long id), besides the ``n``."""
         self.rng = random.Random(seed)
         floor = int(time.time() * 1000)
+        named = [(f"BAC-{i + 1:02d}", None) for i in range(n)] + list((houses or {}).items())
         self.tables = {
-            f"BAC-{i + 1:02d}": SimTable(f"BAC-{i + 1:02d}", self.rng, floor + i * 10**6) for i in range(n)
+            table_id: SimTable(table_id, self.rng, floor + i * 10**6, rules)
+            for i, (table_id, rules) in enumerate(named)
         }
         self.requests: list[tuple[str, str, dict[str, Any]]] = []  # (table, command, payload) as they came
         self.published: list[EventData] = []  # every event the tables published, in order

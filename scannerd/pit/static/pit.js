@@ -33,7 +33,23 @@ function render(view) {
   clientLine(view.client);
   if (pit.mode === "game") $("tables").replaceChildren(...view.tables.map(tile));
   else renderFleet(view.fleet);
+  scaleTiles();
 }
+
+// A wall of fifty tiles at their own size; fewer are scaled up to share the screen between them.
+const TILE_AREA = 200 * 215; // a tile and its share of the gaps, at scale 1 (CSS px)
+const MAX_SCALE = 2.5;
+
+function scaleTiles() {
+  const n = Math.max(1, pit.view ? pit.view.tables.length : 1);
+  const room = innerWidth * Math.max(1, innerHeight - $("top").offsetHeight);
+  const scale = Math.min(MAX_SCALE, Math.max(1, Math.sqrt(room / (n * TILE_AREA)) * 0.85));
+  // Never wider than the screen: at least one tile's column must fit at this scale.
+  const fits = Math.max(1, (innerWidth - 12) / 192);
+  document.body.style.setProperty("--scale", Math.min(scale, fits).toFixed(3));
+}
+
+addEventListener("resize", scaleTiles);
 
 // ------------------------------------------------------------------ the fleet
 
@@ -218,8 +234,9 @@ function alertRow(t, canAck) {
   const row = el("div", `alert ${alert.severity}`);
   row.dataset.alertId = alert.alert_id;
   const what = el("div", "what");
-  const where = alert.hand ? ` \u00b7 ${alert.hand}` : "";
-  what.append(el("span", "code", `${alert.code.replace(/_/g, " ")}${where}`), el("span", "msg", alert.text));
+  // Its code as people read it; the hand it concerns on a touch (a wall of fifty has one line for it).
+  what.append(el("span", "code", alert.code.replace(/_/g, " ")), el("span", "msg", alert.text));
+  if (alert.hand) what.title = alert.hand;
   row.append(what);
   if (t.alerts.length > 1) row.append(el("span", "more", `+${t.alerts.length - 1}`));
   if (!canAck) return row; // an offline table, or any while the broker is lost, cannot hear it
@@ -235,7 +252,10 @@ function alertRow(t, canAck) {
 function suspendedRow(t, canResume) {
   const row = el("div", "suspended");
   const what = el("div", "what");
-  what.append(el("span", "code", "SUSPENDED"), el("span", "msg", t.suspended.message));
+  // The alert that suspended it, when still open, says its words on its own row: not twice on a tile.
+  const said = t.alerts.some((a) => a.alert_id === t.suspended.alert_id);
+  what.append(el("span", "code", `SUSPENDED \u00b7 ${t.suspended.cause.replace(/_/g, " ")}`));
+  if (!said) what.append(el("span", "msg", t.suspended.message));
   what.title = `${t.suspended.cause} since ${clock(t.suspended.since)}`;
   row.append(what);
   if (!canResume) return row;
