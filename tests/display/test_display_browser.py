@@ -9,7 +9,18 @@ import pytest
 
 from scannerd.core.inputs import CutCardSeen, Fault
 from scannerd.display.settings import DisplaySettings
-from tests.support.browser import action, alert_text, banners, js, live, open_page, slot, text, wait_for
+from tests.support.browser import (
+    action,
+    alert_text,
+    banners,
+    js,
+    live,
+    open_page,
+    slot,
+    start_chromium,
+    text,
+    wait_for,
+)
 from tests.support.display import NATURAL_ROUND, SIX_CARD_ROUND, Table
 
 PUSH_S = 1.0  # a misdeal must be on the dealer's screen within a second
@@ -191,3 +202,27 @@ def test_a_dealer_signs_in_and_out_at_the_display(browser, table):
     browser.find_element("id", "sign-out").click()
     wait_for(browser, lambda b: pill.text == "DEALER: SIGN IN", 10, "the dealer signed out")
     assert "dealer_id" not in table.state()
+
+
+def test_a_second_browser_opened_within_the_first_ones_keep_alive_gets_a_live_page(browser, table, tmp_path):
+    """A browser keeps its connections open between requests; a second browser is served beside it,
+    at the shipped caps, not answered 503 for its scripts and left at ``connecting`` for good."""
+    open_page(browser, table.display.url)
+    with start_chromium(tmp_path / "second") as second:
+        open_page(second, table.display.url)
+        table.card("7H")  # an extra card: both pages show it
+        for driver in (browser, second):
+            wait_for(driver, lambda b: banners(b), 10, "the misdeal on each page")
+
+
+def test_a_page_whose_script_did_not_load_says_it_is_disconnected_and_loads_again(browser, table):
+    """The server busy or the link gone while the page loads: no page left at ``connecting`` for good."""
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": ["*/static/display.js"]})
+    try:
+        browser.get(table.display.url)
+        wait_for(browser, lambda b: js(b, "document.body.dataset.conn") == "disconnected", 10, "DISCONNECTED")
+        assert browser.find_element("id", "disconnected").is_displayed()
+    finally:
+        browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": []})
+    wait_for(browser, live, 15, "the page, loaded again by itself, live")
