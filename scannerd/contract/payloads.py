@@ -219,3 +219,7 @@ class HealthPayload(BaseModel):
         description="Age in seconds (by its ts) of the oldest event the broker has not acknowledged; "
         "null when none waits (and from older tables).",
     )
+    held: int = Field(0, description="Events held in memory only: the outbox had no room for them on disk.")
+    failed_attempts: int = Field(
+        0, description="Connection attempts that failed since the table was last connected to the broker."
+    )

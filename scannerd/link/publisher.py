@@ -391,7 +391,7 @@ class Publisher:
         return max(0.0, self._clock() - float(orjson.loads(oldest.payload)["ts"]))
 
     def health(self) -> dict[str, Any]:
-        return self._health().model_dump(mode="json")
+        return self.health_payload().model_dump(mode="json")
 
     def set_suspended(self, suspended: dict[str, Any] | None) -> None:
         """The table was suspended (what stopped it), or resumed (None): restate the status now."""
@@ -588,7 +588,7 @@ class Publisher:
                     if time.monotonic() >= next_restate:
                         self._restate()
                         next_restate = time.monotonic() + s.health_interval_s
-                    self._publish_model(self.topics.health, self._health())
+                    self._publish_model(self.topics.health, self.health_payload())
                     next_health = time.monotonic() + s.health_interval_s
                 elif not sending:
                     next_health = time.monotonic() + s.health_interval_s
@@ -648,7 +648,8 @@ class Publisher:
     def _publish_model(self, topic: str, model: Any, *, retain: bool = True) -> mqtt.MQTTMessageInfo:
         return self._client.publish(topic, encode(model), qos=1, retain=retain)
 
-    def _health(self) -> HealthPayload:
+    def health_payload(self) -> HealthPayload:
+        """The table's health as the health topic says it (``scannerd/runtime/health.py`` reads it too)."""
         ob = self.outbox.health()
         c = self._counts
         return HealthPayload(
@@ -673,4 +674,6 @@ class Publisher:
             clock=self._clock_health(),
             started_at=self._started_at,
             oldest_pending_s=self.oldest_pending_s(),
+            held=ob.held,
+            failed_attempts=self._link.failed_attempts,
         )

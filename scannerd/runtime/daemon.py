@@ -57,12 +57,14 @@ from scannerd.recording.anchors import SealedFile
 from scannerd.recording.recorder import OnSealed, Recorder, StateSource
 from scannerd.runtime import build, clock_sync, config_digest, software
 from scannerd.runtime.config import Config
+from scannerd.runtime.health import TableHealth
 from scannerd.runtime.instance_lock import InstanceLock
 from scannerd.runtime.shoe_alarm import ShoeAlarm
 from scannerd.staff.roster import Roster, request_actor
-from scannerd.store.journal import Schedule, encode, restore
+from scannerd.store.journal import Schedule, encode
+from scannerd.store.opening import open_table, reserve
 from scannerd.store.outbox import Level, Outbox, OutboxHealth
-from scannerd.store.seq_ceiling import SeqCeiling, clock_floor
+from scannerd.store.seq_ceiling import SeqCeiling
 
 if TYPE_CHECKING:
     from scannerd.display.server import Display
@@ -77,9 +79,6 @@ CLOCK_STEP_BACK_S = 0.05
 """Any jump back beyond reading noise is a step: a slewed clock never runs backwards."""
 _READ_WINDOW_S = 0.005
 """Wall and monotonic readings farther apart than this (the thread was paused) are taken again."""
-
-SEQ_SKIP_AFTER_POWER_LOSS = 1000
-"""More than one read's events: the most that can be published and not yet synced when the power goes."""
 
 _NOTHING_YET = object()
 """The driver's state before any batch was written: unlike any state, None included."""
@@ -115,59 +114,17 @@ class Daemon:
         self._instance = InstanceLock(outbox_path, config.table_id)
         self.outbox = Outbox.from_settings(config.outbox, on_level=self._on_outbox_level)
         self._ceiling = SeqCeiling(outbox_path)
-        self._state_lost = False
-        device = config.device
-
-        def make_table(saved: SavedState | None) -> Table:
-            return Table(self.table_id, config.rules, driver=device.driver, channel=device.port, saved=saved)
-
-        restored = restore(self.outbox, make_table, Topics(config.mqtt.prefix, self.table_id))
-        saved = restored.saved
-        self._restored = saved is not None
-        if saved is not None and self.outbox.power_lost:
-            # The last batch may have been published and then lost with the power: never reuse
-            # its seqs for other events, or a consumer dropping repeats by seq would drop them.
-            saved = saved.skip_seq(SEQ_SKIP_AFTER_POWER_LOSS)
-            log.warning(
-                "the machine stopped without a clean shutdown: seq skips ahead",
-                skipped=SEQ_SKIP_AFTER_POWER_LOSS,
-            )
-        self.table = make_table(saved)
-        if saved is not None:
-            log.info("state restored", next_seq=self.validator.next_seq, journal_rows=restored.replayed)
-            if restored.broken is not None:
-                self._rolled_back(
-                    "the outbox's journal disagrees with the events stored with it: the state after "
-                    "the last row that agrees is kept, seq continues above anything published",
-                    journal=restored.broken,
-                    rows_not_judged=restored.rows_left,
-                )
-            elif self.validator.next_seq <= self._ceiling.published:
-                self._rolled_back()
-        else:
-            self._start_seq()
-        self._reserve_seq(self.validator.next_seq)
+        saved = self._open_table()
         # What this start runs, and under which configuration: stated in status and every recording.
         self.software = installed_software()
         self._last_start = config_digest.LastStart.read(outbox_path)
         self.effective = config_digest.effective(config, self._last_start.salt)
         self._clock: ClockHealth | None = None  # the kernel's reading as last read, and how it was judged
+        device = config.device
         self.driver: Driver = create_driver(device.driver, device.port, **device.driver_options())
         if saved is not None and saved.device is not None:
             self.driver.restore_state(saved.device)
-        self.publisher = Publisher(
-            config.mqtt,
-            self.table_id,
-            self.outbox,
-            display=lambda: self.display.health if self.display is not None else None,
-            reader=lambda: ReaderHealth.model_validate(self.reader.counters()),
-            recorder=lambda: self.recorder.health() if self.recorder is not None else None,
-            clock_health=self.clock_health,
-            software=self.software,
-            config_digest=self.effective.digest,
-            staff_list=self.roster is not None,
-            started_at=self.started_at,
-        )
+        self.publisher = self._make_publisher()
         self.publisher.set_suspended(self.validator.suspended)  # a table restored suspended says so
         # The game server's requests, run one at a time on a thread of their own (docs/mqtt.md: Busy).
         self.requests = RequestPath.over(self.publisher, self._on_request)
@@ -191,6 +148,43 @@ class Daemon:
         self._heard_at = 0.0  # when the device last said anything (monotonic: a clock step is no silence)
         self._beats = False  # it has sent a heartbeat on this connection
         self._silent = False  # it has been judged disconnected for its silence
+        self._add_listeners()
+
+    def _open_table(self) -> SavedState | None:
+        """The table as the outbox and the seq ceiling left it (``scannerd/store/opening.py``); the
+        saved state found, whose driver's part the driver takes back."""
+        config, device = self.config, self.config.device
+
+        def make_table(saved: SavedState | None) -> Table:
+            return Table(self.table_id, config.rules, driver=device.driver, channel=device.port, saved=saved)
+
+        opened = open_table(
+            self.outbox, self._ceiling, make_table, Topics(config.mqtt.prefix, self.table_id), self.clock()
+        )
+        self.table, self._state_lost = opened.table, opened.state_lost
+        self._restored = opened.saved is not None
+        return opened.saved
+
+    def _make_publisher(self) -> Publisher:
+        """The broker link, its health topic told of every part's health."""
+        return Publisher(
+            self.config.mqtt,
+            self.table_id,
+            self.outbox,
+            display=lambda: self.display.health if self.display is not None else None,
+            reader=lambda: ReaderHealth.model_validate(self.reader.counters()),
+            recorder=lambda: self.recorder.health() if self.recorder is not None else None,
+            clock_health=self.clock_health,
+            software=self.software,
+            config_digest=self.effective.digest,
+            staff_list=self.roster is not None,
+            started_at=self.started_at,
+        )
+
+    def _add_listeners(self) -> None:
+        """What hears every batch, in the order it is told: the recorder, the shoe's alarm, the
+        display, the metrics' counts (``scannerd/core/listeners.py``)."""
+        config = self.config
         self.recorder: Recorder | None = None
         if config.record.dir is not None:
             self.recorder = _recorder_for(
@@ -270,57 +264,9 @@ class Daemon:
         self.alarm.start()  # once the shoe is open, so the restated alarm reaches it at once
         log.info("daemon started", device=self.driver.description, link_up=self.reader.link_up)
 
-    def _start_seq(self) -> None:
-        """No saved state: ``seq`` starts above anything this table can have published before.
-
-        With the ceiling file present the table had state, and it is gone: a
-        consumer may have lost events, so the dealer, the pit and the log are told.
-        """
-        ceiling = self._ceiling.value
-        self.validator.next_seq = max(clock_floor(self.clock()), ceiling or 1)
-        if ceiling is None and not self._ceiling.damaged:
-            log.info("no saved state: a new table", next_seq=self.validator.next_seq)
-            return
-        self._state_lost = True
-        log.error(
-            "saved state lost: the outbox holds none, seq continues above anything published",
-            outbox=str(self.outbox.path),
-            ceiling_file=str(self._ceiling.path),
-            next_seq=self.validator.next_seq,
-        )
-
     def _lost_state_alert(self) -> None:
         with self._lock:
-            self._apply(
-                Fault(self._now(), "STATE_LOST", message("STATE_LOST"))
-            )
-
-    def _rolled_back(
-        self,
-        why: str = "saved state older than what was published (an outbox put back from a copy, or its "
-        "WAL lost): seq continues above anything published",
-        **detail: object,
-    ) -> None:
-        """The outbox's state is older than what was published: numbers from it would be reused."""
-        stale = self.validator.next_seq
-        self.validator.next_seq = max(clock_floor(self.clock()), self._ceiling.value or 1)
-        self._state_lost = True
-        log.error(
-            why,
-            **detail,
-            outbox=str(self.outbox.path),
-            stale_next_seq=stale,
-            published=self._ceiling.published,
-            next_seq=self.validator.next_seq,
-        )
-
-    def _reserve_seq(self, seq: int) -> None:
-        if self._ceiling.covers(seq):
-            return
-        try:
-            self._ceiling.reserve(seq)
-        except OSError as exc:  # a full disk: the clock floor still keeps seq rising after a loss
-            log.error("could not move the seq ceiling up", file=str(self._ceiling.path), error=str(exc))
+            self._apply(Fault(self._now(), "STATE_LOST", message("STATE_LOST")))
 
     def _resume(self) -> None:
         """A start on saved state: the validator judges what may have been missed while nobody read.
@@ -425,18 +371,21 @@ class Daemon:
                 dead.append("display")
         return dead
 
+    def health(self) -> TableHealth:
+        """The table at this moment, for the status line, ``/metrics`` and ``/healthz`` alike (any thread)."""
+        with self._lock:
+            state = self.validator.state(results=False)
+        return TableHealth(
+            payload=self.publisher.health_payload(),
+            link_up=self.reader.link_up,
+            device=self.publisher.device,
+            suspended=state.get("suspended"),
+            shoe=state["shoe"],
+            round=state["round"],
+        )
+
     def status_line(self) -> str:
-        state = self.validator.state(results=False)
-        shoe, rnd = state["shoe"], state["round"]
-        parts = [f"shoe {shoe['shoe_id']} {shoe['status']}" if shoe else "shoe unknown"]
-        if "suspended" in state:  # first: the one thing an operator looking at the table must see
-            parts.insert(0, f"SUSPENDED ({state['suspended']['cause']})")
-        if rnd:
-            parts.append(f"round {rnd['round_id']} {rnd['phase']}")
-        parts.append(f"link {'up' if state['link_up'] else 'down'}")
-        parts.append(f"mqtt {'connected' if self.publisher.connected else 'disconnected'}")
-        parts.append(f"{self.outbox.health().pending} pending")
-        return ", ".join(parts)
+        return self.health().status_line()
 
     def reload(self) -> None:
         """Nothing of the deal can change under a running table; only log files reopen (in service)."""
@@ -670,7 +619,7 @@ class Daemon:
         events, self._unstored = self._unstored, []
         inputs, self._unjournalled = self._unjournalled, []
         if events and not self._ceiling.covers(events[-1].seq):
-            self._reserve_seq(events[-1].seq)
+            reserve(self._ceiling, events[-1].seq)
         newest_ack = self._unacked[-1] if self._unacked else None
         device = self.driver.saved_state(newest_ack)
         messages = self.publisher.topics.messages(events)

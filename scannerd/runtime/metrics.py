@@ -40,11 +40,13 @@ from prometheus_client.registry import Collector
 from scannerd import __version__
 from scannerd.contract.alert_catalogue import ALERTS
 from scannerd.contract.events import EventData
+from scannerd.contract.payloads import HealthPayload
 from scannerd.contract.topics import Message
 from scannerd.core.listeners import TableListener
 from scannerd.display.access import allowed_names, host_name, known_host
 from scannerd.display.binding import bind_retrying
 from scannerd.display.guard import Gate
+from scannerd.runtime.health import TableHealth
 from scannerd.runtime.metrics_settings import MetricsSettings
 from scannerd.settings.credentials import read_secret
 
@@ -134,7 +136,18 @@ class TableCollector(Collector):
         return family
 
     def collect(self) -> Iterable[Metric]:
-        d, n, t = self.daemon, self.counts, self.table_id
+        """Every metric, each group from what keeps it: the event counts, and one health snapshot (the
+        health topic's, as ``/healthz`` and the status line read it) for the rest."""
+        health = self.daemon.health()
+        yield from self._build_info()
+        yield from self._events()
+        yield from self._table(health)
+        yield from self._reader(health)
+        yield from self._requests()
+        yield from self._clock(health.payload)
+
+    def _build_info(self) -> Iterable[Metric]:
+        d, t = self.daemon, self.table_id
         software = d.software
         info = GaugeMetricFamily(
             "scannerd_build_info",
@@ -144,6 +157,10 @@ class TableCollector(Collector):
         game = d.config.rules.game or "punto_banco"
         info.add_metric([t, __version__, software.digest or "", d.config.device.driver, game], 1)
         yield info
+
+    def _events(self) -> Iterable[Metric]:
+        """What the listener counted as events were stored."""
+        n = self.counts
         yield self._counter("scannerd_cards_total", "Cards read from the shoe (card events).", n.cards)
         yield self._labelled(
             CounterMetricFamily(
@@ -174,39 +191,40 @@ class TableCollector(Collector):
             ),
             {s: open_alerts.get(s, 0) for s in SEVERITIES},
         )
+
+    def _table(self, health: TableHealth) -> Iterable[Metric]:
+        """The suspension, the outbox and the broker link."""
+        n, p = self.counts, health.payload
         yield self._gauge(
-            "scannerd_suspended", "1 while the table is suspended.", int(d.validator.suspended is not None)
+            "scannerd_suspended", "1 while the table is suspended.", int(health.suspended is not None)
         )
-        ob = d.outbox.health()
-        yield self._gauge("scannerd_outbox_events", "Events not yet acknowledged by the broker.", ob.pending)
-        oldest = d.publisher.oldest_pending_s()
+        yield self._gauge("scannerd_outbox_events", "Events not yet acknowledged by the broker.", p.pending)
         yield self._gauge(
             "scannerd_outbox_oldest_age_seconds",
             "Age of the oldest event not yet acknowledged (0: none).",
-            oldest or 0.0,
+            p.oldest_pending_s or 0.0,
         )
-        yield self._gauge("scannerd_outbox_bytes", "Bytes the outbox holds on disk.", ob.bytes)
+        yield self._gauge("scannerd_outbox_bytes", "Bytes the outbox holds on disk.", p.outbox_bytes)
         yield self._gauge(
             "scannerd_outbox_free_bytes",
             "Bytes left in the outbox's budget.",
-            max(0, ob.max_bytes - ob.bytes),
+            max(0, p.outbox_max_bytes - p.outbox_bytes),
         )
-        counts = d.publisher.counts()
         yield self._counter(
             "scannerd_events_published_total", "Events stored for publishing to the broker.", n.events
         )
         yield self._counter(
-            "scannerd_events_acknowledged_total", "Events the broker acknowledged.", counts["published"]
+            "scannerd_events_acknowledged_total", "Events the broker acknowledged.", p.published
         )
-        yield self._gauge(
-            "scannerd_broker_connected", "1 while connected to the broker.", int(d.publisher.connected)
-        )
+        yield self._gauge("scannerd_broker_connected", "1 while connected to the broker.", int(p.connected))
         yield self._counter(
-            "scannerd_broker_reconnects_total",
-            "Connections to the broker after the first.",
-            counts["reconnects"],
+            "scannerd_broker_reconnects_total", "Connections to the broker after the first.", p.reconnects
         )
-        reader = d.reader.counters()
+
+    def _reader(self, health: TableHealth) -> Iterable[Metric]:
+        """What reading the shoe cost, and its link."""
+        p = health.payload
+        reader = p.reader.model_dump() if p.reader is not None else {}
         yield self._counter(
             "scannerd_codec_junk_bytes_total",
             "Bytes from the shoe that were part of no frame.",
@@ -217,12 +235,16 @@ class TableCollector(Collector):
             "Frames from the shoe that could not be used.",
             reader.get("bad_frames") or 0,
         )
-        yield self._gauge("scannerd_device_link_up", "1 while the shoe's link is up.", int(d.reader.link_up))
+        yield self._gauge("scannerd_device_link_up", "1 while the shoe's link is up.", int(health.link_up))
         yield self._counter(
             "scannerd_device_reconnects_total",
             "Times the shoe was opened again.",
             reader.get("reconnects") or 0,
         )
+
+    def _requests(self) -> Iterable[Metric]:
+        """The commands run, by command and answer."""
+        d = self.daemon
         yield self._labelled(
             CounterMetricFamily(
                 "scannerd_requests_total",
@@ -231,7 +253,11 @@ class TableCollector(Collector):
             ),
             d.request_counts.copy(),
         )
-        clock = d.clock_health()
+
+    def _clock(self, p: HealthPayload) -> Iterable[Metric]:
+        """The clock as the table judged it, and when the daemon started."""
+        d = self.daemon
+        clock = p.clock
         yield self._gauge(
             "scannerd_clock_synchronised",
             "1 while a time service keeps the clock synchronised.",
@@ -243,21 +269,6 @@ class TableCollector(Collector):
             clock.est_error_s if clock is not None else 0.0,
         )
         yield self._gauge("scannerd_start_time_seconds", "Unix time the daemon started.", d.started_at)
-
-
-def health_problems(daemon: Daemon) -> dict[str, str]:
-    """What is not well, by part (shoe, broker, outbox), with the reason; {} when all is well."""
-    problems = {}
-    device = daemon.publisher.device
-    if not daemon.reader.link_up or device is None or device.link != "up":
-        detail = device.detail if device is not None and device.detail else "not open"
-        problems["shoe"] = f"link {device.link if device is not None else 'unknown'}: {detail}"
-    if not daemon.publisher.connected:
-        problems["broker"] = f"not connected ({daemon.publisher.failed_attempts} failed attempts)"
-    ob = daemon.outbox.health()
-    if ob.level == "full":
-        problems["outbox"] = f"full: {ob.held} events held in memory, {ob.pending} waiting"
-    return problems
 
 
 class MetricsServer:
@@ -393,7 +404,7 @@ class MetricsServer:
         refused = self._refused(request)
         if refused is not None:
             return refused
-        problems = health_problems(self._daemon)
+        problems = self._daemon.health().problems()
         body = {"status": "unwell", "problems": problems} if problems else {"status": "well"}
         return _json(503 if problems else 200, body)
 

@@ -10,7 +10,7 @@ import time
 
 from drivers.events import DeviceCard
 from scannerd.core.listeners import TableListener
-from scannerd.runtime.daemon import SEQ_SKIP_AFTER_POWER_LOSS
+from scannerd.store.opening import SEQ_SKIP_AFTER_POWER_LOSS
 from tests.support.broker import GameServer, assert_complete_in_order, event_seqs, wait_until
 from tests.support.frames import beetek
 from tests.support.process import live_table

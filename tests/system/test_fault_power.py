@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from drivers.events import DeviceCard
-from scannerd.runtime.daemon import SEQ_SKIP_AFTER_POWER_LOSS
+from scannerd.store.opening import SEQ_SKIP_AFTER_POWER_LOSS
 from tests.support.broker import Broker, wait_until
 from tests.support.process import live_table
 from tests.system.test_fault_restart import kept
