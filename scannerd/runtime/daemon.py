@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from drivers.base import Driver
-from drivers.events import DeviceEvent, DeviceHello, DeviceStatus, LinkDown, LinkUp
+from drivers.events import DeviceEvent, DeviceHello, LinkDown, LinkUp
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
 from scannerd.contract.alert_catalogue import message
@@ -42,7 +42,6 @@ from scannerd.core.inputs import (
     ClockStepped,
     ConfigChanged,
     Fault,
-    FaultCleared,
     Restarted,
     Tick,
     ValidatorInput,
@@ -55,10 +54,11 @@ from scannerd.link.request_path import RequestPath
 from scannerd.recording import signing
 from scannerd.recording.anchors import SealedFile
 from scannerd.recording.recorder import OnSealed, Recorder, StateSource
-from scannerd.runtime import build, clock_sync, config_digest, software
+from scannerd.runtime import build, config_digest, software
 from scannerd.runtime.config import Config
 from scannerd.runtime.health import TableHealth
 from scannerd.runtime.instance_lock import InstanceLock
+from scannerd.runtime.sentries import ClockSentry, SilenceSentry
 from scannerd.runtime.shoe_alarm import ShoeAlarm
 from scannerd.staff.roster import Roster, request_actor
 from scannerd.store.journal import Schedule, encode
@@ -119,7 +119,8 @@ class Daemon:
         self.software = installed_software()
         self._last_start = config_digest.LastStart.read(outbox_path)
         self.effective = config_digest.effective(config, self._last_start.salt)
-        self._clock: ClockHealth | None = None  # the kernel's reading as last read, and how it was judged
+        self.clock_sentry = ClockSentry(config.clock)
+        self.silence_sentry = SilenceSentry(config.device.stale_after_s)
         device = config.device
         self.driver: Driver = create_driver(device.driver, device.port, **device.driver_options())
         if saved is not None and saved.device is not None:
@@ -145,9 +146,6 @@ class Daemon:
         self._faults: deque[Fault] = deque()  # raised where a store is under way; sent by the ticker
         self._sealed: deque[SealedFile] = deque()  # files the recorder sealed; anchored by the ticker
         self._wall_mono: tuple[float, float] | None = None  # the last input's wall and monotonic times
-        self._heard_at = 0.0  # when the device last said anything (monotonic: a clock step is no silence)
-        self._beats = False  # it has sent a heartbeat on this connection
-        self._silent = False  # it has been judged disconnected for its silence
         self._add_listeners()
 
     def _open_table(self) -> SavedState | None:
@@ -397,15 +395,9 @@ class Daemon:
         if self._stopping.is_set() and isinstance(event, LinkDown):
             return  # the daemon let go of the device; the shoe did not fail, so no round is voided
         with self._lock:  # the ticker judges silence under the same lock
-            if self._silent:
-                self._silent = False
-                if not isinstance(event, LinkDown | LinkUp):
-                    self._device_event(ts, LinkUp("the shoe speaks again"))
-            self._heard_at = time.monotonic()
-            if isinstance(event, LinkUp | LinkDown):
-                self._beats = False  # a new connection must show again that it sends heartbeats
-            elif isinstance(event, DeviceStatus):
-                self._beats = True
+            back = self.silence_sentry.heard(event)
+            if back is not None:
+                self._device_event(ts, back)
             # Link changes come on their own; anything else is stored when its read is done.
             self._device_event(ts, event, defer=not isinstance(event, LinkUp | LinkDown))
 
@@ -502,71 +494,24 @@ class Daemon:
         return wall
 
     def _check_clock(self, now: float) -> None:
-        """The kernel's clock state, read once a tick: ``CLOCK_UNSYNCED`` raised and cleared as it changes.
+        """Judge what the clock sentry says of the clock now (``scannerd/runtime/sentries.py``).
 
-        Raised when the clock stops being synchronised or its estimated error passes the house
-        limit, unless one is open already (from before a restart); cleared by the table itself,
-        each one open, when it is well again: synchronised and back under a margin below the
-        limit (``clock_sync.CLEAR_BELOW``), so an error sitting at the limit raises it once and
-        does not flap. Caller holds the lock.
-        """
-        reading = clock_sync.read()
-        limit = self.config.clock.max_error_s
+        Caller holds the lock."""
         raised = any(a["code"] == "CLOCK_UNSYNCED" for a in self.validator.open_alerts.values())
-        was = self._clock.well if self._clock is not None else None
-        if reading is None:
-            self._clock = None
-            return
-        well = reading.well(limit, off=was is False or (was is None and raised))
-        self._clock = ClockHealth(
-            synchronised=reading.synchronised,
-            est_error_s=reading.est_error_s,
-            max_error_s=reading.max_error_s,
-            limit_s=limit,
-            well=well,
-        )
-        if well == was or not self.config.clock.alert:
-            return
-        if well:
-            if was is not None or raised:
-                log.info("the clock is well again", est_error_s=reading.est_error_s)
-            if raised:
-                self._apply(FaultCleared(now, "CLOCK_UNSYNCED"))
-            return
-        log.warning(
-            "the clock is not synchronised or off by more than the house limit",
-            synchronised=reading.synchronised,
-            est_error_s=reading.est_error_s,
-            limit_s=limit,
-        )
-        if not raised:
-            self._apply(
-                Fault(now, "CLOCK_UNSYNCED", message("CLOCK_UNSYNCED", clock=reading.say(), limit=limit))
-            )
+        said = self.clock_sentry.check(now, raised)
+        if said is not None:
+            self._apply(said)
 
     def clock_health(self) -> ClockHealth | None:
-        """The last reading and the table's judgement of it, for the health topic and the metrics: what
-        the alert was judged on (any thread)."""
-        return self._clock
+        """The last reading and the table's judgement of it, for the health topic (any thread)."""
+        return self.clock_sentry.health
 
     def _check_silence(self, now: float) -> None:
-        """A shoe that sends heartbeats and has gone quiet is as good as unplugged.
-
-        The reader only sees an unplug when a read fails; a cable pulled at the
-        shoe end of a USB-serial adapter never fails a read. Only devices that
-        have shown they send heartbeats on this connection are judged, so a
-        quiet Bee-Tek between rounds is not mistaken for a dead one.
-        """
-        stale_after = self.config.device.stale_after_s
+        """Judge a shoe gone quiet as unplugged, as the silence sentry says (``sentries.py``)."""
         with self._lock:
-            if not (self._beats and not self._silent and self.reader.link_up):
-                return
-            if time.monotonic() - self._heard_at > stale_after:
-                detail = f"no heartbeat from the shoe for {stale_after:g} s"
-                log.warning("device silent", detail=detail)
-                self._beats = False
-                self._silent = True
-                self._device_event(now, LinkDown(detail))
+            down = self.silence_sentry.check(self.reader.link_up)
+            if down is not None:
+                self._device_event(now, down)
 
     def _apply(self, inp: ValidatorInput) -> None:
         """Judge an input that is not the device's and store its events (and any deferred) now."""
