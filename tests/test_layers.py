@@ -218,3 +218,38 @@ def test_each_folder_imports_only_the_floors_below_it() -> None:
         and {here, there} != {"core", "contract"}
     ]
     assert offenders == []
+
+
+def _side_names() -> set[str]:
+    from scannerd.core.games import GAMES
+
+    return {name for game in GAMES.values() for name in (*game.sides, *game.positions)}
+
+
+SAVED_STATE_FIELDS = "_plain"
+"""The validator's saved round keeps each hand under its side's name (the saved state's own keys,
+which old states must keep loading): the names it copies by are the one use allowed."""
+
+
+def test_a_sides_name_is_spelled_only_by_the_games() -> None:
+    """What a game's sides are called is declared once (``scannerd/core/games/``): everything else reads
+    them from the table's ``Game``, so a new game needs no edits across the display, the audit, watch."""
+    names, found = _side_names(), []
+    for path in sorted((ROOT / "scannerd").rglob("*.py")):
+        if path.is_relative_to(ROOT / "scannerd" / "core" / "games"):
+            continue
+        tree = ast.parse(path.read_text())
+        allowed = {
+            id(arg)
+            for call in ast.walk(tree)
+            if isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == SAVED_STATE_FIELDS
+            for arg in call.args
+        }
+        found += [
+            f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value in names and id(node) not in allowed
+        ]
+    assert not found, "side names outside scannerd/core/games/:\n" + "\n".join(found)

@@ -28,14 +28,8 @@ from scannerd.core.games import GAMES
 
 NAME = "report.html"
 DASH = "\u2013"  # a figure there is none of
-# Dragon and Tiger as the dealer display colours them; Dragon shares Banker's red (never on one plot).
-COLOURS = {
-    "banker": "#c62828",
-    "player": "#1565c0",
-    "dragon": "#c62828",
-    "tiger": "#c98a00",
-    "tie": "#2e7d32",
-}
+# Each result as its game colours it everywhere (Dragon shares Banker's red: never on one plot).
+COLOURS = {result: colour for game in GAMES.values() for result, colour in game.colours.items()}
 UNUSUAL_P = 0.01  # a p-value shown highlighted (not flagged: some groups of many are bound to be)
 Y_MAX = 0.6  # the plots' frequency axis: a side's win sits near 0.45, a tie near 0.1
 

@@ -32,6 +32,7 @@ from scannerd.client import Availability, BrokerRefused, Gap, RequestTimeout, Ta
 from scannerd.commands import arguments
 from scannerd.contract.events import Event
 from scannerd.core.cards import card_name
+from scannerd.core.games import GAMES
 from scannerd.display.view import BACK, TableView, dealer_text
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.runtime import logs
@@ -40,14 +41,10 @@ from scannerd.runtime.log_settings import LogSettings
 STATE_TIMEOUT_S = 5.0
 """How long a ``get_state`` may take; events wait behind it, so the state comes before them."""
 _TONE_STYLE = {"go": "bold green", "wait": "bold white", "burn": "bold yellow", "stop": "bold white on red"}
-_WINNER_STYLE = {
-    "banker": "white on red",
-    "player": "white on blue",
-    "dragon": "white on red",
-    "tiger": "black on yellow",
-    "tie": "white on green",
-}
-_SIDE_STYLE = {"banker": "bold red", "player": "bold blue", "dragon": "bold red", "tiger": "bold yellow"}
+# Each result as its game colours it on every screen (``Game.colours``).
+_COLOURS = {result: colour for game in GAMES.values() for result, colour in game.colours.items()}
+_WINNER_STYLE = {result: f"bold white on {colour}" for result, colour in _COLOURS.items()}
+_SIDE_STYLE = {result: f"bold {colour}" for result, colour in _COLOURS.items()}
 _BEAD_COLUMNS = 16  # the last columns of each road that are shown
 _BIG_COLUMNS = 24
 

@@ -9,12 +9,13 @@ a test holds the docs to it.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from scannerd.contract.events import Position
 from scannerd.contract.idents import Ident, PlainText
+from scannerd.core.games.names import Side
 from scannerd.core.house import MAX_BETTING_TIME_S
 
 
@@ -93,7 +94,7 @@ class RevealRequest(RequestBase):
     Without ``side`` or ``position``: every card of the round still held back.
     """
 
-    side: Literal["player", "banker", "dragon", "tiger"] | None = Field(
+    side: Side | None = Field(
         None, description="Every held-back card of this side."
     )
     position: Position | None = Field(None, description="The card at this position only.")

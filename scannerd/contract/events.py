@@ -16,17 +16,16 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from scannerd.contract.alert_catalogue import ALERT_CODES, Severity
+from scannerd.core.games.names import Position as Place
+from scannerd.core.games.names import Winner
 from scannerd.core.house import MAX_DECKS
 
 # --------------------------------------------------------------------------
 # Outputs (pydantic: they are the published contract)
 # --------------------------------------------------------------------------
 
-Position = Literal[
-    "player1", "banker1", "player2", "banker2", "player3", "banker3", "dragon", "tiger", "burn", "discard"
-]
+Position = Literal[Place, "burn", "discard"]
 Phase = Literal["betting", "dealing", "complete", "void"]
-Winner = Literal["player", "banker", "dragon", "tiger", "tie"]
 ShoeStatus = Literal["unknown", "burning", "dealing", "last_hand", "closed"]
 
 AlertCode = Literal[ALERT_CODES]  # type: ignore[valid-type]  # the catalogue is the one list

@@ -17,9 +17,9 @@ tails) are tested without a browser.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from scannerd.contract.events import Winner
+from scannerd.core.games.names import Side
 
 ROWS = 6
 
@@ -47,7 +47,7 @@ class BigCell:
 
     col: int
     row: int
-    winner: Literal["player", "banker", "dragon", "tiger"] | None
+    winner: Side | None
     ties: int = 0
     player_pair: bool = False
     banker_pair: bool = False

@@ -17,6 +17,7 @@ import webvtt
 
 from scannerd.contract.events import EventData
 from scannerd.core.cards import card_name
+from scannerd.core.games import ALL_SIDES
 
 HOLD_S = 4.0
 """A cue stays up this long at most; a later cue ends it sooner."""
@@ -144,7 +145,7 @@ def _round_text(event: EventData) -> str | None:
     hand = f"hand {event['hand_no']}"
     phase = event["phase"]
     if phase == "complete":
-        sides = [s for s in ("player", "banker", "dragon", "tiger") if event.get(s) is not None]
+        sides = [s for s in ALL_SIDES if event.get(s) is not None]
         totals = ", ".join(f"{s} {event[s]['total']}" for s in sides)
         winner = event.get("winner")
         result = "TIE" if winner == "tie" else f"{str(winner).upper()} wins"

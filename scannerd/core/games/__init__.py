@@ -66,6 +66,8 @@ class Game:
     """The exact chance of each value of each fact."""
     initials: Mapping[str, str]
     """The one-letter code of each winner, for the results the table keeps for the roads."""
+    colours: Mapping[str, str]
+    """Each side's and the tie's colour on every screen and report that draws them (hex)."""
     marks: Mapping[str, str]
     """How each winner is drawn on every board (the screens' roads and counts, the pit, ``watch``):
     a letter or symbol of its own, so none is told apart by colour alone. In ``sides`` order, then
@@ -112,6 +114,7 @@ PUNTO_BANCO = Game(
     outcome_odds=punto_banco.outcome_odds,
     fact_odds=punto_banco.fact_odds,
     initials={"B": "banker", "P": "player", "T": "tie"},
+    colours={"player": "#1565c0", "banker": "#c62828", "tie": "#2e7d32"},
     marks={"player": "P", "banker": "B", "tie": "T"},
     calls_naturals=True,
     calls=(
@@ -134,6 +137,7 @@ DRAGON_TIGER = Game(
     outcome_odds=dragon_tiger.outcome_odds,
     fact_odds=dragon_tiger.fact_odds,
     initials={"D": "dragon", "G": "tiger", "T": "tie"},  # G: T is the tie's, as at punto banco
+    colours={"dragon": "#c62828", "tiger": "#c98a00", "tie": "#2e7d32"},
     marks={"dragon": "D", "tiger": "T", "tie": "="},  # Tiger has the T players know; a tie is an equal
     calls_naturals=False,
     calls=(Call("suited_tie", bool, None, "SUITED"),),  # beside TIE: "TIE SUITED"
@@ -151,6 +155,9 @@ def position_words(position: str) -> str:
 
 GAMES: dict[str, Game] = {game.name: game for game in (PUNTO_BANCO, DRAGON_TIGER)}
 """Every game by the name ``[rules] game`` gives it."""
+
+ALL_SIDES: tuple[str, ...] = tuple(dict.fromkeys(side for game in GAMES.values() for side in game.sides))
+"""Every game's sides, each once, in the games' own order: for what reads a round of any game."""
 
 
 def played(name: str | None) -> Game:
