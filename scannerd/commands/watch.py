@@ -20,7 +20,7 @@ import sys
 import threading
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -30,7 +30,7 @@ from rich.text import Text
 
 from scannerd.client import Availability, BrokerRefused, Gap, RequestTimeout, TableClient
 from scannerd.commands import arguments
-from scannerd.contract.events import Event
+from scannerd.contract.events import Event, kind_of
 from scannerd.core.cards import card_name
 from scannerd.core.games import GAMES
 from scannerd.display.view import BACK, TableView, dealer_text
@@ -251,31 +251,47 @@ def describe(name: str, payload: dict[str, Any], *, squeeze: bool = False) -> st
 
     At a squeeze table a card of a hand is "face down": its face is the screens' only once revealed.
     """
-    kind = payload.get("kind")
+    kind = kind_of(payload)
     head = f"{payload.get('seq', '-')} {name}"
-    if kind == "card":
-        card = payload.get("card")
-        dealt = payload["position"] not in ("burn", "discard")
-        shown = "face down" if squeeze and dealt else card_name(card) if card else "unread"
-        return f"{head} {payload['position']} {shown} round={payload.get('round_id')}"
-    if kind == "round":
-        line = f"{head} {payload['round_id']} hand={payload['hand_no']} {payload['phase']}"
-        # At a squeeze table the winner waits for the reveal, as on the screens.
-        for key in ("betting_time_s", "dealer_id") if squeeze else ("winner", "betting_time_s", "dealer_id"):
-            if payload.get(key):
-                line += f" {key.removesuffix('_id')}={payload[key]}"
-        return line
-    if kind == "alert":
-        state = "acknowledged" if payload.get("acknowledged") else payload["severity"]
-        text = dealer_text(payload["message"], payload.get("card"))
-        return f"{head} {payload['code']} {state}: {text}"  # the head's seq is the machine's name for it
-    if kind == "shoe":
-        return f"{head} {payload['shoe_id']} {payload['status']} dealt={payload['cards_dealt']}"
-    if kind == "reveal":
-        return f"{head} {payload['round_id']} {' '.join(payload['positions'])} ({payload['reason']})"
-    if kind == "dealer":
-        dealer = payload["dealer_id"]
-        return f"{head} {dealer} signed in" if dealer else f"{head} signed out"
+    match kind:
+        case "card":
+            card = payload.get("card")
+            dealt = payload["position"] not in ("burn", "discard")
+            shown = "face down" if squeeze and dealt else card_name(card) if card else "unread"
+            return f"{head} {payload['position']} {shown} round={payload.get('round_id')}"
+        case "round":
+            return _round_line(head, payload, squeeze)
+        case "alert":
+            state = "acknowledged" if payload.get("acknowledged") else payload["severity"]
+            text = dealer_text(payload["message"], payload.get("card"))
+            return f"{head} {payload['code']} {state}: {text}"  # the head's seq is the machine's name for it
+        case "shoe":
+            return f"{head} {payload['shoe_id']} {payload['status']} dealt={payload['cards_dealt']}"
+        case "reveal":
+            return f"{head} {payload['round_id']} {' '.join(payload['positions'])} ({payload['reason']})"
+        case "dealer":
+            dealer = payload["dealer_id"]
+            return f"{head} {dealer} signed in" if dealer else f"{head} signed out"
+        case "suspension":
+            return f"{head} {'SUSPENDED ' + str(payload['cause']) if payload['suspended'] else 'resumed'}"
+        case "anchor" | "config":
+            return f"{head} {payload.get('file') or payload.get('digest', '')}".rstrip()
+        case None:
+            return _state_line(name, payload)  # a state topic (status, device) or an answer
+        case _:
+            assert_never(kind)
+
+
+def _round_line(head: str, payload: dict[str, Any], squeeze: bool) -> str:
+    line = f"{head} {payload['round_id']} hand={payload['hand_no']} {payload['phase']}"
+    # At a squeeze table the winner waits for the reveal, as on the screens.
+    for key in ("betting_time_s", "dealer_id") if squeeze else ("winner", "betting_time_s", "dealer_id"):
+        if payload.get(key):
+            line += f" {key.removesuffix('_id')}={payload[key]}"
+    return line
+
+
+def _state_line(name: str, payload: dict[str, Any]) -> str:
     if name == "status":
         return f"- status {payload['state']}"
     if name == "device":

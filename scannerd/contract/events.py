@@ -11,7 +11,8 @@ schemas, the client side and the tests that hold the plain data to them.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, ClassVar, Literal, Self
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Literal, Self, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -323,6 +324,17 @@ class ConfigEvent(EventBase):
     changed: list[str] = Field(
         description="The keys that changed, added or went, dotted (section.key), in order."
     )
+
+
+EventKind = Literal["card", "round", "alert", "shoe", "dealer", "anchor", "reveal", "config", "suspension"]
+"""Every kind of event, as a type: a consumer ``match``es a kind with ``assert_never`` last, so mypy
+names a consumer that forgot a new kind (``tests/contract/test_event_kinds.py``)."""
+
+
+def kind_of(event: Mapping[str, Any]) -> EventKind | None:
+    """An event's kind as the type, or None for a payload whose kind is no event's (old news, garbage)."""
+    kind = event.get("kind")
+    return cast(EventKind, kind) if kind in get_args(EventKind) else None
 
 
 Event = (

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, assert_never
 
 from scannerd.contract.alert_catalogue import PIT_ONLY_CODES
+from scannerd.contract.events import kind_of
 from scannerd.core.cards import BURN_COUNT, CARD_POINTS, card_name
 from scannerd.core.games import GAMES, PUNTO_BANCO, Game, position_words
 from scannerd.core.validator import RESULTS_KEPT_WITHOUT_SHOE
@@ -171,24 +172,27 @@ class TableView:
         if seq <= self.seq:
             return False
         self.seq = seq
-        kind = event.get("kind")
-        if kind == "card":
-            self._card(event)
-        elif kind == "round":
-            self._round(event)
-        elif kind == "alert":
-            self._alert(event)
-        elif kind == "shoe":
-            self._set_shoe({k: v for k, v in event.items() if k not in ("seq", "ts", "kind")})
-        elif kind == "dealer":
-            self.dealer_id = event.get("dealer_id")
-        elif kind == "reveal":
-            self._reveal(event)
-        elif kind == "suspension":
-            fields = ("cause", "alert_id", "message", "since")
-            self.suspended = {k: event[k] for k in fields} if event.get("suspended") else None
-        else:
-            return False
+        kind = kind_of(event)
+        match kind:
+            case "card":
+                self._card(event)
+            case "round":
+                self._round(event)
+            case "alert":
+                self._alert(event)
+            case "shoe":
+                self._set_shoe({k: v for k, v in event.items() if k not in ("seq", "ts", "kind")})
+            case "dealer":
+                self.dealer_id = event.get("dealer_id")
+            case "reveal":
+                self._reveal(event)
+            case "suspension":
+                fields = ("cause", "alert_id", "message", "since")
+                self.suspended = {k: event[k] for k in fields} if event.get("suspended") else None
+            case "anchor" | "config" | None:
+                return False  # nothing a screen shows; None: no event's kind
+            case _:
+                assert_never(kind)
         return True
 
     def _set_shoe(self, shoe: Mapping[str, Any] | None) -> None:

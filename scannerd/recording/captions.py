@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import assert_never
 
 import webvtt
 
-from scannerd.contract.events import EventData
+from scannerd.contract.events import EventData, kind_of
 from scannerd.core.cards import card_name
 from scannerd.core.games import ALL_SIDES
 
@@ -102,43 +103,55 @@ def _readable_codes(message: str) -> str:
 
 def caption_text(event: EventData) -> str | None:
     """What a cue says for one event, or None for an event that gets no cue."""
-    kind = event.get("kind")
-    if kind == "card":
-        position = event["position"]
-        if position == "burn":
-            return f"{_card(event['card'])} burned"
-        if position == "discard":
-            return f"{_card(event['card'])} set aside (discard)"
-        return f"{_card(event['card'])} to {position_name(position)}"
-    if kind == "round":
-        return _round_text(event)
-    if kind == "alert":
-        code = event["code"]
-        if event.get("acknowledged"):
+    kind = kind_of(event)
+    match kind:
+        case "card":
+            return _card_text(event)
+        case "round":
+            return _round_text(event)
+        case "alert":
+            return _alert_text(event)
+        case "shoe":
             if event.get("by") is None:
-                return None  # the table's own all-clear, no one's action
-            return f"alert {event['alert_id']} ({code}) acknowledged{_who(event)}"
-        if event["severity"] not in ("misdeal", "warning"):
-            return None
-        return f"{event['severity'].upper()} {code}: {_readable(event['message'], event.get('card'))}"
-    if kind == "shoe":
+                return None  # the shoe's count after a round: the cards say it already
+            decks = event["decks"]
+            return f"new shoe {event['shoe_id']} ({decks} deck{'s' if decks != 1 else ''}){_who(event)}"
+        case "dealer":
+            if event["dealer_id"] is None:
+                return f"dealer signed out{_who(event)}"
+            return f"dealer {event['dealer_id']} signed in{_who(event)}"
+        case "reveal":
+            shown = ", ".join(position_name(p) for p in event["positions"])
+            return f"revealed {shown} ({event['reason']}){_who(event)}"
+        case "suspension":
+            if event["suspended"]:
+                return f"TABLE SUSPENDED ({event['cause']}): {_readable_codes(event['message'])}"
+            reason = f": {event['reason']}" if event.get("reason") else ""
+            return f"table resumed{_who(event)}{reason}"
+        case "anchor" | "config" | None:
+            return None  # the table's bookkeeping: nothing seen on video
+        case _:
+            assert_never(kind)
+
+
+def _card_text(event: EventData) -> str:
+    position = event["position"]
+    if position == "burn":
+        return f"{_card(event['card'])} burned"
+    if position == "discard":
+        return f"{_card(event['card'])} set aside (discard)"
+    return f"{_card(event['card'])} to {position_name(position)}"
+
+
+def _alert_text(event: EventData) -> str | None:
+    code = event["code"]
+    if event.get("acknowledged"):
         if event.get("by") is None:
-            return None  # the shoe's count after a round: the cards say it already
-        decks = event["decks"]
-        return f"new shoe {event['shoe_id']} ({decks} deck{'s' if decks != 1 else ''}){_who(event)}"
-    if kind == "dealer":
-        if event["dealer_id"] is None:
-            return f"dealer signed out{_who(event)}"
-        return f"dealer {event['dealer_id']} signed in{_who(event)}"
-    if kind == "reveal":
-        shown = ", ".join(position_name(p) for p in event["positions"])
-        return f"revealed {shown} ({event['reason']}){_who(event)}"
-    if kind == "suspension":
-        if event["suspended"]:
-            return f"TABLE SUSPENDED ({event['cause']}): {_readable_codes(event['message'])}"
-        reason = f": {event['reason']}" if event.get("reason") else ""
-        return f"table resumed{_who(event)}{reason}"
-    return None
+            return None  # the table's own all-clear, no one's action
+        return f"alert {event['alert_id']} ({code}) acknowledged{_who(event)}"
+    if event["severity"] not in ("misdeal", "warning"):
+        return None
+    return f"{event['severity'].upper()} {code}: {_readable(event['message'], event.get('card'))}"
 
 
 def _round_text(event: EventData) -> str | None:
@@ -241,4 +254,3 @@ def document(items: Iterable[Cue | Chapter]) -> webvtt.WebVTT:
         for item in items
     ]
     return webvtt.WebVTT(captions=captions)
-

@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, assert_never
 
 import orjson
 import structlog
@@ -39,7 +39,7 @@ from prometheus_client.registry import Collector
 
 from scannerd import __version__
 from scannerd.contract.alert_catalogue import ALERTS
-from scannerd.contract.events import EventData
+from scannerd.contract.events import EventData, kind_of
 from scannerd.contract.payloads import HealthPayload
 from scannerd.contract.topics import Message
 from scannerd.core.listeners import TableListener
@@ -91,22 +91,30 @@ class EventCounts(TableListener):
         self.events += len(events)
         alerts = False
         for event in events:
-            kind = event["kind"]
-            if kind == "card":
-                self.cards += 1
-            elif kind == "round":
-                phase = event["phase"]
-                if phase == "complete":
-                    self.rounds[event["winner"] or OTHER] += 1
-                elif phase == "void":
-                    self.rounds["void"] += 1
-                    self.voids[event["reason"] or OTHER] += 1
-            elif kind == "alert":
-                alerts = True
-                if not event["acknowledged"]:
-                    self.alerts[event["code"], event["severity"]] += 1
+            kind = kind_of(event)
+            match kind:
+                case "card":
+                    self.cards += 1
+                case "round":
+                    self._round(event)
+                case "alert":
+                    alerts = True
+                    if not event["acknowledged"]:
+                        self.alerts[event["code"], event["severity"]] += 1
+                case "shoe" | "dealer" | "anchor" | "reveal" | "config" | "suspension" | None:
+                    pass  # counted among the events, no count of their own
+                case _:
+                    assert_never(kind)
         if alerts:  # open alerts change only with an alert event: counted again then, not per card
             self.open_alerts = Counter(a["severity"] for a in self._open_alerts())
+
+    def _round(self, event: EventData) -> None:
+        phase = event["phase"]
+        if phase == "complete":
+            self.rounds[event["winner"] or OTHER] += 1
+        elif phase == "void":
+            self.rounds["void"] += 1
+            self.voids[event["reason"] or OTHER] += 1
 
 
 class TableCollector(Collector):
