@@ -149,6 +149,76 @@ class _Shoe:
     shuffle: ShuffleFact | None = None
 
 
+class _Tally:
+    """Every group's figures as the files are read, table by table: what ``build`` reports."""
+
+    def __init__(self, zone: tzinfo) -> None:
+        self.zone = zone
+        self.groups: dict[str, dict[str, Group]] = {"tables": {}, "shoes": {}, "dealers": {}, "days": {}}
+        self.total = Group("all", detailed=True)
+        self.shoes: dict[ShoeKey, _Shoe] = {}
+        self.staff = Staff()
+        self.suspended: list[Period] = []
+        self.to_review: list[dict[str, Any]] = []
+
+    def group_of(self, kind: str, key: str) -> Group:
+        return self.groups[kind].setdefault(key, Group(key, detailed=kind == "tables"))
+
+    def members(self, table: str, shoe: str, dealer: str | None, ts: float) -> list[Group]:
+        keys = {"tables": table, "shoes": f"{table}/{shoe}", "dealers": dealer or NO_DEALER, "days": _day(ts)}
+        return [self.total, *(self.group_of(kind, k) for kind, k in keys.items())]
+
+    def add_table(self, table: str, files: list[FileFacts]) -> None:
+        """One table's files, told apart where they overlap: its rounds, misdeals, shuffles, stops."""
+        self.group_of("tables", table)  # a table whose files hold no hand is a table
+        merged = _merged_rounds(files)
+        for rnd, odds, seconds in _timed(merged):
+            self._add_round(table, rnd, odds, seconds)
+        for f in files:
+            self._add_file(table, f)
+        last = max((f.last_ts for f in files if f.last_ts is not None), default=None)
+        self.suspended += periods(table, [s for f in files for s in f.suspensions], last)
+        misdeals = [m for f in files for m in f.misdeals]
+        self.to_review += review.hands(table, [r for r, _ in merged], misdeals, self.zone)
+
+    def _add_round(self, table: str, rnd: RoundFact, odds: Chances, seconds: float) -> None:
+        shoe_id = rnd.shoe_id or NO_SHOE
+        shoe = self.shoes.setdefault((table, shoe_id), _Shoe(table, shoe_id, odds.game))
+        shoe.first = rnd.opened if shoe.first is None else min(shoe.first, rnd.opened)
+        shoe.last = rnd.ended if shoe.last is None else max(shoe.last, rnd.ended)
+        dealer = rnd.dealer_id or NO_DEALER
+        if dealer not in shoe.dealers:
+            shoe.dealers.append(dealer)
+        for group in self.members(table, shoe_id, rnd.dealer_id, rnd.opened):
+            group.add_round(table, rnd, seconds, odds)
+        self.staff.add_round(table, rnd)
+
+    def _add_file(self, table: str, f: FileFacts) -> None:
+        self.staff.add_file(table, f)
+        for misdeal in f.misdeals:
+            for group in self.members(table, misdeal.shoe_id or NO_SHOE, misdeal.dealer_id, misdeal.ts):
+                group.misdeals[misdeal.code] += 1
+        for shuffle in f.shuffles:
+            shoe_id = shuffle.shoe_id or NO_SHOE
+            shoe = self.shoes.setdefault((table, shoe_id), _Shoe(table, shoe_id, f.game))
+            shoe.shuffle = _stronger(shoe.shuffle, shuffle)
+        for shoe_id in {r.shoe_id or NO_SHOE for r in f.rounds}:
+            self.shoes[(table, shoe_id)].files.append(f.path.name)
+
+    def mark_suspects(self) -> None:
+        """A suspect shoe counts against its table, itself, its dealers and its days."""
+        for (table, shoe_id), shoe in self.shoes.items():
+            if shoe.shuffle is None:
+                continue
+            suspect = (table, shoe_id)
+            self.total.suspect.add(suspect)
+            self.group_of("tables", table).suspect.add(suspect)
+            self.group_of("shoes", f"{table}/{shoe_id}").suspect.add(suspect)
+            for kind, keys in (("dealers", shoe.dealers), ("days", _shoe_days(shoe))):
+                for k in keys:
+                    self.group_of(kind, k).suspect.add(suspect)
+
+
 def build(
     facts: Iterable[FileFacts],
     key: Ed25519PublicKey | None = None,
@@ -163,64 +233,16 @@ def build(
     good = [f for f in facts if f.error is None]
     verdict = judge([f.chained for f in good if f.chained is not None], key)
     replay_checks = _replay_checks(good)
-    groups: dict[str, dict[str, Group]] = {"tables": {}, "shoes": {}, "dealers": {}, "days": {}}
-    total = Group("all", detailed=True)
-    shoes: dict[ShoeKey, _Shoe] = {}
-    staff = Staff()
-    suspended: list[Period] = []
-    to_review: list[dict[str, Any]] = []
-
-    def group_of(kind: str, key: str) -> Group:
-        return groups[kind].setdefault(key, Group(key, detailed=kind == "tables"))
-
-    def members(table: str, shoe: str, dealer: str | None, ts: float) -> list[Group]:
-        keys = {"tables": table, "shoes": f"{table}/{shoe}", "dealers": dealer or NO_DEALER, "days": _day(ts)}
-        return [total, *(group_of(kind, k) for kind, k in keys.items())]
-
+    tally = _Tally(zone)
     for table, table_files in itertools.groupby(good, key=lambda f: f.table_id):
-        group_of("tables", table)  # a table whose files hold no hand is a table
-        files = _told_apart(list(table_files))
-        merged = _merged_rounds(files)
-        for rnd, odds, seconds in _timed(merged):
-            shoe_id = rnd.shoe_id or NO_SHOE
-            shoe = shoes.setdefault((table, shoe_id), _Shoe(table, shoe_id, odds.game))
-            shoe.first = rnd.opened if shoe.first is None else min(shoe.first, rnd.opened)
-            shoe.last = rnd.ended if shoe.last is None else max(shoe.last, rnd.ended)
-            dealer = rnd.dealer_id or NO_DEALER
-            if dealer not in shoe.dealers:
-                shoe.dealers.append(dealer)
-            for group in members(table, shoe_id, rnd.dealer_id, rnd.opened):
-                group.add_round(table, rnd, seconds, odds)
-            staff.add_round(table, rnd)
-        for f in files:
-            staff.add_file(table, f)
-            for misdeal in f.misdeals:
-                for group in members(table, misdeal.shoe_id or NO_SHOE, misdeal.dealer_id, misdeal.ts):
-                    group.misdeals[misdeal.code] += 1
-            for shuffle in f.shuffles:
-                shoe_id = shuffle.shoe_id or NO_SHOE
-                shoe = shoes.setdefault((table, shoe_id), _Shoe(table, shoe_id, f.game))
-                shoe.shuffle = _stronger(shoe.shuffle, shuffle)
-            for shoe_id in {r.shoe_id or NO_SHOE for r in f.rounds}:
-                shoes[(table, shoe_id)].files.append(f.path.name)
-        last = max((f.last_ts for f in files if f.last_ts is not None), default=None)
-        suspended += periods(table, [s for f in files for s in f.suspensions], last)
-        to_review += review.hands(table, [r for r, _ in merged], [m for f in files for m in f.misdeals], zone)
-    for (table, shoe_id), shoe in shoes.items():
-        if shoe.shuffle is not None:
-            suspect = (table, shoe_id)
-            total.suspect.add(suspect)
-            group_of("tables", table).suspect.add(suspect)
-            group_of("shoes", f"{table}/{shoe_id}").suspect.add(suspect)
-            for kind, keys in (("dealers", shoe.dealers), ("days", _shoe_days(shoe))):
-                for k in keys:
-                    group_of(kind, k).suspect.add(suspect)
+        tally.add_table(table, _told_apart(list(table_files)))
+    tally.mark_suspects()
+    groups = tally.groups
     file_rows = [_file_row(f, verdict, replay_checks, key) for f in facts]
-    shoe_rows = [_shoe_row(shoe, groups["shoes"], verdict, good) for shoe in shoes.values()]
-    totals = total.to_json()
+    shoe_rows = [_shoe_row(shoe, groups["shoes"], verdict, good) for shoe in tally.shoes.values()]
+    totals = tally.total.to_json()
     tables = [g.to_json() for _, g in sorted(groups["tables"].items())]
     flags = _flags(shoe_rows, file_rows) + _fact_flags([(None, totals), *((t["key"], t) for t in tables)])
-    used = sorted({chances(f.game, f.decks) for f in good}, key=_in_order)
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -229,22 +251,30 @@ def build(
         "key": None if key is None else fingerprint(key),
         "flagged": bool(flags),
         "flags": flags,
-        "review": {"zone": str(zone), "pad_s": review.PAD_S, "hands": to_review},
+        "review": {"zone": str(zone), "pad_s": review.PAD_S, "hands": tally.to_review},
+        **_odds(good),
+        "totals": totals,
+        "tables": tables,
+        "dealers": [g.to_json() for _, g in sorted(groups["dealers"].items())],
+        "days": [g.to_json() for _, g in sorted(groups["days"].items())],
+        "staff": tally.staff.to_json(),
+        "suspensions": suspensions.report(groups["tables"], tally.suspended),
+        "shoes": shoe_rows,
+        "files": file_rows,
+        "notes": verdict.notes + [note for f in good for note in f.notes],
+    }
+
+
+def _odds(good: list[FileFacts]) -> dict[str, Any]:
+    """The exact odds of every game and deck count the archive holds, and the bands they are held to."""
+    used = sorted({chances(f.game, f.decks) for f in good}, key=_in_order)
+    return {
         "odds": _by_game(used, lambda c: {r: round(p, 6) for r, p in c.results.items()}),
         "fact_odds": _by_game(
             used, lambda c: {f: {v: round(p, 6) for v, p in by.items()} for f, by in c.facts.items()}
         ),
         "band_z": Z,
         "fact_z": FACT_Z,
-        "totals": totals,
-        "tables": tables,
-        "dealers": [g.to_json() for _, g in sorted(groups["dealers"].items())],
-        "days": [g.to_json() for _, g in sorted(groups["days"].items())],
-        "staff": staff.to_json(),
-        "suspensions": suspensions.report(groups["tables"], suspended),
-        "shoes": shoe_rows,
-        "files": file_rows,
-        "notes": verdict.notes + [note for f in good for note in f.notes],
     }
 
 
