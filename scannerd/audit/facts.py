@@ -173,21 +173,7 @@ class _Collector:
             last = self.facts.last_ts
             self.facts.last_ts = event.ts if last is None else max(last, event.ts)
         if isinstance(event, RoundData):
-            key = (event.shoe_id, event.round_id)
-            rnd = self.rounds.setdefault(
-                key, {"opened": event.ts, "hand_no": event.hand_no, "dealer_id": event.dealer_id}
-            )
-            rnd["ended"] = event.ts
-            rnd["last"] = max(rnd.get("last", event.ts), event.ts)
-            rnd["dealer_id"] = rnd["dealer_id"] or event.dealer_id
-            if event.phase == "complete":
-                rnd["winner"] = event.winner
-                rnd["facts"] = tuple(event.facts.items()) if event.facts else ()
-            elif event.phase == "void":
-                rnd["void"] = event.reason or "unknown"
-                rnd["void_by"], rnd["void_via"] = event.by, event.via
-            if event.times is not None:
-                rnd["times"] = (event.times.betting_s, event.times.dealing_s)
+            self._round(event)
         elif isinstance(event, (CardData, RevealData)):
             self._of_round(event)
         elif isinstance(event, DealerData):
@@ -209,39 +195,53 @@ class _Collector:
             )
         elif isinstance(event, AlertData) and event.acknowledged:
             if not event.cleared:  # a clearing is the table's own word, no one's acknowledgement
+                raised = self.raised.get(event.alert_id)
                 self.facts.acks.append(
-                    AckFact(
-                        event.alert_id,
-                        event.code,
-                        event.severity,
-                        event.ts,
-                        self.raised.get(event.alert_id),
-                        event.by,
-                        event.via,
-                    )
+                    AckFact(event.alert_id, event.code, event.severity, event.ts, raised, event.by, event.via)
                 )
         elif isinstance(event, AlertData):
-            if event.alert_id not in self.raised:
-                self._of_round(event)
-            self.raised.setdefault(event.alert_id, event.ts)
-            if event.code == "SHUFFLE_SUSPECT" and event.shuffle is not None:
-                figures = event.shuffle
-                self.shuffles[event.alert_id] = ShuffleFact(
-                    event.shoe_id,
-                    figures.earlier_shoe_id,
-                    figures.log10_evidence,
-                    figures.pairs,
-                    figures.forward,
-                    figures.backward,
-                    figures.final,
-                    event.ts,
-                )
-            elif event.severity == "misdeal" and event.alert_id not in self.misdeals:
-                voided = self.rounds.get((event.shoe_id, event.round_id or ""))
-                dealer = voided["dealer_id"] if voided else self.dealer
-                self.misdeals[event.alert_id] = MisdealFact(
-                    event.shoe_id, event.round_id, dealer, event.code, event.ts
-                )
+            self._raised(event)
+
+    def _round(self, event: RoundData) -> None:
+        key = (event.shoe_id, event.round_id)
+        rnd = self.rounds.setdefault(
+            key, {"opened": event.ts, "hand_no": event.hand_no, "dealer_id": event.dealer_id}
+        )
+        rnd["ended"] = event.ts
+        rnd["last"] = max(rnd.get("last", event.ts), event.ts)
+        rnd["dealer_id"] = rnd["dealer_id"] or event.dealer_id
+        if event.phase == "complete":
+            rnd["winner"] = event.winner
+            rnd["facts"] = tuple(event.facts.items()) if event.facts else ()
+        elif event.phase == "void":
+            rnd["void"] = event.reason or "unknown"
+            rnd["void_by"], rnd["void_via"] = event.by, event.via
+        if event.times is not None:
+            rnd["times"] = (event.times.betting_s, event.times.dealing_s)
+
+    def _raised(self, event: AlertData) -> None:
+        """An alert as raised: a suspect shuffle's figures, or a misdeal with the dealer it is on."""
+        if event.alert_id not in self.raised:
+            self._of_round(event)
+        self.raised.setdefault(event.alert_id, event.ts)
+        if event.code == "SHUFFLE_SUSPECT" and event.shuffle is not None:
+            figures = event.shuffle
+            self.shuffles[event.alert_id] = ShuffleFact(
+                event.shoe_id,
+                figures.earlier_shoe_id,
+                figures.log10_evidence,
+                figures.pairs,
+                figures.forward,
+                figures.backward,
+                figures.final,
+                event.ts,
+            )
+        elif event.severity == "misdeal" and event.alert_id not in self.misdeals:
+            voided = self.rounds.get((event.shoe_id, event.round_id or ""))
+            dealer = voided["dealer_id"] if voided else self.dealer
+            self.misdeals[event.alert_id] = MisdealFact(
+                event.shoe_id, event.round_id, dealer, event.code, event.ts
+            )
 
     def _of_round(self, event: EventData) -> None:
         """A card, a reveal or an alert as first raised: its round's last event so far, if the round is here.

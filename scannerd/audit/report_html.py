@@ -445,48 +445,7 @@ def _staff_table(staff: list[dict[str, Any]]) -> str:
             "No action in these recordings names who took it (recorded before actions did): see per dealer."
         )
         return f'{title}<p class="note">{_e(note)}</p>'
-    head = _head(
-        ("text", "staff"),
-        ("text", "tables"),
-        ("", "hands"),
-        ("", "misdeals"),
-        ("", "misdeals /100"),
-        ("text", "misdeals by code"),
-        ("", "of no round"),
-        ("", "acks"),
-        ("", "mean s to ack"),
-        ("", "max s to ack"),
-        ("", "voids"),
-        ("", "sign-ins"),
-        ("", "resumes"),
-        ("text", "through"),
-    )
-    rows = []
-    for r in staff:
-        through = "; ".join(f"{said}: {_listed(r[f'{name}_via'])}" for name, said in ACTIONS if r[name])
-        cells = [
-            f'<td class="key">{_e(r["staff_id"] or NOT_NAMED)}</td>',
-            f'<td class="text">{_e(", ".join(r["tables"]))}</td>',
-            *(
-                f"<td>{_e(c)}</td>"
-                for c in (r["hands"], r["all_misdeals"], _num(r["misdeals_per_100_hands"]))
-            ),
-            f'<td class="text">{_e(_listed(r["misdeals"]))}</td>',
-            *(
-                f"<td>{_e(c)}</td>"
-                for c in (
-                    r["misdeals_outside_rounds"],
-                    r["acknowledged"],
-                    _num(r["mean_ack_s"]),
-                    _num(r["max_ack_s"]),
-                    r["voids"],
-                    r["sign_ins"],
-                    r["resumes"],
-                )
-            ),
-            f'<td class="text">{_e(through)}</td>',
-        ]
-        rows.append(f"<tr>{''.join(cells)}</tr>")
+    rows = [_staff_row(r) for r in staff]
     note = (
         "Hands and misdeals are the dealer's signed in when the round opened (a misdeal of no round: "
         "when it was raised); acknowledgements, voids and resumes are whoever the event names (by), "
@@ -494,8 +453,50 @@ def _staff_table(staff: list[dict[str, Any]]) -> str:
     )
     return (
         f'{title}<p class="note">{_e(note)}</p><div class="scroll"><table id="staff-table">'
-        f"<tr>{head}</tr>{''.join(rows)}</table></div>"
+        f"<tr>{_head(*STAFF_COLUMNS)}</tr>{''.join(rows)}</table></div>"
     )
+
+
+STAFF_COLUMNS = (
+    ("text", "staff"),
+    ("text", "tables"),
+    ("", "hands"),
+    ("", "misdeals"),
+    ("", "misdeals /100"),
+    ("text", "misdeals by code"),
+    ("", "of no round"),
+    ("", "acks"),
+    ("", "mean s to ack"),
+    ("", "max s to ack"),
+    ("", "voids"),
+    ("", "sign-ins"),
+    ("", "resumes"),
+    ("text", "through"),
+)
+
+
+def _staff_row(r: dict[str, Any]) -> str:
+    through = "; ".join(f"{said}: {_listed(r[f'{name}_via'])}" for name, said in ACTIONS if r[name])
+    cells = [
+        f'<td class="key">{_e(r["staff_id"] or NOT_NAMED)}</td>',
+        f'<td class="text">{_e(", ".join(r["tables"]))}</td>',
+        *(f"<td>{_e(c)}</td>" for c in (r["hands"], r["all_misdeals"], _num(r["misdeals_per_100_hands"]))),
+        f'<td class="text">{_e(_listed(r["misdeals"]))}</td>',
+        *(
+            f"<td>{_e(c)}</td>"
+            for c in (
+                r["misdeals_outside_rounds"],
+                r["acknowledged"],
+                _num(r["mean_ack_s"]),
+                _num(r["max_ack_s"]),
+                r["voids"],
+                r["sign_ins"],
+                r["resumes"],
+            )
+        ),
+        f'<td class="text">{_e(through)}</td>',
+    ]
+    return f"<tr>{''.join(cells)}</tr>"
 
 
 def _duration(seconds: float) -> str:
