@@ -374,6 +374,38 @@ class TableClient:
         self._on_health = on_health
         self.ask_state = ask_state
         self._marks = Marks(marks)
+        self._keep_state(client_id)
+        self._client = self._mqtt_client(
+            password, (tls or bool(tls_ca or tls_cert), tls_ca, tls_cert, tls_key)
+        )
+
+    def _mqtt_client(
+        self, password: str | None, tls: tuple[bool, str | None, str | None, str | None]
+    ) -> mqtt.Client:
+        """paho's client, logged in as ``username``, over TLS when asked (the system's CAs unless
+        one is named; the host name checked), its callbacks ours."""
+        client = mqtt.Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=self.client_id,
+            protocol=mqtt.MQTTv5 if self.mqtt5 else mqtt.MQTTv311,
+            clean_session=None if self.mqtt5 else self.session_expiry_s == 0,
+            manual_ack=True,
+        )
+        if self.username:
+            client.username_pw_set(self.username, password)
+        use_tls, ca, cert, key = tls
+        if use_tls:
+            client.tls_set(ca_certs=ca, certfile=cert, keyfile=key)
+        client.reconnect_delay_set(1, 30)
+        client.on_connect = self._on_connect
+        client.on_subscribe = self._on_subscribe
+        client.on_message = self._on_message
+        client.on_disconnect = self._on_disconnect
+        client.on_connect_fail = self._on_connect_fail
+        return client
+
+    def _keep_state(self, client_id: str) -> None:
+        """What the threads share: what came and waits, what was asked, what was dropped."""
         self._availability: dict[str, Availability] = {}
         self._told: set[tuple[str, str]] = set()  # (table, status/device) told on this connection
         self._inbox: queue.Queue[_ClientMessage] = queue.Queue()
@@ -392,23 +424,6 @@ class TableClient:
         self._last_failure: str | None = None
         self._connection = 0
         self._delivery = threading.Thread(target=self._deliver_supervised, name="table-client", daemon=True)
-        self._client = mqtt.Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=client_id,
-            protocol=mqtt.MQTTv5 if self.mqtt5 else mqtt.MQTTv311,
-            clean_session=None if self.mqtt5 else session_expiry_s == 0,
-            manual_ack=True,
-        )
-        if username:
-            self._client.username_pw_set(username, password)
-        if tls or tls_ca or tls_cert:  # the system's CAs unless tls_ca names one; host name checked
-            self._client.tls_set(ca_certs=tls_ca, certfile=tls_cert, keyfile=tls_key)
-        self._client.reconnect_delay_set(1, 30)
-        self._client.on_connect = self._on_connect
-        self._client.on_subscribe = self._on_subscribe
-        self._client.on_message = self._on_message
-        self._client.on_disconnect = self._on_disconnect
-        self._client.on_connect_fail = self._on_connect_fail
 
     @classmethod
     def from_settings(cls, settings: MqttSettings, **kwargs: Any) -> TableClient:

@@ -110,6 +110,20 @@ _PumpMessage = _Stop | _New | _Health | _Up | _Down | _Ack
 """Posted by paho's callbacks and the publisher's callers; only the pump takes them."""
 
 
+COUNTS = ("published", "reconnects", "refused", "requests", "rejected_requests", "busy_requests", "errors")
+"""What the health topic counts since start; a count of these names is all ``_count`` keeps."""
+
+
+@dataclass(slots=True)
+class _PumpState:
+    """What the pump keeps between its turns: its backoff, its health clock, the refusals said."""
+
+    backoff: float
+    next_health: float
+    next_restate: float
+    refusals: int = 0  # since the broker last took an event: said once, counted when it takes one
+
+
 class Publisher:
     """One table's MQTT client."""
 
@@ -146,8 +160,7 @@ class Publisher:
         self._status: dict[str, Any] = {"version": version, "table_id": table_id}
         if software is not None:  # what this start runs: stated in status and the will alike
             self._status |= {"software": software, "config_digest": config_digest}
-        if staff_list is not None:
-            self._status["staff_list"] = staff_list
+        self._status |= {"staff_list": staff_list} if staff_list is not None else {}
         self._device: DevicePayload | None = None
         # Held while the device payload changes and while a new connection restates it, so the
         # retained topic always ends on the newest payload (at worst restated twice, never an older
@@ -172,18 +185,7 @@ class Publisher:
         self._pump_thread: threading.Thread | None = None
         self._connected = False
         self._counts_lock = threading.Lock()
-        self._counts = dict.fromkeys(
-            (
-                "published",
-                "reconnects",
-                "refused",
-                "requests",
-                "rejected_requests",
-                "busy_requests",
-                "errors",
-            ),
-            0,
-        )
+        self._counts = dict.fromkeys(COUNTS, 0)
         self._stopping = False
         self._brokers = BrokerRing(settings.endpoints())  # paho's network thread moves it on
         self._link = LinkReport(*self._brokers.current, settings.tls)
@@ -532,75 +534,87 @@ class Publisher:
 
     def _pump(self) -> None:
         s = self.settings
-        backoff = float(s.reconnect_min_s)
-        next_health = time.monotonic()
-        next_restate = next_health  # a connection states them itself; restate one interval later
-        refusals = 0  # since the broker last took an event: said once, counted when it takes one
+        now = time.monotonic()
+        # next_restate: a connection states status and device itself; restated one interval later
+        st = _PumpState(backoff=float(s.reconnect_min_s), next_health=now, next_restate=now)
         while True:
             now = time.monotonic()
-            deadline = min(next_health, self._paused_until) if self._paused_until > now else next_health
+            deadline = min(st.next_health, self._paused_until) if self._paused_until > now else st.next_health
             items = self._take(max(0.0, deadline - now))
             try:
                 acked: list[Stored] = []
                 with self._send_lock:
                     for item in items:
-                        match item:
-                            case _Stop():
-                                return
-                            case _Ack(mid, rc):
-                                row = self._inflight.pop(mid, None)
-                                if row is None:
-                                    continue  # status, health, a response, or a row from before a rewind
-                                if not rc.is_failure:
-                                    acked.append(row)
-                                    backoff = float(s.reconnect_min_s)
-                                    if refusals:
-                                        log.info("broker takes events again", refusals=refusals)
-                                        refusals = 0
-                                    continue
-                                self._count("refused")
-                                if not refusals:  # the same event, refused again at each retry
-                                    log.error("broker refused an event", seq=row.message.seq, reason=str(rc))
-                                refusals += 1
-                                self._rewind(time.monotonic() + backoff)
-                                backoff = min(backoff * 2, float(s.reconnect_max_s))
-                            case _Up(gen, window):
-                                if gen == self._live_gen:
-                                    self._send_gen, self._window = gen, window
-                                    self._rewind(0.0)
-                                next_health = 0.0
-                                next_restate = time.monotonic() + s.health_interval_s
-                            case _Health():
-                                next_health = 0.0
-                            case _New() | _Down():
-                                pass  # a wake-up: what to send is read from the outbox and _send_gen below
-                            case _:
-                                assert_never(item)
+                        if not self._handle(item, st, acked):
+                            return
                     sending = bool(self._send_gen)
-                if acked:
-                    self._count("published", len(acked))  # first, so flush() never sees it lag
-                    self.outbox.remove([row.id for row in acked])
-                    if self.on_acked is not None:
-                        self.on_acked([row.message for row in acked])
-                if sending:
-                    self._fill()
-                if sending and time.monotonic() >= next_health:
-                    if time.monotonic() >= next_restate:
-                        self._restate()
-                        next_restate = time.monotonic() + s.health_interval_s
-                    self._publish_model(self.topics.health, self.health_payload())
-                    next_health = time.monotonic() + s.health_interval_s
-                elif not sending:
-                    next_health = time.monotonic() + s.health_interval_s
+                self._after(acked, sending, st)
             except Exception:
                 # The pump must outlive a bad moment (disk error, closed db during shutdown): the
                 # rows are still in the outbox, so start the connection's sending over.
                 self._count("errors")
                 log.exception("mqtt pump error")
                 with self._send_lock:
-                    self._rewind(time.monotonic() + backoff)
+                    self._rewind(time.monotonic() + st.backoff)
             with self._idle:
                 self._idle.notify_all()
+
+    def _handle(self, item: _PumpMessage, st: _PumpState, acked: list[Stored]) -> bool:
+        """One message for the pump, under the send lock; False: stop."""
+        s = self.settings
+        match item:
+            case _Stop():
+                return False
+            case _Ack(mid, rc):
+                row = self._inflight.pop(mid, None)
+                if row is None:
+                    return True  # status, health, a response, or a row from before a rewind
+                if not rc.is_failure:
+                    acked.append(row)
+                    st.backoff = float(s.reconnect_min_s)
+                    if st.refusals:
+                        log.info("broker takes events again", refusals=st.refusals)
+                        st.refusals = 0
+                    return True
+                self._count("refused")
+                if not st.refusals:  # the same event, refused again at each retry
+                    log.error("broker refused an event", seq=row.message.seq, reason=str(rc))
+                st.refusals += 1
+                self._rewind(time.monotonic() + st.backoff)
+                st.backoff = min(st.backoff * 2, float(s.reconnect_max_s))
+            case _Up(gen, window):
+                if gen == self._live_gen:
+                    self._send_gen, self._window = gen, window
+                    self._rewind(0.0)
+                st.next_health = 0.0
+                st.next_restate = time.monotonic() + s.health_interval_s
+            case _Health():
+                st.next_health = 0.0
+            case _New() | _Down():
+                pass  # a wake-up: what to send is read from the outbox and _send_gen below
+            case _:
+                assert_never(item)
+        return True
+
+    def _after(self, acked: list[Stored], sending: bool, st: _PumpState) -> None:
+        """What the messages taken call for, outside the send lock: the acknowledged rows gone, the
+        window filled, health published at its interval."""
+        interval = self.settings.health_interval_s
+        if acked:
+            self._count("published", len(acked))  # first, so flush() never sees it lag
+            self.outbox.remove([row.id for row in acked])
+            if self.on_acked is not None:
+                self.on_acked([row.message for row in acked])
+        if sending:
+            self._fill()
+        if sending and time.monotonic() >= st.next_health:
+            if time.monotonic() >= st.next_restate:
+                self._restate()
+                st.next_restate = time.monotonic() + interval
+            self._publish_model(self.topics.health, self.health_payload())
+            st.next_health = time.monotonic() + interval
+        elif not sending:
+            st.next_health = time.monotonic() + interval
 
     def _rewind(self, paused_until: float) -> None:
         """Send again from the oldest waiting row. Caller holds _send_lock."""
