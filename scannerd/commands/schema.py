@@ -43,8 +43,10 @@ OTHER_COMMAND = {
     }
 }
 PIT_USER = {
-    "user": {"description": "The broker user the pit logged in as: the broker's ACL lets only that user "
-    "publish here, and the table records it as who acted."}
+    "user": {
+        "description": "The broker user the pit logged in as: the broker's ACL lets only that user "
+        "publish here, and the table records it as who acted."
+    }
 }
 PIT_REQUEST = "The same request from a pit view, which the table records as taken by the pit's broker user."
 OTHER_REQUEST = {
@@ -127,65 +129,19 @@ def asyncapi() -> dict[str, Any]:
     models.append((Response, "serialization"))
     _, defs = models_json_schema(models, ref_template="#/components/schemas/{model}")
     schemas = defs["$defs"]
-
-    channels: dict[str, Any] = {}
-    operations: dict[str, Any] = {}
-    messages: dict[str, Any] = {}
-
-    def channel(key: str, address: str, name: str, description: str) -> dict[str, Any]:
-        """A channel with one message, whose payload is the schema ``name``."""
-        messages[name] = {
-            "name": name,
-            "title": name,
-            "contentType": "application/json",
-            "payload": {"$ref": f"#/components/schemas/{name}"},
-        }
-        channels[key] = {
-            "address": f"{DEFAULT_PREFIX}/{{table_id}}/{address}",
-            "description": description,
-            "parameters": TABLE_PARAM,
-            "messages": {name: {"$ref": f"#/components/messages/{name}"}},
-        }
-        return {"$ref": f"#/channels/{key}/messages/{name}"}
-
+    doc = _Channels()
     for topic, (model, retained, description) in PUBLISHED.items():
-        ref = channel(topic, topic, model.__name__, description)
-        operations[f"publish_{topic}"] = {
+        ref = doc.channel(topic, topic, model.__name__, description)
+        doc.operations[f"publish_{topic}"] = {
             "action": "send",
             "channel": {"$ref": f"#/channels/{topic}"},
             "messages": [ref],
             "bindings": {"mqtt": {"qos": 1, "retain": retained, "bindingVersion": "0.2.0"}},
         }
     for command, model in COMMANDS.items():
-        req = channel(f"request_{command}", f"request/{command}", model.__name__, model.__doc__ or "")
-        resp = channel(
-            f"response_{command}",
-            f"response/{command}",
-            "Response",
-            f"The answer to every {command} request.",
-        )
-        pit = channel(f"pit_{command}", f"request/{command}/pit/{{user}}", model.__name__, PIT_REQUEST)
-        channels[f"pit_{command}"]["parameters"] = {**TABLE_PARAM, **PIT_USER}
-        for key, ref in ((f"handle_{command}", req), (f"handle_{command}_from_pit", pit)):
-            operations[key] = {
-                "action": "receive",
-                "channel": {"$ref": ref["$ref"].split("/messages/")[0]},
-                "messages": [ref],
-                "bindings": {"mqtt": {"qos": 1, "retain": False, "bindingVersion": "0.2.0"}},
-                "reply": {"channel": {"$ref": f"#/channels/response_{command}"}, "messages": [resp]},
-            }
+        doc.command(command, model)
     schemas["OtherRequest"] = OTHER_REQUEST
-    req = channel("request_other", "request/{command}", "OtherRequest", OTHER_REQUEST["description"])
-    resp = channel("response_other", "response/{command}", "Response", "The refusal of a command not known.")
-    for key in ("request_other", "response_other"):
-        channels[key]["parameters"] = {**TABLE_PARAM, **OTHER_COMMAND}
-    operations["refuse_other"] = {
-        "action": "receive",
-        "channel": {"$ref": "#/channels/request_other"},
-        "messages": [req],
-        "bindings": {"mqtt": {"qos": 1, "retain": False, "bindingVersion": "0.2.0"}},
-        "reply": {"channel": {"$ref": "#/channels/response_other"}, "messages": [resp]},
-    }
+    doc.other()
     return {
         "asyncapi": "3.0.0",
         "info": {
@@ -196,10 +152,72 @@ def asyncapi() -> dict[str, Any]:
             "the installation: drop any event whose seq is not above the highest seen. See docs/mqtt.md.",
         },
         "defaultContentType": "application/json",
-        "channels": channels,
-        "operations": operations,
-        "components": {"messages": messages, "schemas": schemas},
+        "channels": doc.channels,
+        "operations": doc.operations,
+        "components": {"messages": doc.messages, "schemas": schemas},
     }
+
+
+class _Channels:
+    """The AsyncAPI document's channels, operations and messages, made together: each channel
+    names its message, each operation its channel."""
+
+    def __init__(self) -> None:
+        self.channels: dict[str, Any] = {}
+        self.operations: dict[str, Any] = {}
+        self.messages: dict[str, Any] = {}
+
+    def channel(self, key: str, address: str, name: str, description: str) -> dict[str, Any]:
+        """A channel with one message, whose payload is the schema ``name``."""
+        self.messages[name] = {
+            "name": name,
+            "title": name,
+            "contentType": "application/json",
+            "payload": {"$ref": f"#/components/schemas/{name}"},
+        }
+        self.channels[key] = {
+            "address": f"{DEFAULT_PREFIX}/{{table_id}}/{address}",
+            "description": description,
+            "parameters": TABLE_PARAM,
+            "messages": {name: {"$ref": f"#/components/messages/{name}"}},
+        }
+        return {"$ref": f"#/channels/{key}/messages/{name}"}
+
+    def command(self, command: str, model: type[BaseModel]) -> None:
+        """A command's request (from the game server and from a pit) and its answer."""
+        req = self.channel(f"request_{command}", f"request/{command}", model.__name__, model.__doc__ or "")
+        resp = self.channel(
+            f"response_{command}",
+            f"response/{command}",
+            "Response",
+            f"The answer to every {command} request.",
+        )
+        pit = self.channel(f"pit_{command}", f"request/{command}/pit/{{user}}", model.__name__, PIT_REQUEST)
+        self.channels[f"pit_{command}"]["parameters"] = {**TABLE_PARAM, **PIT_USER}
+        for key, ref in ((f"handle_{command}", req), (f"handle_{command}_from_pit", pit)):
+            self.operations[key] = {
+                "action": "receive",
+                "channel": {"$ref": ref["$ref"].split("/messages/")[0]},
+                "messages": [ref],
+                "bindings": {"mqtt": {"qos": 1, "retain": False, "bindingVersion": "0.2.0"}},
+                "reply": {"channel": {"$ref": f"#/channels/response_{command}"}, "messages": [resp]},
+            }
+
+    def other(self) -> None:
+        """A command the table does not know, and its refusal."""
+        req = self.channel("request_other", "request/{command}", "OtherRequest", OTHER_REQUEST["description"])
+        resp = self.channel(
+            "response_other", "response/{command}", "Response", "The refusal of a command not known."
+        )
+        for key in ("request_other", "response_other"):
+            self.channels[key]["parameters"] = {**TABLE_PARAM, **OTHER_COMMAND}
+        self.operations["refuse_other"] = {
+            "action": "receive",
+            "channel": {"$ref": "#/channels/request_other"},
+            "messages": [req],
+            "bindings": {"mqtt": {"qos": 1, "retain": False, "bindingVersion": "0.2.0"}},
+            "reply": {"channel": {"$ref": "#/channels/response_other"}, "messages": [resp]},
+        }
 
 
 def write(out: Path) -> list[Path]:
