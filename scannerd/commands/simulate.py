@@ -14,8 +14,10 @@ import random
 import shutil
 import sys
 import threading
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from drivers.registry import get_driver_class
 from scannerd.commands import arguments
@@ -23,8 +25,13 @@ from scannerd.contract.events import AlertData, EventData
 from scannerd.contract.topics import DEFAULT_PREFIX
 from simulators.actions import Draw, ServerCommand, Step, Unplug, Unreadable
 from simulators.feeder import Feeder, default_link
-from simulators.registry import make_device, simulated_drivers
+from simulators.registry import SimDevice, make_device, simulated_drivers
 from simulators.scenario import Scenario, ScenarioError, load
+
+if TYPE_CHECKING:  # loaded only by the mode that needs it
+    from scannerd.core.house import HouseRules
+    from simulators.game_server import GameServer
+    from simulators.loopback import Loopback
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,78 +111,28 @@ def run(args: argparse.Namespace) -> int:
     if check and args.game_server:
         print("--game-server needs a daemon on the device; not with --check or USB", file=sys.stderr)
         return 2
-    bus = None
-    if usb:
-        from simulators.usb_backend import VirtualUsbBus
-
-        bus = VirtualUsbBus()
     link = None if usb else (args.link or default_link())
     try:
-        device = make_device(args.driver, random.Random(sc.seed), sc.faults, link=link, bus=bus)
+        device = _device(args, sc, usb, link)
     except OSError as exc:  # --link in a directory that is not there, or not ours
         print(f"simulate: cannot put the device at {link}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     rules = sc.rules_for(device.reports_cut)
-    dealer = sc.dealer(device_reports_cut=device.reports_cut)
     print(f"simulated {args.driver} device: channel {device.channel}")
     print(f"house rules the daemon must use: {rules.model_dump_json()}")
     if not device.reports_cut and rules.cut_card_remaining is None:
         print("warning: this device cannot report the cut card and the cut card is not at a fixed place")
-    stop = threading.Event()
     loopback = server = None
     try:
-        on_command = None
         if check:
-            from simulators.loopback import Loopback
-
-            def show(step: Step, events: list[EventData]) -> None:
-                for e in events:
-                    if isinstance(e, AlertData):
-                        print(f"  validator: {e.code} ({e.severity}) {e.message}", flush=True)
-
-            loopback = Loopback(device, rules, table_id=args.table_id, on_events=show)
-            loopback.start()
+            loopback = _loopback(device, rules, args.table_id)
         elif args.game_server:
-            from simulators.game_server import GameServer
-
-            game = GameServer(
-                args.mqtt_host,
-                args.mqtt_port,
-                args.table_id,
-                prefix=args.prefix,
-                betting_time=args.betting_time,
-            )
-            try:
-                game.start(args.broker_wait)  # stops itself when no broker answers
-            except ConnectionError as exc:
-                print(f"simulate: {exc}", file=sys.stderr)
+            server = _game_server(args)
+            if server is None:
                 return 1
-            server = game
-            on_command = server.perform
-            print(f"game server stand-in on {args.mqtt_host}:{args.mqtt_port}, table {args.table_id}")
-
-        def after(step: Step) -> None:
-            if loopback is not None:
-                before = len(loopback.problems)
-                loopback.check(step)
-                for problem in loopback.problems[before:]:
-                    print(f"  MISMATCH {problem}", flush=True)
-            if not args.quiet or step.expect.alerts:
-                print(_describe(step), flush=True)
-
-        print("dealing; Ctrl-C to stop", flush=True)
-        feeder = Feeder(device, on_command=on_command, after=after, stop=stop)
-        try:
-            done = feeder.run(sc.steps(dealer))
-        except KeyboardInterrupt:
-            stop.set()
-            done = -1
-        if done >= 0:
-            print(f"scenario done: {done} steps")
-        if loopback is not None:
-            print(f"checked {loopback.steps_checked} steps: {len(loopback.problems)} mismatches")
-            return 1 if loopback.problems else 0
-        return 0
+        return _deal(
+            args, sc.steps(sc.dealer(device_reports_cut=device.reports_cut)), device, loopback, server
+        )
     finally:
         if loopback is not None:
             loopback.stop()
@@ -184,3 +141,78 @@ def run(args: argparse.Namespace) -> int:
         device.close()
         if link is not None and args.link is None:
             shutil.rmtree(link.parent, ignore_errors=True)
+
+
+def _device(args: argparse.Namespace, sc: Scenario, usb: bool, link: Path | None) -> SimDevice:
+    """The simulated shoe: on a pty at ``link``, or on a virtual USB bus; OSError if ``link`` cannot be."""
+    bus = None
+    if usb:
+        from simulators.usb_backend import VirtualUsbBus
+
+        bus = VirtualUsbBus()
+    return make_device(args.driver, random.Random(sc.seed), sc.faults, link=link, bus=bus)
+
+
+def _loopback(device: SimDevice, rules: HouseRules, table_id: str) -> Loopback:
+    """The real driver and validator reading the device here, each step checked (``--check``)."""
+    from simulators.loopback import Loopback
+
+    def show(step: Step, events: list[EventData]) -> None:
+        for e in events:
+            if isinstance(e, AlertData):
+                print(f"  validator: {e.code} ({e.severity}) {e.message}", flush=True)
+
+    loopback = Loopback(device, rules, table_id=table_id, on_events=show)
+    loopback.start()
+    return loopback
+
+
+def _game_server(args: argparse.Namespace) -> GameServer | None:
+    """The stand-in game server opening and closing betting for a daemon on the device; None: no broker."""
+    from simulators.game_server import GameServer
+
+    game = GameServer(
+        args.mqtt_host, args.mqtt_port, args.table_id, prefix=args.prefix, betting_time=args.betting_time
+    )
+    try:
+        game.start(args.broker_wait)  # stops itself when no broker answers
+    except ConnectionError as exc:
+        print(f"simulate: {exc}", file=sys.stderr)
+        return None
+    print(f"game server stand-in on {args.mqtt_host}:{args.mqtt_port}, table {args.table_id}")
+    return game
+
+
+def _deal(
+    args: argparse.Namespace,
+    steps: Iterable[Step],
+    device: SimDevice,
+    loopback: Loopback | None,
+    server: GameServer | None,
+) -> int:
+    """Deal the scenario's steps until done or Ctrl-C; with a loopback, 1 when any step mismatched."""
+
+    def after(step: Step) -> None:
+        if loopback is not None:
+            before = len(loopback.problems)
+            loopback.check(step)
+            for problem in loopback.problems[before:]:
+                print(f"  MISMATCH {problem}", flush=True)
+        if not args.quiet or step.expect.alerts:
+            print(_describe(step), flush=True)
+
+    print("dealing; Ctrl-C to stop", flush=True)
+    stop = threading.Event()
+    on_command = server.perform if server is not None else None
+    feeder = Feeder(device, on_command=on_command, after=after, stop=stop)
+    try:
+        done = feeder.run(steps)
+    except KeyboardInterrupt:
+        stop.set()
+        done = -1
+    if done >= 0:
+        print(f"scenario done: {done} steps")
+    if loopback is not None:
+        print(f"checked {loopback.steps_checked} steps: {len(loopback.problems)} mismatches")
+        return 1 if loopback.problems else 0
+    return 0
