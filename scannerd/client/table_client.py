@@ -365,13 +365,9 @@ class TableClient:
         if share_group and not self.mqtt5:
             raise ValueError("a share group needs MQTT 5 (protocol '5')")
         self.keepalive = keepalive
-        self._on_event = on_event
-        self._on_gap = on_gap
-        self._on_forged = on_forged
-        self._on_availability = on_availability
-        self._on_connection = on_connection
-        self._on_retained = on_retained
-        self._on_health = on_health
+        self._on_event, self._on_gap, self._on_forged = on_event, on_gap, on_forged
+        self._on_availability, self._on_connection = on_availability, on_connection
+        self._on_retained, self._on_health = on_retained, on_health
         self.ask_state = ask_state
         self._marks = Marks(marks)
         self._keep_state(client_id)

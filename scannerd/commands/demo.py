@@ -145,17 +145,16 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run(args: argparse.Namespace, scenario: Scenario, workdir: Path, running: contextlib.ExitStack) -> int:
-    """The table up, shown until the time is up or Ctrl-C; each part stopped by ``running`` in reverse."""
-    broker = EmbeddedBroker()
-    broker.start()
-    running.callback(broker.stop)
-    device = make_device(args.driver, random.Random(scenario.seed), scenario.faults, link=workdir / "shoe")
-    running.callback(device.close)
-    host = args.listen.rpartition(":")[0]
-    overlay_listen = args.overlay_listen or f"{host}:0"
-    mqtt = MqttSettings(host=broker.host, port=broker.port, protocol=broker.protocol)
-    config = Config(
+def _config(
+    args: argparse.Namespace,
+    scenario: Scenario,
+    workdir: Path,
+    device: SimDevice,
+    mqtt: MqttSettings,
+    overlay_listen: str,
+) -> Config:
+    """The demo table's configuration: everything in the work directory, the pages where asked."""
+    return Config(
         table_id=TABLE_ID,
         device=DeviceSettings(driver=args.driver, port=device.channel),
         rules=scenario.rules_for(device.reports_cut),
@@ -169,6 +168,19 @@ def _run(args: argparse.Namespace, scenario: Scenario, workdir: Path, running: c
         # A laptop's or a container's clock is nobody's table clock: it is still shown on health.
         clock=ClockSettings(alert=False),
     )
+
+
+def _run(args: argparse.Namespace, scenario: Scenario, workdir: Path, running: contextlib.ExitStack) -> int:
+    """The table up, shown until the time is up or Ctrl-C; each part stopped by ``running`` in reverse."""
+    broker = EmbeddedBroker()
+    broker.start()
+    running.callback(broker.stop)
+    device = make_device(args.driver, random.Random(scenario.seed), scenario.faults, link=workdir / "shoe")
+    running.callback(device.close)
+    host = args.listen.rpartition(":")[0]
+    overlay_listen = args.overlay_listen or f"{host}:0"
+    mqtt = MqttSettings(host=broker.host, port=broker.port, protocol=broker.protocol)
+    config = _config(args, scenario, workdir, device, mqtt, overlay_listen)
     logs.configure(config.log, TABLE_ID)
     daemon = Daemon(config)
     running.callback(daemon.stop)

@@ -327,6 +327,31 @@ def _big_mark(cell: dict[str, Any], marks: dict[str, str]) -> Text:
 
 def render(view: dict[str, Any], status: str | None, connected: bool, broker: str) -> RenderableType:
     """The whole screen for one view snapshot (``TableView.snapshot()``)."""
+    # A table whose daemon is offline says nothing about its shoe or round: what was last heard
+    # is history, not the table as it is now.
+    offline = status == "offline"
+    action = view["next_action"]
+    if offline:
+        action = {"text": "TABLE OFFLINE - DAEMON NOT RUNNING", "tone": "stop"}
+    parts: list[RenderableType] = [
+        _head(view, status, connected, broker),
+        Text(f" {action['text']} ", style=_TONE_STYLE[action["tone"]]),
+    ]
+    for alert in view["alerts"]:
+        style = "bold white on red" if alert["severity"] == "misdeal" else "black on yellow"
+        where = f" {alert['hand']}" if alert["hand"] else ""
+        line = f" {alert['severity'].upper()}{where} {alert['code'].replace('_', ' ')}: {alert['text']} "
+        parts.append(Text(line, style=style))
+    if view["round"]:
+        parts.append(_round_panel(view["round"]))
+    parts.append(_shoe_line(view["shoe"]))
+    if view["notice"]:
+        parts.append(Text(view["notice"], style="yellow"))
+    parts.append(_roads_panel(view["history"], view["game"]["marks"]))
+    return Group(*parts)
+
+
+def _head(view: dict[str, Any], status: str | None, connected: bool, broker: str) -> Text:
     head = Text()
     head.append(f"TABLE {view['table_id']}", style="bold")
     if view["dealer_id"]:
@@ -336,68 +361,47 @@ def render(view: dict[str, Any], status: str | None, connected: bool, broker: st
     head.append("   daemon ")
     head.append((status or "unknown").upper(), style="green" if status == "online" else "yellow")
     head.append("   shoe ")
-    # A table whose daemon is offline says nothing about its shoe or round: what was last heard
-    # is history, not the table as it is now.
-    offline = status == "offline"
-    link = "unknown" if offline else view["link"]
+    link = "unknown" if status == "offline" else view["link"]
     link_text = {"up": ("CONNECTED", "green"), "down": ("OFFLINE", "bold red")}.get(
         link, ("UNKNOWN", "yellow")
     )
     head.append(*link_text)
+    return head
 
-    action = view["next_action"]
-    if offline:
-        action = {"text": "TABLE OFFLINE - DAEMON NOT RUNNING", "tone": "stop"}
-    parts: list[RenderableType] = [head, Text(f" {action['text']} ", style=_TONE_STYLE[action["tone"]])]
-    for alert in view["alerts"]:
-        style = "bold white on red" if alert["severity"] == "misdeal" else "black on yellow"
-        where = f" {alert['hand']}" if alert["hand"] else ""
-        line = f" {alert['severity'].upper()}{where} {alert['code'].replace('_', ' ')}: {alert['text']} "
-        parts.append(Text(line, style=style))
 
-    rnd = view["round"]
-    if rnd:
-        title = f"Round {rnd['round_id']} \u00b7 hand {rnd['hand_no']} \u00b7 {rnd['phase']}"
-        if rnd["last_hand"]:
-            title += " \u00b7 LAST HAND"
-        lines: list[RenderableType] = [
-            _hand(side.upper(), rnd[side], rnd["winner"] == side, _SIDE_STYLE[side]) for side in rnd["sides"]
-        ]
-        if rnd["winner"] == "tie":
-            lines.append(Text("TIE", style="bold white on green"))
-        hands = Group(*lines)
-        parts.append(Panel(hands, title=title, title_align="left"))
+def _round_panel(rnd: dict[str, Any]) -> Panel:
+    title = f"Round {rnd['round_id']} \u00b7 hand {rnd['hand_no']} \u00b7 {rnd['phase']}"
+    if rnd["last_hand"]:
+        title += " \u00b7 LAST HAND"
+    lines: list[RenderableType] = [
+        _hand(side.upper(), rnd[side], rnd["winner"] == side, _SIDE_STYLE[side]) for side in rnd["sides"]
+    ]
+    if rnd["winner"] == "tie":
+        lines.append(Text("TIE", style="bold white on green"))
+    return Panel(Group(*lines), title=title, title_align="left")
 
-    shoe = view["shoe"]
-    if shoe:
-        burn = (
-            "none" if shoe["burn_required"] == 0 else f"{shoe['burn_done']} of {shoe['burn_required'] or '?'}"
-        )
-        cut = f"out, last hand {shoe['last_hand_no']}" if shoe["cut_card_seen"] else "not yet"
-        parts.append(
-            Text(
-                f"Shoe {shoe['shoe_id']} {shoe['status']} \u00b7 dealt {shoe['cards_dealt']} \u00b7 "
-                f"left {shoe['cards_remaining']} \u00b7 burn {burn} \u00b7 cut card {cut}"
-            )
-        )
-    else:
-        parts.append(Text("No shoe started", style="dim"))
-    if view["notice"]:
-        parts.append(Text(view["notice"], style="yellow"))
 
-    history = view["history"]
+def _shoe_line(shoe: dict[str, Any] | None) -> Text:
+    if not shoe:
+        return Text("No shoe started", style="dim")
+    burn = "none" if shoe["burn_required"] == 0 else f"{shoe['burn_done']} of {shoe['burn_required'] or '?'}"
+    cut = f"out, last hand {shoe['last_hand_no']}" if shoe["cut_card_seen"] else "not yet"
+    return Text(
+        f"Shoe {shoe['shoe_id']} {shoe['status']} \u00b7 dealt {shoe['cards_dealt']} \u00b7 "
+        f"left {shoe['cards_remaining']} \u00b7 burn {burn} \u00b7 cut card {cut}"
+    )
+
+
+def _roads_panel(history: dict[str, Any], marks: dict[str, str]) -> Panel:
     counts = history["counts"]
     roads = Table.grid(padding=(0, 3))
     roads.add_row(Text("Bead road", style="dim"), Text("Big road", style="dim"))
-    marks = view["game"]["marks"]
     roads.add_row(
         _road(history, "bead", _BEAD_COLUMNS, lambda c: _bead_mark(c, marks), " \u00b7"),
         _road(history, "big", _BIG_COLUMNS, lambda c: _big_mark(c, marks), " \u00b7 "),
     )
     sides = "  ".join(f"{k.upper()} ({marks[k]}) {counts[k]}" for k in marks)  # the game's order and marks
-    title = f"{sides}  \u00b7  {counts['hands']} hands"
-    parts.append(Panel(roads, title=title, title_align="left"))
-    return Group(*parts)
+    return Panel(roads, title=f"{sides}  \u00b7  {counts['hands']} hands", title_align="left")
 
 
 # ------------------------------------------------------------------ the command

@@ -114,6 +114,18 @@ COUNTS = ("published", "reconnects", "refused", "requests", "rejected_requests",
 """What the health topic counts since start; a count of these names is all ``_count`` keeps."""
 
 
+def _status_fields(
+    version: str, table_id: str, software: Software | None, config_digest: str | None, staff_list: bool | None
+) -> dict[str, Any]:
+    """What every status says besides its state: what this start runs, in status and the will alike."""
+    status: dict[str, Any] = {"version": version, "table_id": table_id}
+    if software is not None:
+        status |= {"software": software, "config_digest": config_digest}
+    if staff_list is not None:
+        status["staff_list"] = staff_list
+    return status
+
+
 @dataclass(slots=True)
 class _PumpState:
     """What the pump keeps between its turns: its backoff, its health clock, the refusals said."""
@@ -149,18 +161,14 @@ class Publisher:
         self._started_at = started_at
         # Told of the events the broker acknowledged, on the pump's thread (the card latency metric).
         self.on_acked: Callable[[list[Message]], None] | None = None
-        self._display = display
-        self._reader = reader
-        self._recorder = recorder
-        self._clock_health = clock_health
+        # The parts whose health the health topic carries, each asked as it is published.
+        self._display, self._reader = display, reader
+        self._recorder, self._clock_health = recorder, clock_health
         self.topics = Topics(settings.prefix, table_id)
         self.outbox = outbox
         self._take_request: Callable[[str, str | None, bytes, bool], None] | None = None
         self._clock = clock
-        self._status: dict[str, Any] = {"version": version, "table_id": table_id}
-        if software is not None:  # what this start runs: stated in status and the will alike
-            self._status |= {"software": software, "config_digest": config_digest}
-        self._status |= {"staff_list": staff_list} if staff_list is not None else {}
+        self._status = _status_fields(version, table_id, software, config_digest, staff_list)
         self._device: DevicePayload | None = None
         # Held while the device payload changes and while a new connection restates it, so the
         # retained topic always ends on the newest payload (at worst restated twice, never an older
