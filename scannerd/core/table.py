@@ -28,6 +28,7 @@ from scannerd.contract.requests import Request, RequestError, Response, parse_re
 from scannerd.core.house import HouseRules
 from scannerd.core.ingest import DeviceView, to_input
 from scannerd.core.inputs import TICK_S, Actor, Command, Tick, ValidatorInput
+from scannerd.core.roads import results_of, scoreboard
 from scannerd.core.validator import CommandRejected, Validator
 
 
@@ -197,4 +198,6 @@ def execute(
     # Only get_state carries the shoe's results: they grow with every hand, and a command's
     # answer needs the round and shoe it changed, not the scoreboard (docs/mqtt.md).
     state = validator.state(results=request.command == "get_state")
+    if "results" in state:  # the scoreboard as data too, so a game server draws what the table shows
+        state["roads"] = scoreboard(results_of(state["results"]), validator.game.sides)
     return Response(command=request.command, status="ok", transaction=request.transaction, data=state), events

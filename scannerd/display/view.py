@@ -22,8 +22,8 @@ from scannerd.contract.alert_catalogue import PIT_ONLY_CODES
 from scannerd.contract.events import kind_of
 from scannerd.core.cards import BURN_COUNT, CARD_POINTS, card_name
 from scannerd.core.games import GAMES, PUNTO_BANCO, Game, position_words
+from scannerd.core.roads import Result, results_of, scoreboard
 from scannerd.core.validator import RESULTS_KEPT_WITHOUT_SHOE
-from scannerd.display.roads import ROWS, Result, bead_road, big_road, columns
 
 _HANDS_KEPT = 256  # round ids remembered for naming an alert's hand: a long shoe, and then some
 
@@ -153,10 +153,7 @@ class TableView:
         }
         # Events up to the state's seq are already in it: applying them again would count twice.
         self.seq = max(self.seq, state.get("seq", 0))
-        self.results = [
-            ("", Result(r["winner"], r["player_pair"], r["banker_pair"], r["natural"]))
-            for r in state.get("results", [])
-        ]
+        self.results = [("", result) for result in results_of(state.get("results", []))]
         if self._result_held_back() and self.results:  # judged, and shown once revealed
             assert self.round is not None
             self.round["result"] = self.results.pop()[1]
@@ -456,39 +453,12 @@ class TableView:
         return "WAITING FOR BETS - DO NOT DRAW", "wait"
 
     def history(self) -> dict[str, Any]:
+        """The shoe's scoreboard as every board draws it (``scannerd/core/roads.py``), with its counts."""
         results = [r for _, r in self.results]
-        bead, big = bead_road(results), big_road(results)
+        counts = {side: sum(r.winner == side for r in results) for side in reversed(self.game.sides)}
         return {
-            "rows": ROWS,
-            "counts": {
-                **{side: sum(r.winner == side for r in results) for side in reversed(self.game.sides)},
-                "tie": sum(r.winner == "tie" for r in results),
-                "hands": len(results),
-            },
-            "bead": [
-                {
-                    "col": c.col,
-                    "row": c.row,
-                    "winner": c.result.winner,
-                    "player_pair": c.result.player_pair,
-                    "banker_pair": c.result.banker_pair,
-                    "natural": c.result.natural,
-                }
-                for c in bead
-            ],
-            "bead_columns": columns(bead),
-            "big": [
-                {
-                    "col": c.col,
-                    "row": c.row,
-                    "winner": c.winner,
-                    "ties": c.ties,
-                    "player_pair": c.player_pair,
-                    "banker_pair": c.banker_pair,
-                }
-                for c in big
-            ],
-            "big_columns": columns(big),
+            **scoreboard(results, self.game.sides),
+            "counts": {**counts, "tie": sum(r.winner == "tie" for r in results), "hands": len(results)},
         }
 
     def game_view(self) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """The scoreboard roads: bead road order, big-road columns, ties and dragon tails."""
 
-from scannerd.display.roads import Result, bead_road, big_road, columns
+from scannerd.core.roads import Result, bead_road, big_road, columns
 
 
 def results(text: str) -> list[Result]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from scannerd.core.cards import hand_total
 from scannerd.core.games import dragon_tiger, punto_banco
+from scannerd.core.games.names import Side
 
 Hands = Callable[[Sequence[str], Sequence[str]], Any]
 
@@ -49,7 +50,7 @@ class Game:
     """The game's name for people: a report's heading."""
     badge: str
     """What marks a table of this game among the baccarat tables (the pit's tiles); none for baccarat."""
-    sides: tuple[str, str]
+    sides: tuple[Side, Side]
     positions: tuple[str, ...]
     """Every position a card of the round can take, in the order the first cards are dealt."""
     next_position: Callable[[Sequence[str], Sequence[str]], str | None]
