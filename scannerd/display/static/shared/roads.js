@@ -61,6 +61,33 @@ function bigCell(cell) {
   return el;
 }
 
+const DERIVED = ["big_eye_boy", "small_road", "cockroach_pig"];
+
+function markCell(cell) {
+  const el = document.createElement("div");
+  el.className = `cell ${cell.mark}`;
+  return el;
+}
+
+// What each derived road would add for a next hand of each side (问路): a row a side, its mark first.
+function drawAsk(box, ask, game) {
+  const parts = [];
+  for (const side of game.sides) {
+    const head = document.createElement("span");
+    head.className = `side ${side}`;
+    head.textContent = game.marks[side];
+    parts.push(head);
+    for (const road of DERIVED) {
+      const mark = document.createElement("span");
+      const asked = ask[side][road];
+      mark.className = `asked ${road} ${asked || "none"}`;
+      mark.title = `${road.replace(/_/g, " ")}: ${asked || "no mark"}`;
+      parts.push(mark);
+    }
+  }
+  box.replaceChildren(...parts);
+}
+
 // The roads and the shoe's counts: #count0/#count1 (class "count SIDE", with -letter and -n inside),
 // #count-tie (and its -letter), #count-hands, and the roads #bead and #big. Each winner is drawn
 // with the game's own mark (game.marks), the same on every board.
@@ -75,4 +102,10 @@ function drawHistory(history, game) {
   document.getElementById("count-hands").textContent = history.counts.hands;
   drawRoad(document.getElementById("bead"), history.bead, history.bead_columns, (c) => beadCell(c, game.marks));
   drawRoad(document.getElementById("big"), history.big, history.big_columns, bigCell);
+  for (const road of DERIVED) {
+    const box = document.getElementById(road);
+    if (box) drawRoad(box, history[road], history[`${road}_columns`], markCell);
+  }
+  const ask = document.getElementById("ask");
+  if (ask) drawAsk(ask, history.ask, game);
 }
