@@ -21,7 +21,7 @@ from typing import Any
 from scannerd.contract.alert_catalogue import PIT_ONLY_CODES
 from scannerd.core.cards import BURN_COUNT, CARD_POINTS, card_name
 from scannerd.core.games import GAMES, PUNTO_BANCO, Game, position_words
-from scannerd.core.validator import RESULTS_KEPT_WITHOUT_SHOE
+from scannerd.core.judges.deal import RESULTS_KEPT_WITHOUT_SHOE
 from scannerd.display.roads import ROWS, Result, bead_road, big_road, columns
 
 _HANDS_KEPT = 256  # round ids remembered for naming an alert's hand: a long shoe, and then some
