@@ -85,7 +85,7 @@ class Validator:
         self._betting = betting = Betting(rules, events, top, shoe_judge, deal, authority)
         self._alerts = alerts = Alerts(rules, events, top, deal, authority)
         # Each judge names the commands it judges, so a command enters one judge's file; together
-        # they are the catalogue's commands, each once.
+        # they are the catalogue's commands, each once (tests/core/test_judges_shape.py).
         judges: tuple[Judge, ...] = (deal, betting, alerts, reveal, authority)
         self._commands = {name: handler for judge in judges for name, handler in judge.commands().items()}
 
