@@ -183,9 +183,11 @@ class Validator:
         closes at the moment its time ran out, whichever input finds it over, so a live tick
         and a replayed one, a fraction of a second apart, close it with the same event.
         """
-        reveal = self._reveal.next_due()
+        betting_ends, reveal = self._betting.ends(), self._reveal.next_due()
         return (
-            self.stalls_at(ts) or self._betting.ended(ts) is not None or (reveal is not None and ts >= reveal)
+            self.stalls_at(ts)
+            or (betting_ends is not None and ts >= betting_ends)
+            or (reveal is not None and ts >= reveal)
         )
 
     def acts_from(self) -> float | None:

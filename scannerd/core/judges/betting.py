@@ -20,7 +20,7 @@ from scannerd.core.judges.builder import EventBuilder
 from scannerd.core.judges.deal import Deal
 from scannerd.core.judges.judge import CommandRejected, Handler, optional_id
 from scannerd.core.judges.shoe import ShoeJudge
-from scannerd.core.judges.table_top import RoundState, TableTop
+from scannerd.core.judges.table_top import TableTop
 
 
 class Betting:
@@ -108,23 +108,13 @@ class Betting:
 
     def close_if_over(self, ts: float) -> None:
         """Close the table's own betting if its time ran out by ``ts``, at the moment it ran out."""
-        ended = self.ended(ts)
-        if ended is not None:
-            self._close(ended)
+        ends = self.ends()
+        if ends is not None and ts >= ends:
+            self._close(ends)
 
-    def _timed(self) -> RoundState | None:
-        """The round whose betting the table closes itself when its time runs out, if one is open."""
+    def ends(self) -> float | None:
+        """When the betting the table closes itself runs out: a round in betting in auto mode, with a time."""
         rnd = self.top.round
         if self.rules.round_control != "auto" or rnd is None or rnd.phase != "betting":
             return None
-        return rnd
-
-    def ends(self) -> float | None:
-        """When the table's own betting time runs out, while one runs."""
-        rnd = self._timed()
-        return None if rnd is None else rnd.betting_ends
-
-    def ended(self, ts: float) -> float | None:
-        """When the betting time ran out, if it has by ``ts`` and the table closes betting itself."""
-        ends = self.ends()
-        return ends if ends is not None and ts >= ends else None
+        return rnd.betting_ends

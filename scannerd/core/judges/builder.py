@@ -56,7 +56,8 @@ class EventBuilder:
 
     def begin(self) -> list[EventData]:
         """A new input: the list its events go to, in publish order."""
-        self.out = out = list[EventData]()
+        out: list[EventData] = []
+        self.out = out
         return out
 
     def _emit(self, event: EventData) -> None:

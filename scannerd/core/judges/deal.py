@@ -90,7 +90,7 @@ class Deal:
             ends = self._between_rounds(ts, card, card_no, foreign, device_burn)
         judge.checked(ts, card)
         # A round this card ended is already over here: the cut card lies behind its last card.
-        shoe_changed = (judge.cut_card_reached() and judge.cut_card(ts)) or burnt
+        shoe_changed = judge.virtual_cut_card(ts) or burnt
         if ends is not None:
             rnd = top.round
             assert rnd is not None

@@ -142,15 +142,17 @@ class ShoeJudge:
 
     # ------------------------------------------------------------------ the cut card
 
-    def cut_card_reached(self) -> bool:
-        """Whether a virtual cut card (``cut_card_remaining``) comes out now, behind the card just drawn."""
+    def virtual_cut_card(self, ts: float) -> bool:
+        """A virtual cut card (``cut_card_remaining``) comes out behind the card just drawn once only that
+        many are left; True when that changed the shoe (the caller publishes it)."""
         shoe, remaining = self.top.shoe, self.rules.cut_card_remaining
-        return (
+        reached = (
             shoe is not None
             and not shoe.cut_card_seen
             and remaining is not None
             and self._remaining(shoe) <= remaining
         )
+        return reached and self.cut_card(ts)
 
     def cut_card_seen(self, ts: float) -> None:
         """The device saw the cut card."""
