@@ -239,7 +239,8 @@ class Validator:
             | self._deal.saved()
             | self._authority.saved()
         )
-        return {key: parts[key] for key in SAVED if key in parts}
+        # In the order kept so far; a key ``SAVED`` does not name yet goes last, never lost.
+        return {key: parts[key] for key in SAVED if key in parts} | parts
 
     @classmethod
     def restore(cls, table_id: str, rules: HouseRules | None, snap: dict[str, Any]) -> Validator:
