@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from scannerd.core.house import HouseRules
-from scannerd.core.validator import UNREADABLE_RUN
+from scannerd.core.judges.shoe import UNREADABLE_RUN
 from simulators.actions import (
     Action,
     CutCard,

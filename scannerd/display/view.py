@@ -22,8 +22,8 @@ from scannerd.contract.alert_catalogue import PIT_ONLY_CODES
 from scannerd.contract.events import kind_of
 from scannerd.core.cards import BURN_COUNT, CARD_POINTS, card_name
 from scannerd.core.games import GAMES, PUNTO_BANCO, Game, position_words
+from scannerd.core.judges.deal import RESULTS_KEPT_WITHOUT_SHOE
 from scannerd.core.roads import Result, results_of, scoreboard
-from scannerd.core.validator import RESULTS_KEPT_WITHOUT_SHOE
 
 _HANDS_KEPT = 256  # round ids remembered for naming an alert's hand: a long shoe, and then some
 

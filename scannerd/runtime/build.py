@@ -4,11 +4,12 @@ The same source is both. The default install is pure Python and needs no
 compiler; ``SCANNERD_COMPILE=1`` builds a wheel whose modules below are C
 extension modules, made from these very files by mypyc
 (``release/build_backend.py``, docs/performance.md). They are the pure hot
-path: the codecs, the table, the validator and what it judges with, each card
-passing through them. Nothing here is pydantic, which mypyc cannot usefully
-compile, and nothing is subclassed or patched from interpreted code. The
-pure modules stay the reference: the compiled build publishes the same bytes
-(tests/runtime/test_compiled_build.py holds it to that) and the pure one is the fallback.
+path: the codecs, the table, the validator, its judges and what they judge
+with, each card passing through them. Nothing here is pydantic, which mypyc
+cannot usefully compile, and nothing is subclassed or patched from
+interpreted code. The pure modules stay the reference: the compiled build
+publishes the same bytes (tests/runtime/test_compiled_build.py holds it to
+that) and the pure one is the fallback.
 """
 
 from __future__ import annotations
@@ -29,6 +30,15 @@ COMPILED: tuple[str, ...] = (
     "scannerd.core.games.dragon_tiger",
     "scannerd.core.games.punto_banco",
     "scannerd.core.ingest",
+    "scannerd.core.judges.alerts",
+    "scannerd.core.judges.authority",
+    "scannerd.core.judges.betting",
+    "scannerd.core.judges.builder",
+    "scannerd.core.judges.deal",
+    "scannerd.core.judges.judge",
+    "scannerd.core.judges.reveal",
+    "scannerd.core.judges.shoe",
+    "scannerd.core.judges.table_top",
     "scannerd.core.shuffle_check",
     "scannerd.core.table",
     "scannerd.core.validator",

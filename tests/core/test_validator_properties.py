@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scannerd.core.cards import ALL_CARDS
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import CardDrawn, Command, CutCardSeen, LinkChanged, Tick
-from scannerd.core.validator import CommandRejected
+from scannerd.core.validator import CommandRejected, Validator
 from tests.support.reference_rules import VALUE, deal_round
 from tests.support.table import Table
 
@@ -139,7 +139,7 @@ wild_stream = st.lists(st.tuples(ts_steps, inputs), max_size=150)
 @given(rules=wild_rules, stream=wild_stream)
 def test_no_input_stream_raises_anything_but_a_rejected_command(rules, stream):
     t = Table()
-    t.v.rules = rules
+    t.v = Validator("T1", rules)  # the drawn rules whole, suspend_on too
     ts = 1_700_000_000.0
     last_seq = 0
     for step, inp in stream:
@@ -188,7 +188,7 @@ ordered_stream = st.lists(st.tuples(st.sampled_from([0.5, 40.0]), table_inputs),
 @given(rules=ordered_rules, stream=ordered_stream)
 def test_every_input_publishes_its_events_in_the_documented_order(rules, stream):
     t = Table()
-    t.v.rules = rules
+    t.v = Validator("T1", rules)  # the drawn rules whole, suspend_on too
     ts = 1_700_000_000.0
     for step, inp in stream:
         ts += step
@@ -216,7 +216,7 @@ def test_every_input_publishes_its_events_in_the_documented_order(rules, stream)
 def test_no_tick_can_act_before_the_time_the_validator_gives_a_replay(rules, stream, probes):
     """A replay asks ``acts_at`` only from ``acts_from`` on: a tick that would act earlier is lost."""
     t = Table()
-    t.v.rules = rules
+    t.v = Validator("T1", rules)  # the drawn rules whole, suspend_on too
     ts = 1_700_000_000.0
     for step, inp in stream:
         ts += step

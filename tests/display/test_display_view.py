@@ -8,7 +8,8 @@ from rich.console import Console
 from scannerd.commands.watch import describe, render
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import CardDrawn, Command, CutCardSeen, LinkChanged, Tick, ValidatorInput
-from scannerd.core.validator import RESULTS_KEPT_WITHOUT_SHOE, CommandRejected, Validator
+from scannerd.core.judges.deal import RESULTS_KEPT_WITHOUT_SHOE
+from scannerd.core.validator import CommandRejected, Validator
 from scannerd.display.view import TableView
 from simulators.actions import CutCard, Draw, ServerCommand, Unplug, Unreadable
 from simulators.dealer import Dealer
