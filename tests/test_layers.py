@@ -226,7 +226,7 @@ def _side_names() -> set[str]:
     return {name for game in GAMES.values() for name in (*game.sides, *game.positions)}
 
 
-SAVED_STATE_FIELDS = "_plain"
+SAVED_STATE_FIELDS = "plain"
 """The validator's saved round keeps each hand under its side's name (the saved state's own keys,
 which old states must keep loading): the names it copies by are the one use allowed."""
 

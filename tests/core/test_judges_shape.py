@@ -25,10 +25,12 @@ def lines(node: ast.AST) -> int:
     return node.end_lineno - node.lineno + 1  # type: ignore[attr-defined, operator]
 
 
-def test_no_function_of_the_core_is_over_sixty_lines() -> None:
+def test_no_function_is_over_sixty_lines() -> None:
+    """The core's judges, and every other room of the house: a function that outgrows a screen is
+    several jobs, and the next feature would move into it."""
     long = [
         f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({lines(node)} lines)"
-        for path in sorted(CORE.rglob("*.py"))
+        for path in sorted((ROOT / "scannerd").rglob("*.py"))
         for node in ast.walk(ast.parse(path.read_text(), str(path)))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and lines(node) > LONGEST_FUNCTION
     ]
