@@ -347,3 +347,40 @@ def test_the_list_of_older_alerts_is_as_tall_as_it_needs_and_says_a_misdeal_in_r
     m = check_guarded(browser, "alert-list")
     (listed,) = [o["box"] for o in m["open"]]
     assert listed[3] - listed[1] < m["height"] / 3, "two older alerts in a list a screen high"
+
+
+ROADS = """
+const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+const panel = document.querySelector(arguments[0]);
+return {
+  panel: box(panel),
+  roads: ['bead', 'big', 'big_eye_boy', 'small_road', 'cockroach_pig'].map((id) => {
+    const road = document.getElementById(id);
+    return { id, box: box(road), cells: [...road.querySelectorAll('.cell')].length,
+             marks: [...road.querySelectorAll('.cell')].map(box) };
+  }),
+  ask: box(document.getElementById('ask')),
+};
+"""
+
+
+def check_roads(driver: Any, panel: str) -> None:
+    """Every road inside its panel, clear of the others, with marks drawn; the ask marks too."""
+    m = driver.execute_script(ROADS, panel)
+    for road in m["roads"]:
+        assert _inside(road["box"], m["panel"]), f"#{road['id']} runs out of {panel}"
+        assert road["cells"] > 0, f"#{road['id']} draws nothing"
+        for other in m["roads"]:
+            if other is not road:
+                assert not _overlap(road["box"], other["box"]), f"#{road['id']} over #{other['id']}"
+    assert _inside(m["ask"], m["panel"]), f"the ask marks run out of {panel}"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_a_long_shoe_draws_all_five_roads_inside_the_scoreboard_at_every_size(browser, shown, size):
+    shown("long-shoe", size)
+    wait_for(
+        browser, lambda b: b.find_elements("css selector", "#cockroach_pig .cell"), 10, "the derived roads"
+    )
+    check_roads(browser, "#history")
+    check_layout(browser, None)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from scannerd.display.settings import OverlaySettings
+from tests.display.test_display_layout import check_roads
 from tests.support.browser import js, open_page, resize, wait_for
 from tests.support.display import Table, table_in
 from tests.support.overlay import SIZES, over_frame, sample_frame, shot, transparent
@@ -223,3 +224,11 @@ def test_a_page_left_open_loads_itself_again_after_the_server_is_upgraded(
         "a view",
     )
     assert js(browser, "window.scannerdOverlay.view.server_version") == "99.0.0"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_a_long_shoe_draws_all_five_roads_inside_the_overlays_panel(browser, overlay, size) -> None:
+    overlay("long-shoe", size)
+    drawn = lambda b: b.find_elements("css selector", "#cockroach_pig .cell")  # noqa: E731
+    wait_for(browser, drawn, 10, "the derived roads")
+    check_roads(browser, "#roads")

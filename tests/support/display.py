@@ -7,6 +7,7 @@ layout tests judge and ``python -m tests.support.display_screens`` photographs a
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import string
@@ -18,7 +19,7 @@ from typing import Any
 
 from scannerd.contract.alert_catalogue import ALERTS, message
 from scannerd.contract.requests import Response, parse_request
-from scannerd.core.cards import ALL_CARDS
+from scannerd.core.cards import ALL_CARDS, CARD_POINTS
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import Actor, CardDrawn, CutCardSeen, Fault, ValidatorInput
 from scannerd.core.table import execute
@@ -230,6 +231,39 @@ def longest_alerts(table: Table) -> None:
     table.feed(Fault(table.ts, "DEVICE_FAULT", LONGEST_INSTRUCTION))
 
 
+LONG_SHOE = "B" * 9 + "P" * 8 + "BPTB" * 5 + "PPPBBB" * 3 + "TT" + "P" * 7 + "BPBPPBBP"
+"""Every road full: dragon tails on both sides, ties, and more columns than a board shows."""
+
+
+@functools.cache
+def _naturals(pattern: str) -> list[tuple[str, str, str, str]]:
+    """Four-card hands (player, banker, player, banker) from one eight-deck shoe, each settled on
+    the first four cards with the winner ``pattern`` names (B, P, T): a natural, or both standing."""
+    from itertools import permutations
+
+    pool = [c for _ in range(8) for c in ALL_CARDS]
+    hands = []
+    for winner in pattern:
+        for p1, p2, b1, b2 in permutations(sorted(set(pool)), 4):
+            player = (CARD_POINTS[p1] + CARD_POINTS[p2]) % 10
+            banker = (CARD_POINTS[b1] + CARD_POINTS[b2]) % 10
+            settled = max(player, banker) >= 8 or min(player, banker) >= 6  # a natural, or both stand
+            if not settled or any(pool.count(c) < (p1, p2, b1, b2).count(c) for c in (p1, p2, b1, b2)):
+                continue
+            if {"P": player > banker, "B": banker > player, "T": player == banker}[winner]:
+                for card in (p1, p2, b1, b2):
+                    pool.remove(card)
+                hands.append((p1, b1, p2, b2))
+                break
+    return hands
+
+
+def long_shoe(table: Table) -> None:
+    """A shoe dealt to near its end in results chosen for the roads: tails, ties, chops and runs."""
+    for n, cards in enumerate(_naturals(LONG_SHOE)):
+        table.round(f"R{n + 1}", *cards)
+
+
 def card_before_bets_closed(table: Table) -> None:
     """A card drawn while bets are still being placed: the misdeal a dealer meets most after an
     extra card, its instruction long."""
@@ -261,6 +295,7 @@ STATES = {
     "super-6": super_6,
     "suspended": suspended,
     "longest-alerts": longest_alerts,
+    "long-shoe": long_shoe,
     "card-before-bets-closed": card_before_bets_closed,
     "alerts-3-pin": tie_with_alerts(3),
 }
