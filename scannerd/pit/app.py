@@ -78,6 +78,7 @@ class Pit:
             self.acknowledge,
             self.resume,
             metrics=exposition(PitCollector(self.client.health, self._counts)),
+            detail=self.detail,
             token=token.get_secret_value() if token is not None else None,
         )
 
@@ -105,6 +106,15 @@ class Pit:
         health = self.client.health()
         view["client"] = {"restarts": health.delivery_restarts, "last_failure": health.last_failure}
         return view
+
+    def detail(self, table_id: str) -> dict[str, Any] | None:
+        """A table's scoreboard as its dealer's screen draws it (the five roads, the ask marks, the
+        counts); None for a table the pit has not heard from."""
+        with self._lock:
+            view = self.board.views.get(table_id)
+            if view is None:
+                return None
+            return {"table_id": table_id, "game": view.game_view(), "history": view.history()}
 
     def _counts(self) -> dict[str, int | bool | None]:
         with self._lock:

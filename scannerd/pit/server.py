@@ -33,7 +33,15 @@ from scannerd.contract.requests import Response
 from scannerd.display.access import PIT, access_middleware
 from scannerd.display.guard import Gate
 from scannerd.display.settings import DisplaySettings
-from scannerd.display.stream import LiveView, ack_answer, ack_body, ack_error, add_live_page, json_body
+from scannerd.display.stream import (
+    NO_CACHE,
+    LiveView,
+    ack_answer,
+    ack_body,
+    ack_error,
+    add_live_page,
+    json_body,
+)
 from scannerd.display.typed import parsed_as_request
 
 log = structlog.get_logger(__name__)
@@ -65,6 +73,7 @@ class PitServer:
         resume: Resume,
         *,
         metrics: Callable[[], bytes] = bytes,
+        detail: Callable[[str], dict[str, Any] | None] = lambda _table_id: None,
         token: str | None = None,
         idle_s: float = IDLE_S,
     ) -> None:
@@ -76,6 +85,7 @@ class PitServer:
         self._acknowledge = acknowledge
         self._resume = resume
         self._metrics = metrics
+        self._detail = detail
         self._live = LiveView()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop: asyncio.Event | None = None
@@ -151,6 +161,7 @@ class PitServer:
         app.router.add_post("/api/ack", self._ack)
         app.router.add_post("/api/resume", self._resume_table)
         app.router.add_get("/metrics", self._scrape)
+        app.router.add_get("/api/table/{table_id}", self._table)
         page = self.page
         gate = Gate(PIT.name, page.listen, page.max_connections, page.max_per_address, self._idle_s)
         runner = gate.runner(app)
@@ -171,6 +182,15 @@ class PitServer:
                 server.close()
             self._live.wake_all()
             await runner.cleanup()
+
+    async def _table(self, request: web.Request) -> web.Response:
+        """One table's detail (its scoreboard's five roads and ask marks), asked when its tile is opened:
+        the wall's stream carries only what fifty tiles show."""
+        table_id = request.match_info["table_id"]
+        detail = self._detail(table_id) if _is_table_id(table_id) else None
+        if detail is None:
+            return ack_error(f"no table {table_id!r} on this pit", 404, "table")
+        return web.json_response(detail, headers=NO_CACHE)
 
     async def _scrape(self, _request: web.Request) -> web.Response:
         body = await asyncio.get_running_loop().run_in_executor(None, self._metrics)

@@ -16,6 +16,7 @@ from scannerd.core.house import HouseRules
 from scannerd.display.settings import DisplaySettings
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.pit import Pit
+from tests.display.test_display_layout import check_roads
 from tests.pit.test_pit_browser import WALLS, assert_readable, geometry, inside, open_pit, set_viewport, tiles
 from tests.support.broker import Broker
 from tests.support.browser import VIEWPORT, js, wait_for
@@ -70,4 +71,26 @@ def test_two_tables_share_the_screen_and_each_tile_says_it_whole(two_tables, wid
         )
         assert [c.split()[0] for c in dt] == ["D", "T", "="]  # Tiger and a tie told apart, not by colour
     finally:
+        set_viewport(browser, *VIEWPORT)
+
+
+@pytest.mark.parametrize(("width", "height"), WALLS)
+def test_a_tiles_road_opens_the_tables_whole_scoreboard(two_tables, width, height):
+    """The five roads and the ask marks of the table, as its dealer's screen draws them, opened from
+    its tile: the wall's stream carries only the tiles, the scoreboard is asked for when opened."""
+    browser, pit = two_tables
+    set_viewport(browser, width, height)
+    try:
+        browser.find_element("css selector", '.tile[data-table="BAC-01"] .tile-road').click()
+        drawn = lambda b: b.find_elements("css selector", "#detail #cockroach_pig .cell")  # noqa: E731
+        wait_for(browser, drawn, 10, "the scoreboard drawn")
+        check_roads(browser, "#detail")
+        history = pit.detail("BAC-01")["history"]
+        shown = js(browser, "document.querySelectorAll('#detail #big_eye_boy .cell').length")
+        assert 0 < shown <= len(history["big_eye_boy"])  # the last columns that fit, as boards do
+        assert js(browser, "document.getElementById('count-hands').textContent") == str(
+            history["counts"]["hands"]
+        )
+    finally:
+        browser.execute_script("document.getElementById('detail').close()")
         set_viewport(browser, *VIEWPORT)

@@ -31,6 +31,7 @@ function render(view) {
   $("count-warnings").textContent = `${c.warnings} warning${c.warnings === 1 ? "" : "s"}`;
   brokerLine(view.broker);
   clientLine(view.client);
+  refreshDetail();
   if (pit.mode === "game") $("tables").replaceChildren(...view.tables.map(tile));
   else renderFleet(view.fleet);
   scaleTiles();
@@ -224,7 +225,7 @@ function tile(t) {
   for (const side of Object.keys(t.marks)) {
     counts.append(el("span", side, `${t.marks[side]} ${t.counts[side]}`));
   }
-  foot.append(road(t.road), counts);
+  foot.append(road(t.road, t.table_id), counts);
   node.append(foot);
   return node;
 }
@@ -266,8 +267,11 @@ function suspendedRow(t, canResume) {
   return row;
 }
 
-function road(r) {
-  const grid = el("div", "road");
+function road(r, tableId) {
+  const grid = el("button", "tile-road");
+  grid.type = "button";
+  grid.setAttribute("aria-label", `${tableId}: its scoreboard`);
+  grid.addEventListener("click", () => openDetail(tableId));
   for (const c of r.cells) {
     const cell = el("div", `cell ${c.winner || ""}${c.ties ? " tied" : ""}`);
     cell.style.gridColumn = String(c.col + 1);
@@ -300,6 +304,33 @@ async function acknowledge(tableId, alertId) {
     if (pit.view) render(pit.view);
   }
 }
+
+// ------------------------------------------------------------------ a table's scoreboard, opened from its tile
+
+// Its five roads and ask marks as the dealer's screen draws them, asked for when opened and again
+// with each message while it stays open: the wall's stream carries only what the tiles show.
+let detailOf = null;
+
+async function openDetail(tableId) {
+  detailOf = tableId;
+  $("detail-title").textContent = `${tableId} \u00b7 SCOREBOARD`;
+  if (!$("detail").open) $("detail").showModal();
+  await refreshDetail();
+}
+
+async function refreshDetail() {
+  if (!detailOf || !$("detail").open) return;
+  try {
+    const answer = await fetch(`/api/table/${encodeURIComponent(detailOf)}`);
+    if (!answer.ok) return;
+    const table = await answer.json();
+    if (table.table_id === detailOf) drawHistory(table.history, table.game);
+  } catch (err) {
+    // the stream's own cover says the link is gone; the last scoreboard stays
+  }
+}
+
+$("detail-close").addEventListener("click", () => $("detail").close());
 
 // ------------------------------------------------------------------ resuming a suspended table
 
