@@ -117,6 +117,26 @@ ALERTS: dict[str, AlertKind] = {
             "two_more": Case("info", "Cut card out: two more hands, then the shoe ends"),
         },
     ),
+    "SHOE_LID_OPEN": AlertKind(
+        Case("warning", "Shoe lid open - close it before the next hand", suspends=False),
+        {
+            "dealing": Case(
+                "misdeal",
+                "Shoe lid opened during the hand - round void: clear the cards, call a supervisor",
+                voids=True,
+            ),
+        },
+    ),
+    "SHOE_JAM": AlertKind(
+        Case("warning", "Card jammed in the shoe - clear it before the next hand", suspends=False),
+        {
+            "dealing": Case(
+                "misdeal",
+                "Card jammed in the shoe during the hand - round void: clear the cards, call a supervisor",
+                voids=True,
+            ),
+        },
+    ),
     "DEVICE_FAULT": AlertKind(
         Case("warning", "Shoe alarm {alarm}: {text}"),
         {"unexplained": Case("warning", "Shoe alarm {alarm}: see the shoe")},

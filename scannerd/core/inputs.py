@@ -165,6 +165,15 @@ class ConfigChanged:
     changed: list[str]
 
 
+@dataclass(frozen=True, slots=True)
+class ShoeSensed:
+    """The shoe's lid and jam sensors said something new (``ShoeSensors.differs``)."""
+
+    ts: float
+    lid_open: bool
+    jam: bool
+
+
 ValidatorInput = (
     CardDrawn
     | CutCardSeen
@@ -177,4 +186,5 @@ ValidatorInput = (
     | Anchored
     | FaultCleared
     | ConfigChanged
+    | ShoeSensed
 )

@@ -31,6 +31,7 @@ from scannerd.core.inputs import (
     FaultCleared,
     LinkChanged,
     Restarted,
+    ShoeSensed,
     Tick,
     ValidatorInput,
 )
@@ -41,6 +42,7 @@ from scannerd.core.judges.builder import EventBuilder
 from scannerd.core.judges.deal import Deal
 from scannerd.core.judges.judge import CommandRejected, Judge
 from scannerd.core.judges.reveal import Reveal
+from scannerd.core.judges.sensors import ShoeSensors
 from scannerd.core.judges.shoe import ShoeJudge
 from scannerd.core.judges.table_top import RoundState, ShoeState, TableTop
 from scannerd.core.shuffle_check import ShuffleCheck
@@ -84,6 +86,7 @@ class Validator:
         self._deal = deal = Deal(table_id, rules, game, events, top, shoe_judge, reveal, authority)
         self._betting = betting = Betting(rules, events, top, shoe_judge, deal, authority)
         self._alerts = alerts = Alerts(rules, events, top, deal, authority)
+        self._sensors = ShoeSensors(events, top, deal, alerts)
         # Each judge names the commands it judges, so a command enters one judge's file; together
         # they are the catalogue's commands, each once (tests/core/test_judges_shape.py).
         judges: tuple[Judge, ...] = (deal, betting, alerts, reveal, authority)
@@ -123,6 +126,10 @@ class Validator:
             self._table(inp)
         return out
 
+    def sensed_anew(self, lid_open: bool, jam: bool) -> bool:
+        """Whether the shoe's lid and jam report says something new: only then is it judged."""
+        return self._sensors.differs(lid_open, jam)
+
     def _command(self, cmd: Command) -> None:
         handler = self._commands.get(cmd.name)
         if handler is None:
@@ -149,6 +156,8 @@ class Validator:
             self._deal.restarted(inp)
         elif isinstance(inp, Fault):
             self._alerts.fault(inp)
+        elif isinstance(inp, ShoeSensed):
+            self._sensors.sensed(inp)
         elif not isinstance(inp, Tick):
             raise TypeError(f"not a validator input: {inp!r}")
         self._suspend(ts)
@@ -238,6 +247,7 @@ class Validator:
             | self._shoe_judge.saved()
             | self._deal.saved()
             | self._authority.saved()
+            | self._sensors.saved()
         )
         # In the order kept so far; a key ``SAVED`` does not name yet goes last, never lost.
         return {key: parts[key] for key in SAVED if key in parts} | parts
@@ -254,6 +264,7 @@ class Validator:
         v._shoe_judge.restore(snap)
         v._deal.restore(snap)
         v._authority.restore(snap)
+        v._sensors.restore(snap)
         return v
 
     # ------------------------------------------------------------------ what the table's callers read

@@ -37,6 +37,7 @@ COMPILED: tuple[str, ...] = (
     "scannerd.core.judges.deal",
     "scannerd.core.judges.judge",
     "scannerd.core.judges.reveal",
+    "scannerd.core.judges.sensors",
     "scannerd.core.judges.shoe",
     "scannerd.core.judges.table_top",
     "scannerd.core.shuffle_check",

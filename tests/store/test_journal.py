@@ -26,6 +26,7 @@ from scannerd.core.inputs import (
     FaultCleared,
     LinkChanged,
     Restarted,
+    ShoeSensed,
     Tick,
     ValidatorInput,
 )
@@ -57,6 +58,7 @@ def test_every_kind_of_input_comes_back_as_it_went_in() -> None:
         Anchored(T0 + 8, "T1-20231114T221320Z.jsonl.gz", 12, "ab" * 32),
         FaultCleared(T0 + 9, "CLOCK_UNSYNCED"),
         ConfigChanged(T0 + 10, "cd" * 32, "ab" * 32, ["mqtt.host", "mqtt.password"]),
+        ShoeSensed(T0 + 11, lid_open=True, jam=False),
     ]
     assert {type(i) for i in inputs} == set(get_args(ValidatorInput))  # a new kind must be added here
     assert decode(encode(inputs, {"boot": 7, "ack": 12})) == (inputs, {"boot": 7, "ack": 12})

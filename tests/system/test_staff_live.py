@@ -203,3 +203,34 @@ def test_a_suspended_table_refuses_betting_sets_cards_aside_and_only_a_superviso
         assert command(table, "betting_open")["status"] == "ok"
 
         replayed_as_published(table)
+
+
+def test_the_shoes_lid_opened_mid_hand_voids_it_and_suspends_the_table_until_a_supervisor_resumes(
+    tmp_path, mosquitto
+):
+    """The simulated shoe reports its lid open while a hand is dealt, as a real one does with every
+    heartbeat: a misdeal, the hand void, the table stopped; shut, the alert clears itself, and only a
+    supervisor resumes. The recording replays every step to what was published."""
+    with staffed_table(tmp_path, mosquitto) as table:
+        shoe = table.shoe
+        assert shoe is not None
+        for name in ("new_shoe", "betting_open", "betting_close"):
+            assert command(table, name)["status"] == "ok"
+        shoe.send(DeviceCard("9H"))
+        shoe.heartbeat()  # the lid shut: nothing new, nothing judged
+        shoe.heartbeat(lid_open=True)
+        table.server.wait_for(lambda ms: any(m.topic.endswith("/suspension") for m in ms), 10)
+        (lid,) = [a for a in published(table, "alert") if a["code"] == "SHOE_LID_OPEN"]
+        assert lid["severity"] == "misdeal" and not lid["acknowledged"]
+        void = published(table, "round")[-1]
+        assert (void["phase"], void["reason"]) == ("void", "SHOE_LID_OPEN")
+        assert published(table, "suspension")[-1]["cause"] == "SHOE_LID_OPEN"
+        shoe.heartbeat(lid_open=True)  # said again with every heartbeat: judged once
+        shoe.heartbeat()  # shut again
+        table.server.wait_for(lambda ms: any(json.loads(m.payload).get("cleared") for m in ms
+                                             if m.topic.endswith("/alert")), 10)  # fmt: skip
+        assert len([a for a in published(table, "alert") if a["code"] == "SHOE_LID_OPEN"]) == 2
+        assert command(table, "betting_open")["status"] == "error"  # still suspended: a supervisor's
+        assert command(table, "resume", reason="lid checked", supervisor_id="S-1")["status"] == "ok"
+        assert command(table, "betting_open")["status"] == "ok"
+        replayed_as_published(table)
