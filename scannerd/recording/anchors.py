@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from scannerd.contract.events import AnchorEvent
 from scannerd.recording.format import AnchorLine, RecordingError, RecordingReader
+from scannerd.recording.source import Recorded
 
 if TYPE_CHECKING:
     from scannerd.recording.verify import ChainedFile, Verdict
@@ -44,7 +45,7 @@ class SealedFile:
         return cls(found.path.name, found.lines, found.last.hex())
 
 
-def anchored_in(path: Path, sealed: SealedFile) -> bool:
+def anchored_in(path: Recorded, sealed: SealedFile) -> bool:
     """Whether the recording at ``path`` holds ``sealed``'s anchor, under its name compressed or not.
 
     Read up to that line only: the anchor of the file before goes out within
