@@ -43,6 +43,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from scannerd import __version__
 from scannerd.contract.payloads import (
+    ArchiveHealth,
     ClockHealth,
     DevicePayload,
     DisplayHealth,
@@ -125,6 +126,7 @@ class Publisher:
         display: Callable[[], DisplayHealth | None] = lambda: None,
         reader: Callable[[], ReaderHealth | None] = lambda: None,
         recorder: Callable[[], RecorderHealth | None] = lambda: None,
+        archive: Callable[[], ArchiveHealth | None] = lambda: None,
         clock_health: Callable[[], ClockHealth | None] = lambda: None,
         software: Software | None = None,
         config_digest: str | None = None,
@@ -138,6 +140,7 @@ class Publisher:
         self._display = display
         self._reader = reader
         self._recorder = recorder
+        self._archive = archive
         self._clock_health = clock_health
         self.topics = Topics(settings.prefix, table_id)
         self.outbox = outbox
@@ -670,6 +673,7 @@ class Publisher:
             display=self._display(),
             reader=self._reader(),
             recorder=self._recorder(),
+            archive=self._archive(),
             clock=self._clock_health(),
             started_at=self._started_at,
             oldest_pending_s=self.oldest_pending_s(),

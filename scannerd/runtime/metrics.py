@@ -40,6 +40,7 @@ from prometheus_client.registry import Collector
 from scannerd import __version__
 from scannerd.contract.alert_catalogue import ALERTS
 from scannerd.contract.events import EventData
+from scannerd.contract.payloads import ArchiveHealth
 from scannerd.contract.topics import Message
 from scannerd.core.listeners import TableListener
 from scannerd.display.access import allowed_names, host_name, known_host
@@ -243,6 +244,27 @@ class TableCollector(Collector):
             clock.est_error_s if clock is not None else 0.0,
         )
         yield self._gauge("scannerd_start_time_seconds", "Unix time the daemon started.", d.started_at)
+        if d.archive is not None:
+            yield from self._archive(d.archive.health())
+
+    def _archive(self, archive: ArchiveHealth) -> Iterable[Metric]:
+        """How far behind the archive is: served only by a table that archives."""
+        yield self._gauge(
+            "scannerd_archive_files_behind",
+            "Finished recordings not yet archived and checked.",
+            archive.behind,
+        )
+        yield self._gauge(
+            "scannerd_archive_oldest_age_seconds",
+            "How long the oldest recording not yet archived has waited since it was finished (0: none).",
+            archive.oldest_age_s or 0.0,
+        )
+        yield self._counter(
+            "scannerd_archive_files_total", "Recordings archived and checked since start.", archive.archived
+        )
+        yield self._counter(
+            "scannerd_archive_errors_total", "Attempts to archive that failed since start.", archive.errors
+        )
 
 
 def health_problems(daemon: Daemon) -> dict[str, str]:
