@@ -41,10 +41,11 @@ class ArchiveUnfit(ArchiveError):
 
 @dataclass(frozen=True, slots=True)
 class Reach:
-    """Where a store answers: its S3 API (None: Amazon's) and region; never who one is there."""
+    """Where a store answers: its S3 API and region (None: the environment's, else Amazon's); never who
+    one is there."""
 
     endpoint: str | None = None
-    region: str = "us-east-1"
+    region: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -113,6 +113,10 @@ class _Checked:
             try:
                 piece = self._body.read(min(size - len(out), READ_S))
             except Exception as exc:
+                from botocore.exceptions import FlexibleChecksumError  # loaded by now: the body is boto3's
+
+                if isinstance(exc, FlexibleChecksumError):  # boto3 checked the SHA-256 at the end itself
+                    raise NotAsStored(self._altered()) from None
                 raise ArchiveError(f"{self._name}: {reason(exc)}") from None
             if not piece:
                 self._ended = True
@@ -124,12 +128,14 @@ class _Checked:
     def _check(self) -> None:
         if self._stored is None:
             return  # put without one (not by a table): its chain alone speaks for it
-        got = base64.b64encode(self._hash.digest()).decode()
-        if got != self._stored:
-            raise NotAsStored(
-                f"its bytes are not those the archive took in: their SHA-256 is {got}, "
-                f"the archive checked {self._stored} on arrival"
-            )
+        if base64.b64encode(self._hash.digest()).decode() != self._stored:
+            raise NotAsStored(self._altered())
+
+    def _altered(self) -> str:
+        return (
+            f"its bytes are not those the archive took in: they do not hash to the SHA-256 it checked "
+            f"on arrival ({self._stored}): altered where it rests"
+        )
 
     def close(self) -> None:
         self._body.close()
@@ -140,8 +146,7 @@ def recordings_in(url: ArchiveUrl, bucket: Bucket, retention_days: int | None = 
 
     A RecordingError names an archive that holds none; an ArchiveError one that cannot be listed.
     """
-    below = url.key() + "/" if url.prefix else ""
-    listed = [v for v in bucket.versions(below) if is_recording_name(v.key.rpartition("/")[2])]
+    listed = _listed(url, bucket)
     found = [
         _locked(list(versions), bucket, retention_days)
         for _, versions in groupby(sorted(listed, key=lambda v: v.key), key=lambda v: v.key)
@@ -150,6 +155,15 @@ def recordings_in(url: ArchiveUrl, bucket: Bucket, retention_days: int | None = 
     if not objects:
         raise RecordingError(f"{url}: no recordings in the archive there")
     return objects
+
+
+def _listed(url: ArchiveUrl, bucket: Bucket) -> list[Version]:
+    """The recordings' versions below ``url``: a folder (a table's), else the names it begins (a day's)."""
+    for below in (url.key() + "/", url.key()) if url.prefix else ("",):
+        listed = [v for v in bucket.versions(below) if is_recording_name(v.key.rpartition("/")[2])]
+        if listed:
+            return listed
+    return []
 
 
 def _locked(versions: list[Version], bucket: Bucket, retention_days: int | None) -> ArchivedObject | None:

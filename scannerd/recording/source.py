@@ -123,6 +123,7 @@ class RawLines:
         opened = open_recorded(path)
         self._file = opened.stream
         self.findings = opened.findings
+        self.altered: str | None = None  # what its source said of bytes that are not as it stored them
 
     def __iter__(self) -> Iterator[bytes]:
         pending = b""
@@ -161,6 +162,7 @@ class RawLines:
                 return
             yield from self._inflated(head)
         except NotAsStored as exc:
+            self.altered = exc.finding
             raise ContentError(self.lines + 1, exc.finding) from None
         except OSError as exc:
             where = f"after line {self.lines}" if self.lines else "before its first line ends"

@@ -138,6 +138,11 @@ class _Walk:
             found.problem = self._chain(found, first, prev)
         except ContentError as exc:
             found.problem = exc.finding
+        if found.problem and self.upto is None:
+            # Read to its end: bytes their archive did not take in say so, before any line they spoil.
+            for _ in self._whole():
+                pass
+            found.problem = self.raw.altered or found.problem
         return found
 
     def _chain(self, found: ChainedFile, first: bytes, prev: bytes) -> str | None:

@@ -163,6 +163,23 @@ class Seaweed:
         pages = self.client().get_paginator("list_object_versions").paginate(Bucket=bucket, Prefix=prefix)
         return [v for page in pages for v in page.get("Versions", [])]
 
+    def alter(self, bucket: str, data: bytes, at: int) -> None:
+        """An insider at the storage's disks: byte ``at`` of ``bucket``'s object holding ``data`` flipped
+        where it rests, and the volume's own CRC-32C of it made to match, so the storage serves it as
+        sound. (A bucket's volumes are named after it.)"""
+        for volume in (self.dir / "data").rglob(f"{bucket}_*.dat"):
+            raw = bytearray(volume.read_bytes())
+            start = raw.find(data)
+            if start < 0:
+                continue
+            crc = raw.find(_crc32c(data).to_bytes(4, "big"), start + len(data))
+            assert crc >= 0, "the needle's checksum is not where SeaweedFS keeps it"
+            raw[start + at] ^= 0xFF
+            raw[crc : crc + 4] = _crc32c(bytes(raw[start : start + len(data)])).to_bytes(4, "big")
+            volume.write_bytes(bytes(raw))
+            return
+        raise AssertionError("no volume holds the object")
+
     def table_env(self) -> dict[str, str]:
         """The table's credentials as a reader's environment gives them (the standard AWS variables)."""
         return {
@@ -171,6 +188,16 @@ class Seaweed:
             "AWS_ENDPOINT_URL": self.endpoint,
             "AWS_DEFAULT_REGION": "us-east-1",
         }
+
+
+def _crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli), as SeaweedFS checks each stored needle with."""
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 & -(crc & 1))
+    return crc ^ 0xFFFFFFFF
 
 
 def seaweed_server(directory: Path) -> Iterator[Seaweed]:
