@@ -178,6 +178,17 @@ class Shipper(TableListener):
             self.last_error = next(iter(self._refused.values()), None)
             self._wake.wait(RESCAN_S)
             self._wake.clear()
+        self._keep_heard()  # the anchors a stop judged last: the next start puts them
+
+    def _keep_heard(self) -> None:
+        """The anchors heard so far, into the ledger: from there they survive the process."""
+        ledger = self._ledger_now()
+        try:
+            while ledger is not None and self._heard:
+                ledger.anchor_heard(*self._heard[0])
+                self._heard.popleft()
+        except OSError as exc:
+            log.error("anchors not kept for the archive", error=str(exc), waiting=len(self._heard))
 
     def _failed(self, state: State, text: str, say: Callable[..., object] | None, event: str) -> None:
         """Counted every time, said once per reason: a storage down for hours is one line, not thousands."""
@@ -189,11 +200,10 @@ class Shipper(TableListener):
     def _round(self) -> None:
         """The directory looked at; then, the bucket being fit, what is due shipped, the anchors, old copies
         let go."""
+        self._keep_heard()
         ledger = self._ledger_now()
         if ledger is None:
             return
-        while self._heard:
-            ledger.anchor_heard(*self._heard.popleft())
         self._waiting = self.backlog.waiting(ledger.archived, self._writing())
         if not self._fit:
             self.bucket.check_lock(self.settings.retention_days)
