@@ -28,7 +28,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -37,14 +36,13 @@ import structlog
 
 from scannerd.archive.backlog import Backlog, Due, Waiting
 from scannerd.archive.bucket import ArchiveError, ArchiveUnfit, Bucket, Credentials, Reach, retain_until
+from scannerd.archive.copies import Copies, NotAsAnchored, check
 from scannerd.archive.ledger import Archived, Ledger
 from scannerd.archive.objects import ArchivedObject
 from scannerd.archive.settings import DAY_S, ArchiveSettings
 from scannerd.contract.events import AnchorData, EventData
 from scannerd.contract.payloads import ArchiveHealth
 from scannerd.core.listeners import TableListener
-from scannerd.recording.format import RecordingError
-from scannerd.recording.verify import read_chained
 
 log = structlog.get_logger(__name__)
 
@@ -62,10 +60,6 @@ every quarter minute."""
 
 
 State = Literal["shipping", "retrying", "refused"]
-
-
-class NotAsAnchored(Exception):
-    """A copy in the archive that does not read back as its anchor says: never counted as archived."""
 
 
 class Shipper(TableListener):
@@ -91,6 +85,7 @@ class Shipper(TableListener):
         self.directory = directory
         self.bucket = Bucket(Reach(settings.endpoint, settings.region), url.bucket, credentials)
         self.backlog = Backlog(directory, table_id, compress)
+        self.copies = Copies(self.bucket, settings.retention_days)
         self._writing = writing
         self._clock = clock
         self._ledger: Ledger | None = None  # read on the thread: the directory may appear only later
@@ -149,6 +144,11 @@ class Shipper(TableListener):
             last_error=self.last_error,
             alive=self.alive,
         )
+
+    def ship_now(self) -> None:
+        """One round on the caller's thread, for ``scannerd archive push`` while no daemon runs; an
+        ArchiveError says why it stopped."""
+        self._round()
 
     # ------------------------------------------------------------------ the thread
 
@@ -230,9 +230,9 @@ class Shipper(TableListener):
     def _archive(self, ledger: Ledger, due: Due) -> bool:
         """``due`` put (unless its copy is there already), read back and checked; then it counts."""
         key = self.url.key(self.table_id, due.path.name)
-        copy = self._copy_of(key) or self._put(key, due.path)
+        copy = self.copies.first(key) or self._put(key, due.path)
         try:
-            self._check(copy, due)
+            check(copy, due)
         except NotAsAnchored as exc:
             self.errors += 1
             self._refused[due.path.name] = f"{copy}: does not check out, not archived: {exc}"
@@ -246,14 +246,6 @@ class Shipper(TableListener):
         log.info("archived", file=due.path.name, object=str(copy), version=copy.version)
         return True
 
-    def _copy_of(self, key: str) -> ArchivedObject | None:
-        """The copy already there under ``key`` (its first version), if a put was made before."""
-        kept = [v for v in self.bucket.versions(key) if v.key == key and not v.deleted]
-        if not kept:
-            return None
-        first = min(reversed(kept), key=lambda v: v.modified)
-        return self._object(key, first.version_id, first.modified.timestamp(), first.size)
-
     def _put(self, key: str, path: Path) -> ArchivedObject:
         with path.open("rb") as body:
             sha256 = hashlib.file_digest(body, "sha256").digest()
@@ -261,37 +253,7 @@ class Shipper(TableListener):
             now = self._clock()
             until = retain_until(now, self.settings.retention_days)
             version = self.bucket.put(key, body, sha256, until, self.settings.mode)
-        return self._object(key, version, now, path.stat().st_size)
-
-    def _object(self, key: str, version: str, modified: float, size: int) -> ArchivedObject:
-        return ArchivedObject(
-            self.bucket.reach,
-            self.bucket.name,
-            key,
-            version,
-            datetime.fromtimestamp(modified, UTC),
-            size,
-            retention_days=self.settings.retention_days,
-            via=self.bucket,
-        )
-
-    def _check(self, copy: ArchivedObject, due: Due) -> None:
-        """The copy, read as verify reads it, must end in the lines and digest its anchor names, locked."""
-        try:
-            found = read_chained(copy)
-        except RecordingError as exc:
-            raise NotAsAnchored(str(exc)) from None
-        if found.problem and found.problem.startswith("unreadable"):
-            raise ArchiveError(f"{copy}: {found.problem}")  # the storage failed mid-read: try again later
-        if found.findings:
-            raise NotAsAnchored("; ".join(found.findings))
-        whole = found.problem is None if due.closed else bool(found.problem and "truncated" in found.problem)
-        if not whole or (found.lines, found.last.hex()) != (due.sealed.lines, due.sealed.digest):
-            raise NotAsAnchored(
-                f"it reads back as {found.lines} lines ending in {found.last.hex()[:16]}... "
-                f"({found.problem or 'sealed'}), its anchor names {due.sealed.lines} lines ending in "
-                f"{due.sealed.digest[:16]}..."
-            )
+        return self.copies.at(key, version, now, path.stat().st_size)
 
     def _put_anchor(self, seq: int, line: str) -> None:
         """An anchor the table published, beside the files it names: one locked object each."""
