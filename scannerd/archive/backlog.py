@@ -10,8 +10,10 @@ has linked it, and its copy must then read back as its anchor says:
 
 The file the recorder is writing is never due, nor a plain file that is waiting
 to be compressed: only the names the recorder finishes with are shipped, once.
-Each file is walked once (a day's file is a few seconds of hashing on the
-archive's thread, not the deal's), and judged again only if it changes.
+Which files wait is told from their names and headers alone, so a backlog of
+thousands costs a look; each is walked only when its turn to be shipped comes
+(a day's file is a few seconds of hashing on the archive's thread, not the
+deal's), and judged again only if it changes.
 """
 
 from __future__ import annotations
@@ -36,11 +38,10 @@ class Due:
 
 @dataclass(frozen=True, slots=True)
 class Waiting:
-    """A finished file not yet archived: due, or not yet linked (the next start links it)."""
+    """A finished file not yet archived."""
 
     path: Path
     since: float  # when it was last written: how long it has waited for the archive
-    due: Due | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,7 @@ class Backlog:
         self.table_id = table_id
         self.suffix = SUFFIX + ".gz" if compress else SUFFIX
         self._walked: dict[str, _Walked] = {}
+        self._tables: dict[str, str] = {}  # each file's table, as its header says: it never changes
 
     def files(self) -> list[Path]:
         """Every file of the table's chain here, the one being written too, in the order they were begun."""
@@ -65,20 +67,31 @@ class Backlog:
 
     def waiting(self, archived: Container[str], writing: Path | None) -> list[Waiting]:
         """The finished files not in ``archived``, oldest first; ``writing`` is the file being written."""
-        files = self.files()
         out = []
-        for k, path in enumerate(files):
+        for path in self.files():
             if path == writing or not path.name.endswith(self.suffix) or path.name in archived:
                 continue
             try:
-                stat = path.stat()
-                found = self._walk(path, (stat.st_size, stat.st_mtime_ns))
+                since = path.stat().st_mtime
+                if self._table(path) != self.table_id:
+                    continue  # a table "T1-x" beside "T1"
             except (OSError, RecordingError):
                 continue  # gone meanwhile (compressed, removed), or no recording at all: nothing to ship
-            if found.header.table_id != self.table_id:
-                continue  # a table "T1-x" beside "T1"
-            out.append(Waiting(path, stat.st_mtime, _due(path, found, files[k + 1 :])))
+            out.append(Waiting(path, since))
         return out
+
+    def _table(self, path: Path) -> str:
+        if path.name not in self._tables:
+            self._tables[path.name] = read_chained(path, 1).header.table_id
+        return self._tables[path.name]
+
+    def due(self, path: Path) -> Due | None:
+        """What ``path`` must read back as in the archive, once the chain has linked it; None until then.
+        An OSError or RecordingError: it cannot be read (gone meanwhile)."""
+        stat = path.stat()
+        found = self._walk(path, (stat.st_size, stat.st_mtime_ns))
+        files = self.files()
+        return _due(path, found, files[files.index(path) + 1 :] if path in files else [])
 
     def _walk(self, path: Path, stamp: tuple[int, int]) -> ChainedFile:
         known = self._walked.get(path.name)
@@ -90,6 +103,7 @@ class Backlog:
     def forget(self, name: str) -> None:
         """A file archived (or removed): its walk is not needed again."""
         self._walked.pop(name, None)
+        self._tables.pop(name, None)
 
 
 def _due(path: Path, found: ChainedFile, later: list[Path]) -> Due | None:

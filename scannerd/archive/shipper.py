@@ -28,13 +28,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import orjson
 import structlog
 
-from scannerd.archive.backlog import Backlog, Due, Waiting
+from scannerd.archive.backlog import Backlog, Waiting
 from scannerd.archive.bucket import ArchiveError, ArchiveUnfit, Bucket, Credentials, Reach, retain_until
 from scannerd.archive.copies import Copies, NotAsAnchored, check
 from scannerd.archive.ledger import Archived, Ledger
@@ -43,11 +44,18 @@ from scannerd.archive.settings import DAY_S, ArchiveSettings
 from scannerd.contract.events import AnchorData, EventData
 from scannerd.contract.payloads import ArchiveHealth
 from scannerd.core.listeners import TableListener
+from scannerd.recording.format import RecordingError
 
 log = structlog.get_logger(__name__)
 
 ANCHORS = "anchors"
 """Where a table's anchors lie in the archive, beside its files: ``PREFIX/<table_id>/anchors/<seq>.json``."""
+
+DUTY = 0.02
+"""The share of the processor the archive's thread takes while it works through a backlog: each file
+costs a few tens of milliseconds of Python (a client's requests, the chain walked twice), and every
+one of them is a moment the reader thread could wait for the interpreter. At 2% a card meets it as
+rarely as the deal's own other threads make it wait; a day's backlog still goes in a minute or two."""
 
 RESCAN_S = 30.0
 """How often the directory is looked at without a seal to wake the thread: the backlog a start finds,
@@ -60,6 +68,7 @@ every quarter minute."""
 
 
 State = Literal["shipping", "retrying", "refused"]
+T = TypeVar("T")
 
 
 class Shipper(TableListener):
@@ -210,14 +219,22 @@ class Shipper(TableListener):
             self._fit = True
             log.info("archive ready", url=str(self.url), behind=len(self._waiting))
         for waiting in list(self._waiting):
-            if waiting.due is None or waiting.path.name in self._refused or self._stopping.is_set():
+            if waiting.path.name in self._refused or self._stopping.is_set():
                 continue
-            if self._archive(ledger, waiting.due):
+            if self._gently(partial(self._archive, ledger, waiting.path)):
                 self._waiting = [w for w in self._waiting if w is not waiting]
         for seq, line in sorted(ledger.anchors.items()):
-            self._put_anchor(seq, line)
+            self._gently(partial(self._put_anchor, seq, line))
             ledger.anchor_archived(seq)
         self._expire(ledger)
+
+    def _gently(self, work: Callable[[], T]) -> T:
+        """``work``, then a rest in proportion to the processor time it took: the thread shares the
+        interpreter with the deal, and a backlog shipped flat out would delay its cards."""
+        began = time.thread_time()
+        done = work()
+        self._stopping.wait((time.thread_time() - began) * (1 - DUTY) / DUTY)
+        return done
 
     def _ledger_now(self) -> Ledger | None:
         """The ledger, read and made small once the directory exists (it may come with the first file)."""
@@ -227,8 +244,15 @@ class Shipper(TableListener):
             self._ledger = ledger
         return self._ledger
 
-    def _archive(self, ledger: Ledger, due: Due) -> bool:
-        """``due`` put (unless its copy is there already), read back and checked; then it counts."""
+    def _archive(self, ledger: Ledger, path: Path) -> bool:
+        """``path`` put once the chain links it (unless its copy is there already), read back and checked;
+        then it counts."""
+        try:
+            due = self.backlog.due(path)
+        except (OSError, RecordingError):
+            return False  # gone meanwhile: the next look says what is there
+        if due is None:
+            return False  # unsealed, and no file after it yet: the next start links it
         key = self.url.key(self.table_id, due.path.name)
         copy = self.copies.first(key) or self._put(key, due.path)
         try:

@@ -24,7 +24,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-from scannerd.archive.backlog import Backlog, Waiting
+from scannerd.archive.backlog import Backlog
 from scannerd.archive.bucket import ArchiveError, Bucket, Credentials, Reach
 from scannerd.archive.copies import Copies, NotAsAnchored, check
 from scannerd.archive.ledger import Ledger
@@ -86,14 +86,9 @@ def _status(config: Config, url: ArchiveUrl, args: argparse.Namespace) -> int:
         return 0
     print(f"{config.table_id}: {len(waiting)} file(s) wait for {url}")
     for each in waiting:
-        print(f"  {each.path.name}  waiting {_age(now - each.since)}  {_why(each)}")
+        why = "(due)" if backlog.due(each.path) else "(unsealed: the next start of the table links it)"
+        print(f"  {each.path.name}  waiting {_age(now - each.since)}  {why}")
     return EXIT_BEHIND
-
-
-def _why(waiting: Waiting) -> str:
-    if waiting.due is None:
-        return "(unsealed: the next start of the table links it into the chain)"
-    return "(due)"
 
 
 def _age(seconds: float) -> str:
@@ -132,7 +127,8 @@ def _check(config: Config, url: ArchiveUrl, args: argparse.Namespace) -> int:
     problems, checked = [], 0
     for each in backlog.waiting((), None):
         key = url.key(config.table_id, each.path.name)
-        if each.due is None:
+        due = backlog.due(each.path)
+        if due is None:
             print(f"note: {each.path.name}: unsealed: the next start of the table links it, then archives it")
             continue
         copy = copies.first(key)
@@ -140,7 +136,7 @@ def _check(config: Config, url: ArchiveUrl, args: argparse.Namespace) -> int:
             problems.append(f"{each.path.name}: not in the archive ({url}/{config.table_id}/)")
             continue
         try:
-            check(copy, each.due)
+            check(copy, due)
         except NotAsAnchored as exc:
             problems.append(f"{each.path.name}: {copy}: does not check out: {exc}")
             continue
