@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pit": ("pit", "a live web page of every table under the prefix, for the pit boss"),
     "keygen": ("keygen", "make the key pair that signs a table's recordings"),
     "verify": ("verify", "check that recordings are whole and signed: every line, every file, in order"),
+    "archive": ("archive", "the write-once archive: what waits, ship now, check it, restore a day"),
     "audit": ("audit", "re-validate recordings and report per table, shoe, dealer and day: JSON and HTML"),
     "captions": (
         "captions",

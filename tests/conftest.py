@@ -21,6 +21,7 @@ from simulators.usb_backend import VirtualUsbBus
 from tests.support.broker import Broker
 from tests.support.browser import browser  # noqa: F401 (the headless Chromium fixture)
 from tests.support.netns import own_network
+from tests.support.seaweed import Seaweed, seaweed_server
 
 # The fuzz tests' full count (docs/reliability.md): 12 tests x 10,000 inputs.
 #   pytest tests/drivers/test_fuzz_codecs.py tests/contract/test_fuzz_requests.py --hypothesis-profile=fuzz
@@ -126,6 +127,12 @@ def pty() -> Iterator[tuple[int, str]]:
 def usb_bus() -> VirtualUsbBus:
     """A simulated USB bus, a pyusb backend: plug simulated devices in, pass it as ``backend``."""
     return VirtualUsbBus()
+
+
+@pytest.fixture(scope="module")
+def seaweed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seaweed]:
+    """A real S3 server with Object Lock (SeaweedFS), one per test module: each test makes its buckets."""
+    yield from seaweed_server(tmp_path_factory.mktemp("seaweed"))
 
 
 @pytest.fixture(scope="session")

@@ -192,6 +192,7 @@ FLOORS = (
     ("client",),
     ("display",),
     ("audit",),
+    ("archive",),
     ("recording",),
     ("link",),
     ("store",),

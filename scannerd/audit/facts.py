@@ -14,7 +14,6 @@ all are in (scannerd/recording/verify.py ``judge``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from drivers.base import DriverInitError
@@ -32,6 +31,7 @@ from scannerd.core.table import SavedState
 from scannerd.recording.format import PastTheEnd, RecordingError, RecordingReader
 from scannerd.recording.replay import replayer_for
 from scannerd.recording.replay_many import reader_notes
+from scannerd.recording.source import Recorded
 from scannerd.recording.verify import ChainedFile, read_chained
 
 Facts = tuple[tuple[str, Any], ...]
@@ -137,7 +137,7 @@ class FileFacts:
     is judged by that game's chances for ``decks`` decks.
     """
 
-    path: Path
+    path: Recorded
     table_id: str = ""
     game: str = "punto_banco"
     decks: int = 8
@@ -283,7 +283,7 @@ def _suspended_at_start(suspended: dict[str, Any]) -> SuspensionFact:
     )
 
 
-def collect(path: Path) -> FileFacts:
+def collect(path: Recorded) -> FileFacts:
     """Replay ``path`` and walk its chain; a top-level function, so a worker can be given it by name."""
     facts = FileFacts(path)
     try:
@@ -312,6 +312,6 @@ def collect(path: Path) -> FileFacts:
     return facts
 
 
-def lost(path: Path, note: str) -> FileFacts:
+def lost(path: Recorded, note: str) -> FileFacts:
     """A file whose worker died: it cannot be judged, which the report must say."""
     return FileFacts(path, error=note)

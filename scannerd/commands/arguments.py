@@ -14,6 +14,8 @@ from typing import get_args
 
 from pydantic import ValidationError
 
+from scannerd.archive.bucket import Reach
+from scannerd.archive.settings import ArchiveSettings
 from scannerd.client import BrokerRefused, ProtocolRefused
 from scannerd.contract.idents import TABLE_ID_RULE, check_table_id
 from scannerd.contract.topics import DEFAULT_PREFIX
@@ -101,6 +103,28 @@ def host_name(value: str) -> str:
     if not value.strip():
         raise argparse.ArgumentTypeError("the host name is empty")
     return value
+
+
+def add_archive_reading(parser: argparse.ArgumentParser) -> None:
+    """How a command reads an archive named ``s3://BUCKET/PREFIX`` beside paths (archive/reading.py)."""
+    parser.add_argument(
+        "--endpoint",
+        metavar="URL",
+        help="the S3 API of the archive named s3://... (default: $AWS_ENDPOINT_URL, else Amazon S3); "
+        "who reads it: the standard AWS credentials of the environment",
+    )
+    parser.add_argument(
+        "--retention-days",
+        type=positive_int,
+        default=ArchiveSettings.model_fields["retention_days"].default,
+        metavar="DAYS",
+        help="the house's retention: each recording in the archive must be locked this long from its "
+        "upload (default: %(default)s)",
+    )
+
+
+def archive_reach(args: argparse.Namespace) -> Reach:
+    return Reach(args.endpoint)
 
 
 def add_shuffle(parser: argparse.ArgumentParser) -> None:

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from scannerd.archive.bucket import ArchiveError
+from scannerd.archive.reading import recordings_at
 from scannerd.audit import report_html, report_json
 from scannerd.audit.aggregate import build, unreadable
 from scannerd.audit.facts import collect, lost
@@ -40,10 +42,9 @@ EXIT_BAD_INPUT = 2
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths",
-        type=Path,
         nargs="+",
-        metavar="PATH",
-        help="recordings, or directories holding them (at any depth)",
+        metavar="PATH|s3://BUCKET/PREFIX",
+        help="recordings, directories holding them (at any depth), or an archive of them",
     )
     parser.add_argument(
         "--out", type=Path, required=True, metavar="DIR", help="where report.json and report.html go"
@@ -72,6 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the surveillance system's time zone, an IANA name such as Europe/Berlin: the hands to "
         "review give their times to type in it (default: UTC)",
     )
+    arguments.add_archive_reading(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,9 +86,10 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         return _bad(f"{exc.filename}: {exc.strerror or exc}")
     try:
-        paths = recordings_under(args.paths)
+        named = recordings_at(args.paths, arguments.archive_reach(args), args.retention_days)
+        paths = recordings_under(named)
         args.out.mkdir(parents=True, exist_ok=True)
-    except ValueError as exc:
+    except (ValueError, ArchiveError) as exc:
         return _bad(str(exc))
     except OSError as exc:
         return _bad(f"{exc.filename or args.out}: {exc.strerror or exc}")

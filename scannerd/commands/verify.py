@@ -1,4 +1,8 @@
-"""``scannerd verify FILES|DIR``: whether recordings are as the table wrote them (docs/recording.md).
+"""``scannerd verify FILES|DIR|s3://BUCKET/PREFIX``: whether recordings are as the table wrote them.
+
+An archive is read where it lies (scannerd/archive/reading.py): each file's
+locked version, its checksum and its retention are judged beside its chain
+(docs/recording.md).
 
 Exit status: 0 intact; 1 something was edited, inserted, removed, moved,
 cut short, signed by another key or missing against its anchor (each named
@@ -13,7 +17,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from scannerd.recording.anchors import check_anchors, read_anchors
+from scannerd.archive.bucket import ArchiveError
+from scannerd.archive.reading import anchors_at, recordings_at
+from scannerd.commands import arguments
+from scannerd.recording.anchors import check_anchors
 from scannerd.recording.format import RecordingError
 from scannerd.recording.signing import fingerprint, load_public_key
 from scannerd.recording.verify import verify
@@ -24,7 +31,10 @@ EXIT_BAD_INPUT = 2
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "paths", type=Path, nargs="+", metavar="FILE|DIR", help="recordings, or directories of them"
+        "paths",
+        nargs="+",
+        metavar="FILE|DIR|s3://BUCKET/PREFIX",
+        help="recordings, directories of them, or an archive of them",
     )
     parser.add_argument(
         "--key",
@@ -34,10 +44,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--anchors",
-        type=Path,
-        metavar="FILE",
-        help="the anchor events the game server kept (JSON lines): every file they name must be there",
+        metavar="FILE|s3://BUCKET/PREFIX",
+        help="the anchor events the game server kept (JSON lines), or those the table archived: every "
+        "file they name must be there",
     )
+    arguments.add_archive_reading(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -46,10 +57,11 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"scannerd verify: {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    reach = arguments.archive_reach(args)
     try:
-        anchors = read_anchors(args.anchors) if args.anchors is not None else None
-        verdict = verify(args.paths, key)
-    except RecordingError as exc:
+        anchors = anchors_at(args.anchors, reach) if args.anchors is not None else None
+        verdict = verify(recordings_at(args.paths, reach, args.retention_days), key)
+    except (RecordingError, ArchiveError) as exc:
         print(f"scannerd verify: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     for unusable in verdict.unusable:

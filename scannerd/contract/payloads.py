@@ -166,6 +166,29 @@ class RecorderHealth(BaseModel):
     alive: bool = Field(description="False once its thread has ended: the service restarts the daemon.")
 
 
+class ArchiveHealth(BaseModel):
+    """Shipping the recordings to the archive (``[archive] url``): the table deals on whatever the
+    storage does, so how far behind the archive is shows here."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str = Field(description="The archive, s3://BUCKET/PREFIX.")
+    state: Literal["shipping", "retrying", "refused"] = Field(
+        description="'retrying': the storage could not be reached or failed, and is tried again; "
+        "'refused': the bucket must not take the table's files (no Object Lock, a retention too short), "
+        "and nothing is put there until it is fixed."
+    )
+    behind: int = Field(description="Finished recordings not yet archived and checked.")
+    oldest: str | None = Field(description="The oldest of them; null when none waits.")
+    oldest_age_s: float | None = Field(
+        description="How long it has waited since it was finished, in seconds; null when none waits."
+    )
+    archived: int = Field(description="Files archived and checked since start.")
+    errors: int = Field(description="Attempts that failed since start (logged once per reason).")
+    last_error: str | None = Field(description="Why the latest attempt failed, if it did.")
+    alive: bool = Field(description="False once its thread has ended: the service restarts the daemon.")
+
+
 class ClockHealth(BaseModel):
     """The table's clock as the kernel's time keeping says (adjtimex), against the house limit."""
 
@@ -208,6 +231,9 @@ class HealthPayload(BaseModel):
         None, description="The shoe's reader; null where no shoe is read (scannerd replay --publish)."
     )
     recorder: RecorderHealth | None = Field(None, description="The recorder; null when recording is off.")
+    archive: ArchiveHealth | None = Field(
+        None, exclude_if=_absent, description="The archive; absent when nothing is archived."
+    )
     clock: ClockHealth | None = Field(
         None, description="The table's clock; null where the kernel's clock state cannot be read."
     )

@@ -43,6 +43,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from scannerd import __version__
 from scannerd.contract.payloads import (
+    ArchiveHealth,
     ClockHealth,
     DevicePayload,
     DisplayHealth,
@@ -151,6 +152,7 @@ class Publisher:
         display: Callable[[], DisplayHealth | None] = lambda: None,
         reader: Callable[[], ReaderHealth | None] = lambda: None,
         recorder: Callable[[], RecorderHealth | None] = lambda: None,
+        archive: Callable[[], ArchiveHealth | None] = lambda: None,
         clock_health: Callable[[], ClockHealth | None] = lambda: None,
         software: Software | None = None,
         config_digest: str | None = None,
@@ -163,7 +165,7 @@ class Publisher:
         self.on_acked: Callable[[list[Message]], None] | None = None
         # The parts whose health the health topic carries, each asked as it is published.
         self._display, self._reader = display, reader
-        self._recorder, self._clock_health = recorder, clock_health
+        self._recorder, self._archive, self._clock_health = recorder, archive, clock_health
         self.topics = Topics(settings.prefix, table_id)
         self.outbox = outbox
         self._take_request: Callable[[str, str | None, bytes, bool], None] | None = None
@@ -693,6 +695,7 @@ class Publisher:
             display=self._display(),
             reader=self._reader(),
             recorder=self._recorder(),
+            archive=self._archive(),
             clock=self._clock_health(),
             started_at=self._started_at,
             oldest_pending_s=self.oldest_pending_s(),

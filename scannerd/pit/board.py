@@ -118,6 +118,7 @@ class PitBoard:
         availability = self.availability.get(table_id, Availability())
         status, device, health = availability.status, availability.device, availability.health
         clock = health.clock if health is not None else None
+        archive = health.archive if health is not None else None
         started = health.started_at if health is not None else None
         last_card = self._last_card.get(table_id)
         return {
@@ -131,6 +132,9 @@ class PitBoard:
             "pending": health.pending if health is not None else None,
             "oldest_pending_s": health.oldest_pending_s if health is not None else None,
             "outbox_level": health.outbox_level if health is not None else None,
+            "archive_state": archive.state if archive is not None else None,
+            "archive_behind": archive.behind if archive is not None else None,
+            "archive_oldest_s": archive.oldest_age_s if archive is not None else None,
             "clock_synchronised": clock.synchronised if clock is not None else None,
             "clock_error_s": clock.est_error_s if clock is not None else None,
             "clock_well": clock.well if clock is not None else None,

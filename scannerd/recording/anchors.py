@@ -26,6 +26,7 @@ from pydantic import ValidationError
 
 from scannerd.contract.events import AnchorEvent
 from scannerd.recording.format import AnchorLine, RecordingError, RecordingReader
+from scannerd.recording.source import Recorded
 
 if TYPE_CHECKING:
     from scannerd.recording.verify import ChainedFile, Verdict
@@ -44,7 +45,7 @@ class SealedFile:
         return cls(found.path.name, found.lines, found.last.hex())
 
 
-def anchored_in(path: Path, sealed: SealedFile) -> bool:
+def anchored_in(path: Recorded, sealed: SealedFile) -> bool:
     """Whether the recording at ``path`` holds ``sealed``'s anchor, under its name compressed or not.
 
     Read up to that line only: the anchor of the file before goes out within
@@ -63,20 +64,23 @@ def anchored_in(path: Path, sealed: SealedFile) -> bool:
 
 def read_anchors(path: Path) -> list[AnchorEvent]:
     """The anchors in ``path``: JSON lines of anchor events as published; RecordingError names a bad line."""
-    anchors = []
     try:
         with path.open(encoding="utf-8") as lines:  # a line at a time, not the whole text beside them
-            for number, line in enumerate(lines, 1):
-                if not line.strip():
-                    continue
-                try:
-                    anchors.append(AnchorEvent.model_validate_json(line))
-                except ValidationError:
-                    raise RecordingError(
-                        f"{path}:{number}: not an anchor event as the table publishes it"
-                    ) from None
+            return parse_anchors(lines, str(path))
     except (OSError, UnicodeDecodeError) as exc:
         raise RecordingError(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+
+def parse_anchors(lines: Iterable[str], where: str) -> list[AnchorEvent]:
+    """Anchor events, a JSON line each, wherever kept; a RecordingError names ``where`` and the line."""
+    anchors = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            anchors.append(AnchorEvent.model_validate_json(line))
+        except ValidationError:
+            raise RecordingError(f"{where}:{number}: not an anchor event as the table publishes it") from None
     return anchors
 
 
@@ -86,9 +90,13 @@ def _unzipped(name: str) -> str:
 
 
 def check_anchors(anchors: Iterable[AnchorEvent], files: list[ChainedFile], verdict: Verdict) -> None:
-    """Every anchored file is in ``files`` under its name, of its table, with its lines and last digest."""
+    """Every anchored file is in ``files`` under its name, of its table, with its lines and last digest;
+    and every file of a table the anchors speak for is anchored, but for its newest (anchored only at
+    the table's next start): a file no anchor names was not the table's to record."""
+    anchors = list(anchors)
     by_name = {_unzipped(f.path.name): f for f in files}
     by_content = {(f.lines, f.last.hex()): f for f in files}
+    _unanchored(anchors, files, verdict)
     seen: set[tuple[str, str, int, str]] = set()
     for anchor in anchors:
         key = (anchor.table_id, _unzipped(anchor.file), anchor.lines, anchor.digest)
@@ -99,6 +107,20 @@ def check_anchors(anchors: Iterable[AnchorEvent], files: list[ChainedFile], verd
         problem = _anchor_problem(anchor, found, by_content.get((anchor.lines, anchor.digest)))
         if problem:
             verdict.problem(found.path if found else Path(anchor.file), problem)
+
+
+def _unanchored(anchors: list[AnchorEvent], files: list[ChainedFile], verdict: Verdict) -> None:
+    named = {(a.table_id, _unzipped(a.file)) for a in anchors}
+    tables = {table for table, _ in named}
+    for table in sorted(tables):
+        held = sorted((f for f in files if f.header.table_id == table), key=lambda f: f.path.name)
+        for found in held[:-1]:
+            if (table, _unzipped(found.path.name)) not in named:
+                verdict.problem(
+                    found.path,
+                    f"not anchored: no anchor of table {table} names it, though the table anchors every "
+                    "file it records",
+                )
 
 
 def _anchor_problem(anchor: AnchorEvent, found: ChainedFile | None, same: ChainedFile | None) -> str | None:

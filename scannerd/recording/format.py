@@ -31,7 +31,7 @@ from scannerd.contract.payloads import Software
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import Actor
 from scannerd.recording.chain import Chain, b64, seal_message
-from scannerd.recording.source import ContentError, RawLines
+from scannerd.recording.source import ContentError, RawLines, Recorded
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -43,7 +43,11 @@ SUFFIX = ".jsonl"
 
 def is_recording(path: Path) -> bool:
     """A finished recording's name: ``.jsonl`` or ``.jsonl.gz`` (one being written ends ``.part``)."""
-    return path.name.endswith((SUFFIX, SUFFIX + ".gz"))
+    return is_recording_name(path.name)
+
+
+def is_recording_name(name: str) -> bool:
+    return name.endswith((SUFFIX, SUFFIX + ".gz"))
 
 
 class RecordingError(ValueError):
@@ -59,16 +63,19 @@ class PastTheEnd(RecordingError):
     """
 
 
-def recordings_under(paths: Iterable[Path]) -> list[Path]:
+def recordings_under(paths: Iterable[Recorded]) -> list[Recorded]:
     """Every recording named, or under a directory named at any depth, by path; once each.
 
     The one listing of recordings that verify, replay and audit share, so a
     directory means the same files to each of them. A RecordingError names a
-    path that does not exist or a directory that holds none.
+    path that does not exist or a directory that holds none. An archive's
+    objects come already listed (scannerd/archive/objects.py), and are kept.
     """
-    found: list[Path] = []
+    found: list[Recorded] = []
     for path in paths:
-        if path.is_dir():
+        if not isinstance(path, Path):
+            found.append(path)
+        elif path.is_dir():
             inside = sorted(p for p in path.rglob("*") if is_recording(p) and p.is_file())
             if not inside:
                 raise RecordingError(f"{path}: no recordings ({SUFFIX}, {SUFFIX}.gz) in this directory")
@@ -298,8 +305,8 @@ class RecordingReader(_File):
     file ends at its seal: anything after it raises :class:`PastTheEnd`.
     """
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
+    def __init__(self, path: str | Recorded) -> None:
+        self.path = Path(path) if isinstance(path, str) else path
         self.skipped = 0
         self.truncated = False
         self._lineno = 0

@@ -422,7 +422,7 @@ class Recorder(TableListener):
         if newest is None or not newest.chained:
             return
         self._file_number, self._chain = newest.number, Chain(newest.last, newest.lines)
-        self._owed = self._unanchored(newest, names[names.index(newest.path) + 1 :])
+        self._owed = self._unanchored(newest, [p for p in names if p.name < newest.path.name])
 
     def _newest(self, names: list[Path]) -> ChainedFile | None:
         """The table's newest file (``names`` newest first), walked to its last good line.

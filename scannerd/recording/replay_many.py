@@ -22,13 +22,13 @@ import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from drivers.base import DriverInitError
 from scannerd.recording.format import RecordingError, RecordingReader
 from scannerd.recording.replay import DEFAULT_PREFIX, messages
 from scannerd.recording.replay_summary import summary_text
+from scannerd.recording.source import Recorded, size_of
 
 Emit = Literal["summary", "jsonl"]
 T = TypeVar("T")
@@ -38,7 +38,7 @@ T = TypeVar("T")
 class FileReplay:
     """What one file's replay printed (``text``) and said about the file on the side (``notes``)."""
 
-    path: Path
+    path: Recorded
     text: str
     notes: tuple[str, ...] = ()
     failed: bool = False
@@ -55,7 +55,7 @@ def reader_notes(reader: RecordingReader) -> tuple[str, ...]:
 
 
 def replay_file(
-    path: Path,
+    path: Recorded,
     emit: Emit = "jsonl",
     rules: dict[str, Any] | None = None,
     prefix: str = DEFAULT_PREFIX,
@@ -74,7 +74,7 @@ def replay_file(
         return FileReplay(path, "", (str(exc),), failed=True)
 
 
-def _order_key(path: Path) -> tuple[str, str]:
+def _order_key(path: Recorded) -> tuple[str, str]:
     """By table, then name; a file whose header cannot be read comes first (its worker says why)."""
     try:
         with RecordingReader(path) as reader:
@@ -84,7 +84,7 @@ def _order_key(path: Path) -> tuple[str, str]:
 
 
 def replay_many(
-    paths: list[Path],
+    paths: list[Recorded],
     executor: Executor | None = None,
     **options: Any,
 ) -> Iterator[FileReplay]:
@@ -97,14 +97,14 @@ def replay_many(
     return each_file(paths, replay_file, _lost_replay, executor, **options)
 
 
-def _lost_replay(path: Path, note: str) -> FileReplay:
+def _lost_replay(path: Recorded, note: str) -> FileReplay:
     return FileReplay(path, "", (note,), failed=True)
 
 
 def each_file(
-    paths: list[Path],
+    paths: list[Recorded],
     job: Callable[..., T],
-    lost: Callable[[Path, str], T],
+    lost: Callable[[Recorded, str], T],
     executor: Executor | None = None,
     **options: Any,
 ) -> Iterator[T]:
@@ -119,8 +119,8 @@ def each_file(
         for path in ordered:
             yield job(path, **options)
         return
-    by_size = sorted(ordered, key=lambda p: p.stat().st_size, reverse=True)
-    futures: dict[Path, Future[T]] = {p: executor.submit(job, p, **options) for p in by_size}
+    by_size = sorted(ordered, key=size_of, reverse=True)
+    futures: dict[Recorded, Future[T]] = {p: executor.submit(job, p, **options) for p in by_size}
     try:
         for path in ordered:
             yield _result(path, futures[path], lost)
@@ -129,7 +129,7 @@ def each_file(
             future.cancel()
 
 
-def _result(path: Path, future: Future[T], lost: Callable[[Path, str], T]) -> T:
+def _result(path: Recorded, future: Future[T], lost: Callable[[Recorded, str], T]) -> T:
     """The worker's result; a worker that died (killed, out of memory) or a lost cluster fails that file."""
     try:
         return future.result()

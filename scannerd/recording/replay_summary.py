@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from scannerd.contract.events import AlertData, CardData, RoundData
 from scannerd.contract.requests import Response
 from scannerd.core.games import PUNTO_BANCO, Game, played
 from scannerd.recording.format import Header
 from scannerd.recording.replay import Published
+from scannerd.recording.source import Recorded
 
 
 @dataclass
@@ -80,7 +80,7 @@ def summarize(messages: Iterable[Published], game: Game = PUNTO_BANCO) -> Summar
     return summary
 
 
-def summary_text(path: Path, header: Header, messages: Iterable[Published]) -> str:
+def summary_text(path: Recorded, header: Header, messages: Iterable[Published]) -> str:
     """What ``scannerd replay`` prints for one file: which table and when, then its summary."""
     lines = [f"{path}: table {header.table_id}, {header.driver} shoe, recorded from {header.started_at}"]
     lines += [f"  {line}" for line in summarize(messages, played(header.rules.game)).lines()]

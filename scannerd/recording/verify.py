@@ -29,7 +29,6 @@ import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
@@ -37,7 +36,7 @@ from pydantic import ValidationError
 from scannerd.recording.chain import CHAINED, GENESIS, link, seal_message
 from scannerd.recording.format import FORMAT, SEAL, Header, RecordingError, recordings_under
 from scannerd.recording.signing import fingerprint, signature_ok
-from scannerd.recording.source import ContentError, RawLines
+from scannerd.recording.source import ContentError, RawLines, Recorded
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -59,7 +58,7 @@ class Entry:
 class ChainedFile:
     """What walking one file found; ``problem`` is the first thing wrong with it, None when it is whole."""
 
-    path: Path
+    path: Recorded
     header: Header
     lines: int = 0
     last: bytes = GENESIS  # the digest of the last line that checked out
@@ -68,6 +67,7 @@ class ChainedFile:
     before_seal: bytes = GENESIS
     problem: str | None = None
     walked: bool = False  # every whole line checked out: ``last`` is where the file's chain ends
+    findings: tuple[str, ...] = ()  # what the place it lies in says of it (an archive's object)
 
     @property
     def chained(self) -> bool:
@@ -85,7 +85,7 @@ def _entry(text: bytes) -> Entry | None:
     return Entry(match[1], int(match[2]), bytes.fromhex(match[3].decode()))
 
 
-def _header(path: Path, first: bytes) -> Header:
+def _header(path: Recorded, first: bytes) -> Header:
     try:
         raw = json.loads(first)
     except ValueError:
@@ -98,7 +98,7 @@ def _header(path: Path, first: bytes) -> Header:
         raise RecordingError(f"{path}:1: bad header: {exc.errors(include_url=False)[0]['msg']}") from None
 
 
-def read_chained(path: Path, upto: int | None = None) -> ChainedFile:
+def read_chained(path: Recorded, upto: int | None = None) -> ChainedFile:
     """Walk ``path``'s chain (its first ``upto`` lines, if given); no recording at all is a RecordingError.
 
     The bytes come through the reading path replay and audit use too
@@ -115,7 +115,7 @@ def read_chained(path: Path, upto: int | None = None) -> ChainedFile:
 class _Walk:
     """One file's lines, one at a time: a file of any size is walked in the memory of a few lines."""
 
-    def __init__(self, path: Path, raw: RawLines, upto: int | None) -> None:
+    def __init__(self, path: Recorded, raw: RawLines, upto: int | None) -> None:
         self.path = path
         self.raw = raw
         self.texts = iter(raw)
@@ -128,7 +128,8 @@ class _Walk:
             raise RecordingError(f"{self.path}: {exc.finding}") from None
         if first is None:
             raise RecordingError(f"{self.path}: empty file: not a scannerd recording")
-        found = ChainedFile(self.path, _header(self.path, first.removesuffix(b"\n")))
+        header = _header(self.path, first.removesuffix(b"\n"))
+        found = ChainedFile(self.path, header, findings=self.raw.findings)
         if found.header.chain is None:
             found.problem = "has no chain (recorded without one): nothing to verify"
             return found
@@ -137,6 +138,11 @@ class _Walk:
             found.problem = self._chain(found, first, prev)
         except ContentError as exc:
             found.problem = exc.finding
+        if found.problem and self.upto is None:
+            # Read to its end: bytes their archive did not take in say so, before any line they spoil.
+            for _ in self._whole():
+                pass
+            found.problem = self.raw.altered or found.problem
         return found
 
     def _chain(self, found: ChainedFile, first: bytes, prev: bytes) -> str | None:
@@ -248,7 +254,7 @@ class Verdict:
     files: list[ChainedFile] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    by_file: dict[Path, list[str]] = field(default_factory=dict)  # each problem, under the file it names
+    by_file: dict[Recorded, list[str]] = field(default_factory=dict)  # each problem, under the file it names
     unusable: list[str] = field(
         default_factory=list
     )  # files that could not be checked at all, each naming it
@@ -257,12 +263,12 @@ class Verdict:
     def intact(self) -> bool:
         return not self.problems and not self.unusable
 
-    def problem(self, path: Path, text: str) -> None:
+    def problem(self, path: Recorded, text: str) -> None:
         self.problems.append(f"{path}: {text}")
         self.by_file.setdefault(path, []).append(text)
 
 
-def verify(paths: Iterable[Path], key: Ed25519PublicKey | None = None) -> Verdict:
+def verify(paths: Iterable[Recorded], key: Ed25519PublicKey | None = None) -> Verdict:
     """Check each file, then each table's sequence; with ``key`` (an Ed25519 public key) every seal too.
 
     A file that cannot be read as a recording at all is named in ``unusable``
@@ -292,6 +298,8 @@ def judge(files: list[ChainedFile], key: Ed25519PublicKey | None = None) -> Verd
     for files in tables.values():
         files.sort(key=lambda f: f.path.name)
         for found in files:
+            for finding in found.findings:
+                verdict.problem(found.path, finding)
             if found.problem:
                 verdict.problem(found.path, found.problem)
             elif key is not None:
@@ -429,11 +437,11 @@ def _check_link(before: ChainedFile, after: ChainedFile, verdict: Verdict) -> No
         verdict.problem(*_not_where_continued(after, before))
 
 
-def _not_continued(after: ChainedFile, before: ChainedFile) -> tuple[Path, str]:
+def _not_continued(after: ChainedFile, before: ChainedFile) -> tuple[Recorded, str]:
     return after.path, f"does not continue {before.path.name}: its header names another last digest"
 
 
-def _not_where_continued(after: ChainedFile, before: ChainedFile) -> tuple[Path, str]:
+def _not_where_continued(after: ChainedFile, before: ChainedFile) -> tuple[Recorded, str]:
     return before.path, (
         f"edited: its chain was rewritten since {after.path.name} took it on "
         "(its lines no longer end in the digest that file names)"

@@ -39,6 +39,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from scannerd.archive.settings import ArchiveSettings
 from scannerd.contract.idents import TableId
 from scannerd.core.house import HouseRules
 from scannerd.display.settings import DisplaySettings, OverlaySettings
@@ -75,6 +76,7 @@ class Config(BaseSettings):
     mqtt: MqttSettings = Field(default_factory=MqttSettings)
     outbox: OutboxSettings = Field(default_factory=OutboxSettings)
     record: RecordSettings = Field(default_factory=RecordSettings)
+    archive: ArchiveSettings = Field(default_factory=ArchiveSettings)
     display: DisplaySettings = Field(default_factory=DisplaySettings)
     overlay: OverlaySettings = Field(default_factory=OverlaySettings)
     staff: StaffSettings = Field(default_factory=StaffSettings)
@@ -86,6 +88,8 @@ class Config(BaseSettings):
     def _overlay_needs_display(self) -> Config:
         if self.overlay.listen is not None and not self.display.enabled:
             raise ValueError("[overlay] listen needs [display] enabled: the display's server serves it")
+        if self.archive.url is not None and self.record.dir is None:
+            raise ValueError("[archive] url needs [record] dir: the archive takes the table's recordings")
         return self
 
     def warnings(self, environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:

@@ -29,6 +29,8 @@ from drivers.base import Driver
 from drivers.events import DeviceEvent, DeviceHello, LinkDown, LinkUp
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
+from scannerd.archive.bucket import Credentials
+from scannerd.archive.shipper import Shipper
 from scannerd.contract.alert_catalogue import message
 from scannerd.contract.command_catalogue import COMMANDS
 from scannerd.contract.events import AlertData, EventData
@@ -172,6 +174,7 @@ class Daemon:
             display=lambda: self.display.health if self.display is not None else None,
             reader=lambda: ReaderHealth.model_validate(self.reader.counters()),
             recorder=lambda: self.recorder.health() if self.recorder is not None else None,
+            archive=lambda: self.archive.health() if self.archive is not None else None,
             clock_health=self.clock_health,
             software=self.software,
             config_digest=self.effective.digest,
@@ -186,9 +189,20 @@ class Daemon:
         self.recorder: Recorder | None = None
         if config.record.dir is not None:
             self.recorder = _recorder_for(
-                config, self.saved_state, self._sealed.append, self.software, self.effective.digest
+                config, self.saved_state, self._on_sealed, self.software, self.effective.digest
             )
             self.listeners.append(self.recorder)
+        self.archive: Shipper | None = None
+        if config.archive.url is not None and config.record.dir is not None:
+            self.archive = Shipper(
+                config.archive,
+                table_id=self.table_id,
+                directory=Path(config.record.dir),
+                compress=config.record.compress,
+                writing=lambda: self.recorder.path if self.recorder is not None else None,
+                credentials=Credentials.of(config.archive),
+            )
+            self.listeners.append(self.archive)
         self.alarm = ShoeAlarm(self.reader.set_alert, self.validator.state()["alerts"])
         self.listeners.append(self.alarm)
         self.display: Display | None = None
@@ -245,6 +259,8 @@ class Daemon:
         )
         if self.recorder is not None:
             self.recorder.start(self.clock())  # its header holds the state before any input
+        if self.archive is not None:
+            self.archive.start()
         if self.display is not None:
             self.display.start()  # before any event, so it sees the state they apply to
         if self.metrics is not None:
@@ -327,6 +343,8 @@ class Daemon:
             self._closed = True  # the dealer display's buttons too, which take no MQTT path, and the ticker
         if self.recorder is not None:
             self.recorder.stop()
+        if self.archive is not None:
+            self.archive.stop()
         if self.publisher.connected:
             self.publisher.flush(max(deadline - time.monotonic() - 1.0, 0.1))
         self.publisher.stop(max(deadline - time.monotonic(), 0.5))
@@ -358,6 +376,8 @@ class Daemon:
             dead.append("ticker")
         if self.recorder is not None and not self.recorder.alive and not self._stopping.is_set():
             dead.append("recorder")
+        if self.archive is not None and not self.archive.alive and not self._stopping.is_set():
+            dead.append("archive")
         if not self.publisher.alive and not self._stopping.is_set():
             dead.append("publisher")  # its loop has no restart of its own: the service restarts us
         if self.metrics is not None and not self.metrics.alive and not self._stopping.is_set():
@@ -461,6 +481,12 @@ class Daemon:
                     self._apply(Tick(now))
             except Exception:  # a tick must never kill its thread silently
                 log.exception("tick failed")
+
+    def _on_sealed(self, sealed: SealedFile) -> None:
+        """The recorder's thread: the file's anchor is judged by the ticker; the archive looks at once."""
+        self._sealed.append(sealed)
+        if self.archive is not None:
+            self.archive.wake()
 
     def _anchor_sealed(self, now: float) -> None:
         """Each file the recorder sealed goes out as an anchor, numbered with the rest. Caller holds the lock.

@@ -56,4 +56,8 @@ class TableHealth:
         parts.append(f"link {'up' if self.link_up else 'down'}")
         parts.append(f"mqtt {'connected' if self.payload.connected else 'disconnected'}")
         parts.append(f"{self.payload.pending} pending")
+        archive = self.payload.archive
+        if archive is not None:  # a table that archives says how far behind its archive is
+            behind = f", {archive.behind} behind" if archive.behind else ""
+            parts.append(f"archive {archive.state}{behind}")
         return ", ".join(parts)

@@ -40,7 +40,7 @@ from prometheus_client.registry import Collector
 from scannerd import __version__
 from scannerd.contract.alert_catalogue import ALERTS
 from scannerd.contract.events import EventData, kind_of
-from scannerd.contract.payloads import HealthPayload
+from scannerd.contract.payloads import ArchiveHealth, HealthPayload
 from scannerd.contract.topics import Message
 from scannerd.core.listeners import TableListener
 from scannerd.display.access import allowed_names, host_name, known_host
@@ -153,6 +153,8 @@ class TableCollector(Collector):
         yield from self._reader(health)
         yield from self._requests()
         yield from self._clock(health.payload)
+        if health.payload.archive is not None:  # served only by a table that archives
+            yield from self._archive(health.payload.archive)
 
     def _build_info(self) -> Iterable[Metric]:
         d, t = self.daemon, self.table_id
@@ -277,6 +279,25 @@ class TableCollector(Collector):
             clock.est_error_s if clock is not None else 0.0,
         )
         yield self._gauge("scannerd_start_time_seconds", "Unix time the daemon started.", d.started_at)
+
+    def _archive(self, archive: ArchiveHealth) -> Iterable[Metric]:
+        """How far behind the archive is."""
+        yield self._gauge(
+            "scannerd_archive_files_behind",
+            "Finished recordings not yet archived and checked.",
+            archive.behind,
+        )
+        yield self._gauge(
+            "scannerd_archive_oldest_age_seconds",
+            "How long the oldest recording not yet archived has waited since it was finished (0: none).",
+            archive.oldest_age_s or 0.0,
+        )
+        yield self._counter(
+            "scannerd_archive_files_total", "Recordings archived and checked since start.", archive.archived
+        )
+        yield self._counter(
+            "scannerd_archive_errors_total", "Attempts to archive that failed since start.", archive.errors
+        )
 
 
 class MetricsServer:

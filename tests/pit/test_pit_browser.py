@@ -308,6 +308,9 @@ def test_the_fleet_view_shows_each_tables_health_and_sorts_by_any_column(page, s
         assert (row["pending"], row["clock_well"]) == (health.pending, health.clock.well)  # type: ignore[union-attr]
         assert row["version"] == "0.1.0" and row["device"] == "framed SIM-SHOE"
         assert abs(row["uptime_s"] - (health.ts - health.started_at)) < 120  # type: ignore[operator]
+    archives = dict(zip(tables(), column("archive_oldest_s"), strict=True))
+    assert (archives["BAC-01"], archives["BAC-03"]) == (("\u2013", ""), ("archived", "ok"))
+    assert archives["BAC-09"] == ("2 \u00b7 2 h", "bad")
     clocks = dict(zip(tables(), column("clock_error_s"), strict=True))
     assert clocks["BAC-07"][1] == "bad" and clocks["BAC-07"][0].startswith("UNSYNCED")
     assert clocks["BAC-08"] == ("synced \u00b12 ms", "ok")

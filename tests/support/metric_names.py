@@ -37,6 +37,10 @@ METRICS: dict[str, frozenset[str]] = {
     "scannerd_clock_synchronised": frozenset(),
     "scannerd_clock_estimated_error_seconds": frozenset(),
     "scannerd_start_time_seconds": frozenset(),
+    "scannerd_archive_files_behind": frozenset(),
+    "scannerd_archive_oldest_age_seconds": frozenset(),
+    "scannerd_archive_files_total": frozenset(),
+    "scannerd_archive_errors_total": frozenset(),
 }
 """Each metric the table serves, by name, with its labels other than the constant ones."""
 

@@ -20,7 +20,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.enums import CallbackAPIVersion
 
 from scannerd.contract.events import EventData
-from scannerd.contract.payloads import ClockHealth, DevicePayload, HealthPayload, StatusPayload
+from scannerd.contract.payloads import ArchiveHealth, ClockHealth, DevicePayload, HealthPayload, StatusPayload
 from scannerd.contract.requests import RequestError, parse_request
 from scannerd.contract.topics import Topics, encode
 from scannerd.core.cards import ALL_CARDS
@@ -57,7 +57,8 @@ class SimTable:
 
     def health(self) -> HealthPayload:
         """What the table's health topic says: up for as long as its number says, a few events
-        waiting at every fifth table, a clock off at every seventh."""
+        waiting at every fifth table, a clock off at every seventh; every third archives, and every
+        ninth's archive is two hours behind."""
         n = int(self.table_id.rsplit("-", 1)[1])
         now = time.time()
         pending = 3 * n if n % 5 == 0 else 0
@@ -84,8 +85,25 @@ class SimTable:
                 limit_s=0.1,
                 well=synced,
             ),
+            archive=self.archive(n),
             started_at=now - 3600 * n,
             oldest_pending_s=4.0 * n if pending else None,
+        )
+
+    def archive(self, n: int) -> ArchiveHealth | None:
+        if n % 3:
+            return None
+        behind = 2 if n % 9 == 0 else 0
+        return ArchiveHealth(
+            url=f"s3://casino-recordings/tables/{self.table_id}",
+            state="retrying" if behind else "shipping",
+            behind=behind,
+            oldest=f"{self.table_id}-20240501T120000Z-S1.jsonl.gz" if behind else None,
+            oldest_age_s=7200.0 if behind else None,
+            archived=10 * n,
+            errors=3 if behind else 0,
+            last_error="s3://casino-recordings: cannot put ...: connection refused" if behind else None,
+            alive=True,
         )
 
     def tick(self) -> float:

@@ -99,6 +99,12 @@ const FLEET = {
   pending: (r) => [r.pending === null ? "\u2013" : String(r.pending),
                    r.outbox_level === "full" ? "bad" : r.outbox_level === "warn" ? "warn" : ""],
   oldest_pending_s: (r) => [age(r.oldest_pending_s), r.oldest_pending_s > 60 ? "bad" : ""],
+  // The archive: how many finished recordings wait for it and the oldest's wait; a dash where the table
+  // archives nothing. An hour behind is what the monitoring warns at, a refused bucket at once.
+  archive_oldest_s: (r) => [r.archive_state === null || r.archive_state === undefined ? "\u2013"
+                              : r.archive_behind ? `${r.archive_behind} \u00b7 ${age(r.archive_oldest_s)}` : "archived",
+                            r.archive_state === "refused" || r.archive_oldest_s > 3600 ? "bad"
+                              : r.archive_state === "retrying" ? "warn" : r.archive_state ? "ok" : ""],
   clock_error_s: (r) => [r.clock_well === null ? "\u2013"
                            : `${r.clock_synchronised ? "synced" : "UNSYNCED"} \u00b1${error(r.clock_error_s)}`,
                          r.clock_well === false ? "bad" : r.clock_well ? "ok" : ""],
