@@ -3,8 +3,11 @@
 Each call the archive makes goes through :class:`Bucket`, so a refusal, a
 storage that is down or a connection cut halfway reads the same wherever it
 happens: an :class:`ArchiveError` (an ``OSError``, as an unreadable file is)
-naming the bucket, what was asked and why it failed. The client tries once:
-the shipper has its own patience, and a reader reports what it met.
+naming the bucket, what was asked and why it failed. The shipper's client
+tries once: it has its own patience, and a file not archived waits on disk.
+A reader's tries a few times over what a busy storage does now and then (a
+connection dropped, a 503): an audit of a million objects must not fail on
+the one the storage dropped, and a reader has no later to wait for.
 
 boto3 is imported only when a bucket is reached: reading the config, or a
 table that archives nothing, loads no client library.
@@ -29,6 +32,8 @@ if TYPE_CHECKING:
 CONNECT_TIMEOUT_S = 5.0
 READ_TIMEOUT_S = 60.0
 """How long a reply may take to come: a storage that stops answering mid-upload fails the upload."""
+READER_ATTEMPTS = 5
+"""How often a reader asks before the object is unreadable: boto3's standard retries, backing off."""
 
 
 class ArchiveError(OSError):
@@ -76,18 +81,18 @@ class Version:
     deleted: bool = False
 
 
-def client(reach: Reach, credentials: Credentials | None = None) -> S3Client:
-    """A client that tries each request once, checks nothing it was not asked to, and names objects by
-    path (what storage other than Amazon's expects). Without ``credentials``, the process's own: the
-    standard AWS environment variables, shared files or role. A session of its own: boto3's default
-    one is not for threads."""
+def client(reach: Reach, credentials: Credentials | None = None, attempts: int = 1) -> S3Client:
+    """A client that tries each request ``attempts`` times over a transient failure, checks nothing it
+    was not asked to, and names objects by path (what storage other than Amazon's expects). Without
+    ``credentials``, the process's own: the standard AWS environment variables, shared files or role.
+    A session of its own: boto3's default one is not for threads."""
     import boto3
     from botocore.config import Config
 
     config = Config(
         connect_timeout=CONNECT_TIMEOUT_S,
         read_timeout=READ_TIMEOUT_S,
-        retries={"total_max_attempts": 1},
+        retries={"mode": "standard", "total_max_attempts": attempts},
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
         s3={"addressing_style": "path"} if reach.endpoint else {},
@@ -105,16 +110,19 @@ def client(reach: Reach, credentials: Credentials | None = None) -> S3Client:
 class Bucket:
     """One bucket, with what the archive asks of it."""
 
-    def __init__(self, reach: Reach, name: str, credentials: Credentials | None = None) -> None:
+    def __init__(
+        self, reach: Reach, name: str, credentials: Credentials | None = None, attempts: int = 1
+    ) -> None:
         self.reach = reach
         self.name = name
+        self.attempts = attempts
         self._credentials = credentials
         self._client: S3Client | None = None
 
     @property
     def s3(self) -> S3Client:
         if self._client is None:
-            self._client = client(self.reach, self._credentials)
+            self._client = client(self.reach, self._credentials, self.attempts)
         return self._client
 
     def __str__(self) -> str:

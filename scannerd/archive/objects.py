@@ -27,7 +27,7 @@ from datetime import datetime
 from itertools import groupby
 from typing import Any
 
-from scannerd.archive.bucket import ArchiveError, Bucket, Reach, Version, reason
+from scannerd.archive.bucket import READER_ATTEMPTS, ArchiveError, Bucket, Reach, Version, reason
 from scannerd.archive.settings import DAY_S
 from scannerd.archive.url import ArchiveUrl
 from scannerd.recording.format import RecordingError, is_recording_name
@@ -71,7 +71,7 @@ class ArchivedObject:
         self.__dict__.update(state)
 
     def open_bytes(self) -> Opened:
-        bucket = self.via or Bucket(self.reach, self.bucket)
+        bucket = self.via or Bucket(self.reach, self.bucket, attempts=READER_ATTEMPTS)
         answer = bucket.get(self.key, self.version)
         stored = answer.get("ChecksumSHA256")
         lock = answer.get("ObjectLockMode"), answer.get("ObjectLockRetainUntilDate")

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from itertools import groupby
 from pathlib import Path
 
-from scannerd.archive.bucket import ArchiveError, Bucket, Reach, reason
+from scannerd.archive.bucket import READER_ATTEMPTS, ArchiveError, Bucket, Reach, reason
 from scannerd.archive.objects import recordings_in
 from scannerd.archive.url import ArchiveUrl, is_archive
 from scannerd.contract.events import AnchorEvent
@@ -35,7 +35,7 @@ def recordings_at(texts: Iterable[str], reach: Reach, retention_days: int) -> li
             found.append(Path(text))
             continue
         url = _url(text)
-        found += recordings_in(url, Bucket(reach, url.bucket), retention_days)
+        found += recordings_in(url, Bucket(reach, url.bucket, attempts=READER_ATTEMPTS), retention_days)
     return found
 
 
@@ -45,7 +45,7 @@ def anchors_at(text: str, reach: Reach) -> list[AnchorEvent]:
     if not is_archive(text):
         return read_anchors(Path(text))
     url = _url(text)
-    bucket = Bucket(reach, url.bucket)
+    bucket = Bucket(reach, url.bucket, attempts=READER_ATTEMPTS)
     below = url.key() + "/" if url.prefix else ""
     kept = [v for v in bucket.versions(below) if v.key.endswith(ANCHOR_SUFFIX) and not v.deleted]
     if not kept:

@@ -3,7 +3,9 @@
 It relays bytes both ways, as the network does, until it is armed: then the
 next HTTP ``PUT`` through it is let through up to half its body, and there the
 proxy drops the connection (``cut``) or stops relaying it (``hold``), as a
-network gone mid-upload does. ``reached`` is set at that point, so a test waits
+network gone mid-upload does. Armed to ``drop``, it closes the next connection
+as soon as it is made, unanswered, as a busy storage or its balancer now and
+then does. ``reached`` is set at that point, so a test waits
 for the moment itself rather than sleeping towards it.
 """
 
@@ -17,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Literal
 
-Mode = Literal["cut", "hold"]
+Mode = Literal["cut", "hold", "drop"]
 
 _LENGTH = re.compile(rb"\r\ncontent-length: *(\d+)\r\n", re.IGNORECASE)
 
@@ -42,7 +44,7 @@ class CuttingProxy:
         return f"http://127.0.0.1:{self.port}"
 
     def arm(self, mode: Mode) -> None:
-        """The next PUT is cut (or held) halfway through its body."""
+        """The next PUT is cut (or held) halfway through its body; or the next connection dropped."""
         with self._lock:
             self._armed = mode
             self.reached.clear()
@@ -63,6 +65,11 @@ class CuttingProxy:
             except OSError:
                 client.close()  # the storage is down: so is the way to it
                 continue
+            if self._armed == "drop" and self._take():
+                self.cuts += 1
+                self._close(client, upstream)
+                self.reached.set()
+                continue
             upstream.settimeout(None)
             with self._lock:
                 self._sockets += [client, upstream]
@@ -76,7 +83,7 @@ class CuttingProxy:
         mode: Mode | None = None
         with contextlib.suppress(OSError):
             while data := client.recv(65536):
-                if budget is None and self._armed is not None:
+                if budget is None and self._armed in ("cut", "hold"):
                     pending += data
                     start = pending.find(b"PUT ")
                     end = pending.find(b"\r\n\r\n", max(start, 0))
