@@ -20,7 +20,7 @@ from simulators.actions import Action, CutCard, Draw, Pause, ServerCommand, Step
 from simulators.expected import ExpectedTable
 from simulators.rules import deal_of
 from simulators.shoe import CUT_CARD, CutPlacement, Shoe
-from simulators.shuffles import KINDS, discard_pile, next_shoe
+from simulators.shuffles import FIRST_SHOES, KINDS, discard_pile, first_shoe, next_shoe
 
 # Mistakes a dealer makes within a round, and the one made when loading a shoe.
 ROUND_MISTAKES: Final = (
@@ -53,7 +53,8 @@ class Dealer:
     multiples of it; 0 for tests). ``error_rate`` is the chance that a round
     (or a shoe's burn) goes wrong, the kind picked from ``mistakes``. ``shuffle`` is how
     each shoe after the first is made from the last one's discards (``simulators.shuffles``):
-    ``random`` loads a fresh uniform order, the others a proper or a lazy shuffle.
+    ``random`` loads a fresh uniform order, the others a proper or a lazy shuffle. ``first_shoe``
+    is how the first shoe is made from new decks (``FIRST_SHOES``): a cheat's shoe is brought in then.
     """
 
     def __init__(
@@ -68,13 +69,17 @@ class Dealer:
         mistakes: Sequence[str] = RANDOM_MISTAKES,
         unplug_seconds: float = 2.0,
         shuffle: str = "random",
+        first_shoe: str = "random",
     ) -> None:
         unknown = set(mistakes) - set(MISTAKES)
         if unknown:
             raise ValueError(f"unknown mistakes: {sorted(unknown)}")
         if shuffle not in KINDS:
             raise ValueError(f"unknown shuffle {shuffle!r}: one of {', '.join(KINDS)}")
+        if first_shoe not in FIRST_SHOES:
+            raise ValueError(f"unknown first shoe {first_shoe!r}: one of {', '.join(FIRST_SHOES)}")
         self.shuffle = shuffle
+        self.first_shoe = first_shoe
         self.rules = rules
         self.rng = rng
         self.pace = pace
@@ -132,7 +137,10 @@ class Dealer:
     def start_shoe(self, skip_burn: bool = False) -> Iterator[Step]:
         """Load a freshly shuffled shoe, tell the game server, and burn (unless skipping it)."""
         last = self.shoe
-        if last is None or self.shuffle == "random":
+        if last is None:
+            order = first_shoe(self.rng, self.first_shoe, self.rules.decks)
+            self.shoe = Shoe(self.rng, self.rules.decks, self.cut, self.rules.burn, order=order)
+        elif self.shuffle == "random":
             self.shoe = Shoe(self.rng, self.rules.decks, self.cut, self.rules.burn)
         else:
             pile = discard_pile(self._rack, last.undealt)

@@ -29,6 +29,7 @@ from simulators.actions import Pause, Step
 from simulators.dealer import MISTAKES, RANDOM_MISTAKES, ROUND_MISTAKES, Dealer
 from simulators.faults import FaultRates
 from simulators.shoe import CutPlacement
+from simulators.shuffles import FIRST_SHOES
 from simulators.shuffles import KINDS as SHUFFLES
 
 
@@ -108,6 +109,7 @@ class Scenario:
     mistakes: tuple[str, ...] = RANDOM_MISTAKES
     unplug_seconds: float = 2.0
     shuffle: str = "random"  # how each shoe after the first is made (simulators/shuffles.py)
+    first_shoe: str = "random"  # how the first is made from new decks
     faults: FaultRates = field(default_factory=FaultRates)
     instructions: tuple[Instruction, ...] = ()
 
@@ -132,6 +134,7 @@ class Scenario:
             mistakes=self.mistakes,
             unplug_seconds=self.unplug_seconds,
             shuffle=self.shuffle,
+            first_shoe=self.first_shoe,
         )
 
     def steps(self, dealer: Dealer) -> Iterator[Step]:
@@ -182,6 +185,7 @@ _SETTINGS: Final = (
     "mistakes",
     "unplug-seconds",
     "shuffle",
+    "first-shoe",
     "faults",
 )
 
@@ -265,6 +269,12 @@ def _setting(scenario: Scenario, verb: str, args: tuple[str, ...], line: int) ->
             if args[0] not in SHUFFLES:
                 raise ScenarioError(f"line {line}: unknown shuffle {args[0]!r}; one of {', '.join(SHUFFLES)}")
             return replace(scenario, shuffle=args[0])
+        if verb == "first-shoe":
+            if args[0] not in FIRST_SHOES:
+                raise ScenarioError(
+                    f"line {line}: unknown first shoe {args[0]!r}; one of {', '.join(FIRST_SHOES)}"
+                )
+            return replace(scenario, first_shoe=args[0])
         if verb == "mistakes":
             unknown = set(args) - set(MISTAKES)
             if unknown:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Final
 
 from scannerd.core.games.punto_banco import next_position
+from scannerd.core.shoe_order import new_deck_order
 from simulators.rules import FIRST_CARD_BURNS
 
 
@@ -105,6 +106,36 @@ SHUFFLES: Final[dict[str, Shuffle]] = {
 
 KINDS: Final = ("random", "preset", *SHUFFLES)
 """``random``: a fresh uniform order (the simulator's default); ``preset``: the last shoe's order again."""
+
+
+FIRST_SHOES: Final = ("random", "new", "stacked", *(kind for kind in SHUFFLES if kind != "pile"))
+"""How the first shoe is made from new decks: ``random`` a fresh uniform order (the default);
+``new`` the decks as they come out of their boxes; ``stacked`` half the shoe a run of cards laid in
+four times over (a cheat's stack), the rest shuffled; the others that shuffle of the new decks."""
+
+STACK_RUN: Final = 52
+"""Cards in the run a ``stacked`` shoe repeats: one deck's worth, one of each card."""
+
+
+def stacked(rng: random.Random, decks: int) -> list[str]:
+    """Half the shoe a run of ``STACK_RUN`` cards laid again and again, from its first card; the
+    rest shuffled."""
+    run = list(new_deck_order())
+    rng.shuffle(run)
+    copies = decks // 2
+    rest = [card for card in new_deck_order() for _ in range(decks - copies)]
+    rng.shuffle(rest)
+    return run * copies + rest
+
+
+def first_shoe(rng: random.Random, kind: str, decks: int) -> list[str] | None:
+    """The order a first shoe of new decks deals in; None for ``random`` (the shoe's own shuffle)."""
+    if kind == "random":
+        return None
+    if kind == "stacked":
+        return stacked(rng, decks)
+    new = new_deck_order() * decks
+    return new if kind == "new" else SHUFFLES[kind](rng, new)
 
 
 def deal(order: Sequence[str], cut_remaining: int = 14) -> tuple[list[str], list[list[str]], list[str]]:

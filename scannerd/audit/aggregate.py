@@ -367,6 +367,15 @@ def _timed(rounds: list[tuple[RoundFact, Chances]]) -> Iterable[tuple[RoundFact,
         yield rnd, odds, gap if gap is not None and gap <= BREAK_S else rnd.ended - rnd.opened
 
 
+def kept(against: str | None, earlier_shoe_id: str | None) -> str:
+    """What order a suspect shoe keeps, in the report's words (its figures' ``against``)."""
+    if against == "new_decks":
+        return "the order of new decks"
+    if against == "own":
+        return "runs of its own cards (stacked)"
+    return f"the order of shoe {earlier_shoe_id}"
+
+
 def _stronger(a: ShuffleFact | None, b: ShuffleFact) -> ShuffleFact:
     """The figures to report for a shoe: the whole shoe's once stated, else the strongest so far."""
     if a is None:
@@ -453,6 +462,8 @@ def _shoe_row(
         "shuffle": None
         if s is None
         else {
+            "kept": kept(s.against, s.earlier_shoe_id),
+            "against": s.against,
             "earlier_shoe_id": s.earlier_shoe_id,
             "log10_evidence": s.log10_evidence,
             "pairs": s.pairs,
@@ -476,7 +487,7 @@ def _flags(shoes: list[dict[str, Any]], files: list[dict[str, Any]]) -> list[dic
                     "shoe_id": shoe["shoe_id"],
                     "day": shoe["day"],
                     "dealers": shoe["dealers"],
-                    "detail": f"keeps the order of shoe {s['earlier_shoe_id']}: evidence "
+                    "detail": f"keeps {s['kept']}: evidence "
                     f"10^{s['log10_evidence']:g} after {s['pairs']} pairs ({s['forward']} forward, "
                     f"{s['backward']} backward)",
                 }

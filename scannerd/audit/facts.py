@@ -74,7 +74,8 @@ class ShuffleFact:
     """A ``SHUFFLE_SUSPECT`` alert's figures as last stated (``final``: over the whole shoe)."""
 
     shoe_id: str | None
-    earlier_shoe_id: str
+    against: str | None  # None: an earlier shoe's order (earlier_shoe_id); "new_decks"; "own"
+    earlier_shoe_id: str | None
     log10_evidence: float
     pairs: int
     forward: int
@@ -228,7 +229,8 @@ class _Collector:
             figures = event.shuffle
             self.shuffles[event.alert_id] = ShuffleFact(
                 event.shoe_id,
-                figures.earlier_shoe_id,
+                figures.get("against"),
+                figures.get("earlier_shoe_id"),
                 figures.log10_evidence,
                 figures.pairs,
                 figures.forward,

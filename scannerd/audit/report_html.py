@@ -613,7 +613,7 @@ def _shoe_table(report: dict[str, Any], game: str) -> str:
     for s in shoes:
         shuffle = s["shuffle"]
         said = (
-            f"keeps shoe {shuffle['earlier_shoe_id']}: 10^{shuffle['log10_evidence']:g} "
+            f"keeps {shuffle['kept']}: 10^{shuffle['log10_evidence']:g} "
             f"({shuffle['pairs']} pairs, {shuffle['forward']} fwd, {shuffle['backward']} back)"
             if shuffle
             else "proper"

@@ -128,13 +128,18 @@ def archive_reach(args: argparse.Namespace) -> Reach:
 
 
 def add_shuffle(parser: argparse.ArgumentParser) -> None:
-    """``--shuffle``: how the simulated dealer makes each shoe after the first (docs/shuffle.md)."""
-    from simulators.shuffles import KINDS  # the simulator's, imported only by commands that run it
+    """``--shuffle`` and ``--first-shoe``: how the simulated dealer makes its shoes (docs/shuffle.md)."""
+    from simulators.shuffles import FIRST_SHOES, KINDS  # the simulator's: only commands that run it
 
     parser.add_argument(
         "--shuffle",
         choices=KINDS,
         help="how each shoe after the first is shuffled (default: random, or the scenario's)",
+    )
+    parser.add_argument(
+        "--first-shoe",
+        choices=FIRST_SHOES,
+        help="how the first shoe is made from new decks (default: random, or the scenario's)",
     )
 
 

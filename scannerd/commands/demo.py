@@ -130,7 +130,12 @@ def run(args: argparse.Namespace) -> int:
     if args.squeeze:
         house = house.with_changes({"squeeze": True})
     scenario = Scenario(
-        seed=seed, pace=args.pace, error_rate=args.error_rate, shuffle=args.shuffle or "random", house=house
+        seed=seed,
+        pace=args.pace,
+        error_rate=args.error_rate,
+        shuffle=args.shuffle or "random",
+        first_shoe=args.first_shoe or "random",
+        house=house,
     )
     try:
         with contextlib.ExitStack() as running:

@@ -54,7 +54,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         scenario = load(args.scenario) if args.scenario else Scenario()
-        given = (("seed", args.seed), ("error_rate", args.error_rate), ("shuffle", args.shuffle))
+        given = (
+            ("seed", args.seed),
+            ("error_rate", args.error_rate),
+            ("shuffle", args.shuffle),
+            ("first_shoe", args.first_shoe),
+        )
         changes = {k: v for k, v in given if v is not None}
         scenario = replace(scenario, **changes, house=arguments.game_rules(scenario.house, args))
         now = datetime.now(UTC).timestamp()

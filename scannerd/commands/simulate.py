@@ -76,6 +76,7 @@ def _scenario(args: argparse.Namespace) -> Scenario:
             ("pace", args.pace),
             ("error_rate", args.error_rate),
             ("shuffle", args.shuffle),
+            ("first_shoe", args.first_shoe),
         )
         if value is not None
     }

@@ -178,6 +178,18 @@ ALERTS: dict[str, AlertKind] = {
             "Shoe {shoe_id} keeps the order of shoe {earlier_shoe_id}: evidence 10^{log10_evidence:g} "
             "against a proper shuffle after {pairs} pairs of cards - check the shuffle",
         ),
+        {
+            "new_decks": Case(
+                "warning",
+                "Shoe {shoe_id} keeps the order of new decks: evidence 10^{log10_evidence:g} against a "
+                "proper shuffle after {pairs} pairs of cards - check the shuffle",
+            ),
+            "own": Case(
+                "warning",
+                "Shoe {shoe_id} deals runs of cards it dealt before: evidence 10^{log10_evidence:g} "
+                "against a proper shuffle after {pairs} pairs of cards - check for a stacked shoe",
+            ),
+        },
         pit_only=True,
     ),
     "CLOCK_UNSYNCED": AlertKind(

@@ -213,17 +213,25 @@ class RevealEvent(EventBase):
 
 
 class ShuffleEvidence(BaseModel):
-    """What a ``SHUFFLE_SUSPECT`` alert found: the earlier shoe and how strongly this one follows it."""
+    """What a ``SHUFFLE_SUSPECT`` alert found: the order this shoe keeps and how strongly it keeps it."""
 
     model_config = ConfigDict(extra="forbid")
 
-    earlier_shoe_id: str = Field(description="The recent shoe whose order this shoe keeps.")
+    against: Literal["new_decks", "own"] | None = Field(
+        **_OPTIONAL,
+        description="Absent: the shoe keeps an earlier shoe's order (earlier_shoe_id). 'new_decks': it "
+        "keeps the order new decks come in; 'own': it deals runs of cards it has dealt before (a "
+        "stacked shoe). Both are judged from the shoe alone, the first shoe of a table too.",
+    )
+    earlier_shoe_id: str | None = Field(
+        **_OPTIONAL, description="The recent shoe whose order this shoe keeps; absent with 'against'."
+    )
     log10_evidence: float = Field(
         description="log10 of the likelihood ratio against a proper shuffle (docs/shuffle.md)."
     )
     pairs: Count = Field(description="Neighbouring pairs of cards judged so far in this shoe.")
-    forward: Count = Field(description="Pairs that followed each other in the earlier shoe, in that order.")
-    backward: Count = Field(description="Pairs that followed each other in the earlier shoe, the other way.")
+    forward: Count = Field(description="Pairs that followed each other in the order kept, in that order.")
+    backward: Count = Field(description="Pairs that followed each other in the order kept, the other way.")
     final: bool = Field(description="True once the shoe is over: the figures for the whole shoe.")
 
 

@@ -49,6 +49,7 @@ from operator import itemgetter
 from typing import Any
 
 from scannerd.core.cards import ALL_CARDS
+from scannerd.core.shoe_order import OrderEvidence, OwnOrder
 
 WINDOW = 2
 """y "follows" x when dealt 1 or 2 cards after it: a picked-up hand keeps its cards that close."""
@@ -237,6 +238,7 @@ class ShuffleCheck:
         # This shoe's cards by face as ``seen`` last had them, and all of ``seen`` then (see _judge).
         self.counts: list[int] = [0] * (_N + 1)
         self.counted = 0
+        self.order = OwnOrder()  # this shoe against new decks and itself: no earlier shoe needed
 
     def new_shoe(self, shoe_id: str) -> None:
         """Keep the shoe just finished (if it dealt enough) and start comparing the next with it."""
@@ -248,6 +250,7 @@ class ShuffleCheck:
         self.comparisons = [Comparison(fp.shoe_id) for fp in self.history]
         self.counts = [0] * (_N + 1)
         self.counted = 0
+        self.order = OwnOrder()
         self._activate()
 
     def _activate(self) -> None:
@@ -255,14 +258,14 @@ class ShuffleCheck:
         pairs = zip(self.comparisons, self.history, strict=True)
         self.active = [(comp, fp.neighbours()) for comp, fp in pairs if not comp.cleared]
 
-    def finish(self) -> list[Comparison]:
+    def finish(self) -> list[Comparison | OrderEvidence]:
         """At the shoe's end, once: the comparisons that raised an alert, their figures now final."""
         done = [c for c in self.comparisons if c.alert_id is not None and not c.final]
         for comparison in done:
             comparison.final = True
-        return done
+        return [*done, *self.order.finish()]
 
-    def card(self, card: str | None, seen: Mapping[str, int], decks: int) -> list[Comparison]:
+    def card(self, card: str | None, seen: Mapping[str, int], decks: int) -> list[Comparison | OrderEvidence]:
         """One card out of the shoe; the comparisons it made overwhelming (none raised before).
 
         ``seen`` counts this shoe's cards, this one included, and only grows until the next
@@ -276,13 +279,20 @@ class ShuffleCheck:
         if card is None or face is None:
             self.tail = []
             return []
-        crossed: list[Comparison] = []
+        crossed: list[Comparison | OrderEvidence] = []
         tail = self.tail
-        if tail and self.active:
+        rows = fp.rows
+        if tail:
             held = seen.get(card, 0)
             if held <= decks:  # else a foreign copy, which only a miscounted shoe has
-                crossed = self._judge(tail[-1], face, held, seen, decks)
-        rows, bit = fp.rows, 1 << face
+                x, total = tail[-1], self._count(face, held, seen, decks)
+                if self.active:
+                    crossed += self._judge(x, face, total, decks)
+                counts = self.counts
+                counts[face] -= 1  # its own order is judged by the cards left before this one
+                crossed += self.order.judge(x, face, rows[x], counts, decks, total)
+                counts[face] += 1
+        bit = 1 << face
         for prev in tail:
             rows[prev] |= bit
         fp.cards += 1
@@ -291,26 +301,32 @@ class ShuffleCheck:
         tail.append(face)
         return crossed
 
-    def _judge(self, x: int, y: int, held: int, seen: Mapping[str, int], decks: int) -> list[Comparison]:
-        """Each active comparison's factor for the pair (x, y), of which ``seen`` holds ``held`` y.
+    def _count(self, y: int, held: int, seen: Mapping[str, int], decks: int) -> int:
+        """Bring the counts by face up to ``seen`` (which holds ``held`` y): the cards left before y.
 
-        A miss multiplies alternative k by the share it leaves to chance, whatever the odds: it is
-        counted, and added in when the evidence is looked at. Only a hit needs its chance worked
-        out, from the shoe's counts by face. Between two cards ``seen`` gains this card only, so
-        one count is set; should it have changed otherwise (a check restored from a snapshot,
-        which keeps no counts), the sums differ and the counts are read again whole: ``seen`` only
-        ever grows in a shoe and the counts are earlier readings of it, so equal sums mean equal
-        counts.
+        Between two cards ``seen`` gains this card only, so one count is set; should it have
+        changed otherwise (a check restored from a snapshot, which keeps no counts), the sums
+        differ and the counts are read again whole: ``seen`` only ever grows in a shoe and the
+        counts are earlier readings of it, so equal sums mean equal counts.
         """
         counts = self.counts
         self.counted += held - counts[y]
         counts[y] = held
         in_shoe = sum(seen.values())
         if self.counted != in_shoe:
-            counts = self.counts = [seen.get(c, 0) for c in ALL_CARDS] + [0]
+            self.counts = [seen.get(c, 0) for c in ALL_CARDS] + [0]
             self.counted = in_shoe
         # Cards left before this one was drawn: what a proper shuffle drew it from.
-        total = decks * _N - in_shoe + 1
+        return decks * _N - in_shoe + 1
+
+    def _judge(self, x: int, y: int, total: int, decks: int) -> list[Comparison]:
+        """Each active comparison's factor for the pair (x, y), y counted, ``total`` cards left before it.
+
+        A miss multiplies alternative k by the share it leaves to chance, whatever the odds: it is
+        counted, and added in when the evidence is looked at. Only a hit needs its chance worked
+        out, from the shoe's counts by face.
+        """
+        counts = self.counts
         crossed = []
         cleared = False
         for comp, nb in self.active:
@@ -364,6 +380,7 @@ class ShuffleCheck:
                 ]
                 for c in self.comparisons
             ],
+            "order": self.order.snapshot(),
         }
 
     @classmethod
@@ -377,5 +394,7 @@ class ShuffleCheck:
             Comparison(e, [float(v) for v in logs], int(p), int(f), int(b), int(m), bool(c), a, bool(final))
             for e, logs, p, f, b, m, c, a, final in snap["comparisons"]
         ]
+        if "order" in snap:  # saved before a shoe's own order was judged: it starts from here
+            check.order = OwnOrder.restore(snap["order"])
         check._activate()
         return check

@@ -59,3 +59,28 @@ def test_an_unknown_shuffle_is_refused_in_one_line(tmp_path: Path) -> None:
     run = scannerd("record", "--from-sim", str(tmp_path / "x.jsonl"), "--shuffle", "overhand")
     assert run.returncode == 2
     assert "invalid choice: 'overhand'" in run.stderr and "Traceback" not in run.stderr
+
+
+def first_shoe_alerts(tmp_path: Path, kind: str, *more: str) -> list[dict]:
+    out = tmp_path / f"first-{kind}.jsonl"
+    made = scannerd("record", "--from-sim", str(out), "--first-shoe", kind, *AT, *more)
+    assert made.returncode == 0, made.stderr
+    run = scannerd("replay", "--fast", "--emit", "jsonl", str(out))
+    assert run.returncode == 0, run.stderr
+    payloads = [json.loads(line)["payload"] for line in run.stdout.splitlines()]
+    return [p for p in payloads if p.get("code") == "SHUFFLE_SUSPECT"]
+
+
+@pytest.mark.parametrize(("kind", "within"), [("new", 12), ("riffle", 60)])
+def test_a_first_shoe_of_new_decks_unshuffled_or_riffled_once_is_alerted_early(
+    tmp_path: Path, kind: str, within: int
+) -> None:
+    """No earlier shoe to compare with: the shoe's own order gives it away, a few hands in."""
+    first, *_ = first_shoe_alerts(tmp_path, kind)
+    assert (first["shoe_id"], first["shuffle"]["against"]) == ("S1", "new_decks")
+    assert first["shuffle"]["pairs"] < within
+
+
+def test_a_hundred_properly_shuffled_shoes_raise_nothing_from_their_own_order(tmp_path: Path) -> None:
+    replayed = first_shoe_alerts(tmp_path, "random", "--shoes", "100", "--seed", "9")
+    assert replayed == []

@@ -18,6 +18,7 @@ from scannerd.core.cards import BURN_COUNT
 from scannerd.core.house import HouseRules
 from scannerd.core.judges.builder import Acted, EventBuilder
 from scannerd.core.judges.table_top import ShoeState, TableTop, plain
+from scannerd.core.shoe_order import OrderEvidence
 from scannerd.core.shuffle_check import Comparison, ShuffleCheck
 
 UNREADABLE_RUN = (3, 20)
@@ -202,12 +203,13 @@ class ShoeJudge:
         for comparison in self.shuffle.finish():
             self._shuffle_alert(ts, comparison)
 
-    def _shuffle_alert(self, ts: float, comparison: Comparison) -> None:
-        """Raise (or restate) the alert on a shoe that keeps an earlier shoe's order."""
+    def _shuffle_alert(self, ts: float, comparison: Comparison | OrderEvidence) -> None:
+        """Raise (or restate) the alert on a shoe that keeps an earlier shoe's order, new decks' or
+        its own."""
         shoe = self.top.shoe
         assert shoe is not None
         figures = comparison.figures()
-        text = message("SHUFFLE_SUSPECT", shoe_id=shoe.shoe_id, **figures)
+        text = message("SHUFFLE_SUSPECT", figures.get("against"), shoe_id=shoe.shoe_id, **figures)
         if comparison.alert_id is None or not self.events.restate(ts, comparison.alert_id, text, figures):
             comparison.alert_id = self.events.next_seq
             self.events.alert(ts, "SHUFFLE_SUSPECT", text, None, shuffle=figures)
