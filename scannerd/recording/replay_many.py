@@ -154,9 +154,19 @@ def executor_for(
 
     # Workers forked from a clean server, not from this process: a fork of a process with threads
     # (a Dask client, a test's broker) copies locks they held, and the worker can hang on one for good.
+    # The server keeps the environment it started with: each worker takes this process's, so it
+    # reads an archive with the credentials and endpoint the command was given, not earlier ones.
     context = multiprocessing.get_context("forkserver")
-    pool = ProcessPoolExecutor(max_workers=count, mp_context=context)
+    pool = ProcessPoolExecutor(
+        max_workers=count, mp_context=context, initializer=_environment, initargs=(dict(os.environ),)
+    )
     return pool, lambda: pool.shutdown(cancel_futures=True)
+
+
+def _environment(environ: dict[str, str]) -> None:
+    """A worker's environment: the one the pool was made in."""
+    os.environ.clear()
+    os.environ.update(environ)
 
 
 def default_workers() -> int:

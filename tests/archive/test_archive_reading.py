@@ -322,3 +322,19 @@ def test_a_connection_the_storage_drops_is_asked_again_not_reported_unreadable(
         status, out, err = run(capsys, "verify", shipped, "--key", str(week.key))
     assert (status, err) == (0, ""), err
     assert out.startswith("intact: 4 file(s)") and proxy.cuts == 1
+
+
+def test_the_workers_read_with_the_credentials_the_command_was_given(
+    seaweed: Seaweed, shipped: str, week: Week, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Workers come from a server started once, with the environment of its day: files on disk
+    audited first without credentials, then the archive with them, is read with the ones given now."""
+    for name in seaweed.table_env():
+        monkeypatch.delenv(name, raising=False)
+    first = run(capsys, "audit", str(week.files), "--out", str(tmp_path / "disk"), "--workers", "2")
+    assert first[0] == 1, first
+    for name, value in seaweed.table_env().items():
+        monkeypatch.setenv(name, value)
+    status, _, err = run(capsys, "audit", shipped, "--out", str(tmp_path / "given"), "--workers", "2")
+    assert status == 1 and "cannot read" not in err, err

@@ -55,6 +55,7 @@ def staffed_table(tmp_path: Path, broker: Broker, **rules: Any) -> Iterator[Live
         daemon = table.daemon
         assert daemon is not None and table.shoe is not None
         wait_until(lambda: daemon.reader.link_up, 10, "the shoe to open")
+        table.server.wait_online("casino/tables/BAC-09")  # a request before it would reach nobody
         yield table
 
 
