@@ -31,7 +31,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from scannerd.core.cards import ALL_CARDS, RANKS
+from scannerd.core.cards import RANKS
+from scannerd.core.face_sets import FACES, N, faces
 from scannerd.core.house import MAX_DECKS
 
 FALSE_ALARM = 1e-5
@@ -44,11 +45,9 @@ _ALTERNATIVES: dict[str, tuple[tuple[float, float], ...]] = {
     "own": ((0.9, 0.0), (0.4, 0.0), (0.15, 0.0)),
 }
 
-THRESHOLD = math.log(sum(map(len, _ALTERNATIVES.values())) * MAX_DECKS * len(ALL_CARDS) / FALSE_ALARM)
+THRESHOLD = math.log(sum(map(len, _ALTERNATIVES.values())) * MAX_DECKS * N / FALSE_ALARM)
 """Natural log of the evidence that raises the alert: a union over alternatives and starts."""
 
-_N = len(ALL_CARDS)
-_FACES = {card: i for i, card in enumerate(ALL_CARDS)}
 
 
 def new_deck_order() -> list[str]:
@@ -60,8 +59,8 @@ def new_deck_order() -> list[str]:
 
 def _new_deck_rows() -> list[int]:
     """Which faces follow each face within two cards in new decks laid one after another."""
-    faces = [_FACES[c] for c in new_deck_order() * 2]
-    rows = [0] * _N
+    faces = [FACES[c] for c in new_deck_order() * 2]
+    rows = [0] * N
     for i, x in enumerate(faces):
         for y in faces[i + 1 : i + 3]:
             rows[x] |= 1 << y
@@ -69,7 +68,7 @@ def _new_deck_rows() -> list[int]:
 
 
 _NEW_AFTER = _new_deck_rows()
-_NEW_BEFORE = [sum(1 << x for x in range(_N) if _NEW_AFTER[x] >> y & 1) & ~_NEW_AFTER[y] for y in range(_N)]
+_NEW_BEFORE = [sum(1 << x for x in range(N) if _NEW_AFTER[x] >> y & 1) & ~_NEW_AFTER[y] for y in range(N)]
 
 # Each alternative's log ratio on a miss, by which of the relation's two sets has a face in it: a
 # share the relation cannot place goes to chance. (A set whose faces are all dealt still takes its
@@ -85,15 +84,6 @@ _REST = {
 _MISS = {
     against: {key: tuple(map(math.log, rests)) for key, rests in by.items()} for against, by in _REST.items()
 }
-
-
-def _faces(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 @dataclass(slots=True)
@@ -131,8 +121,8 @@ class OrderEvidence:
         shares = _ALTERNATIVES[self.against]
         if after >> y & 1 or before >> y & 1:
             forward = bool(after >> y & 1)
-            faces = _faces(after if forward else before)
-            p = (decks * len(faces) - sum(counts[f] for f in faces)) / total
+            related = faces(after if forward else before)
+            p = (decks * len(related) - sum(counts[f] for f in related)) / total
             if forward:
                 self.forward += 1
             else:

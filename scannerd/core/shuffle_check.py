@@ -49,6 +49,7 @@ from operator import itemgetter
 from typing import Any
 
 from scannerd.core.cards import ALL_CARDS
+from scannerd.core.face_sets import FACES, ROW_BYTES, N, faces
 from scannerd.core.shoe_order import OrderEvidence, OwnOrder
 
 WINDOW = 2
@@ -101,18 +102,10 @@ _FORWARD_RISE = (max(a for a, _ in _FORWARD), max(_REST))
 _BACKWARD_RISE = (max(a for a, _ in _BACKWARD), max(_REST))
 _ROUNDING = 1e-6  # more than hundreds of sums of logs can round by: a look comes a bit early
 
-_FACES = {card: i for i, card in enumerate(ALL_CARDS)}
-_N = len(ALL_CARDS)
-_ROW_BYTES = (_N + 7) // 8
 _LOG_K = math.log(len(ALTERNATIVES))
-_NONE = _N  # a slot of the shoe's counts by face that stays 0: a pick of one face is still a tuple
+_NONE = N  # a slot of the shoe's counts by face that stays 0: a pick of one face is still a tuple
 
 _Pick = Callable[[list[int]], tuple[int, ...]]  # an itemgetter of some faces' counts, and two 0s
-# For each byte of a row and each value it can have, the faces its set bits stand for.
-_FACES_IN_BYTE = tuple(
-    tuple(tuple(8 * i + b for b in range(8) if value >> b & 1) for value in range(256))
-    for i in range(_ROW_BYTES)
-)
 
 
 def _log_mean_exp(logs: list[float]) -> float:
@@ -125,20 +118,20 @@ class Fingerprint:
     """Which faces followed which within ``WINDOW`` cards in one shoe: row x is a bit mask of y."""
 
     shoe_id: str
-    rows: list[int] = field(default_factory=lambda: [0] * _N)
+    rows: list[int] = field(default_factory=lambda: [0] * N)
     cards: int = 0
     _neighbours: Neighbours | None = field(default=None, repr=False, compare=False)
 
     def encode(self) -> str:
-        raw = b"".join(row.to_bytes(_ROW_BYTES, "little") for row in self.rows)
+        raw = b"".join(row.to_bytes(ROW_BYTES, "little") for row in self.rows)
         return base64.b64encode(raw).decode()
 
     @classmethod
     def decode(cls, shoe_id: str, text: str, cards: int) -> Fingerprint:
         raw = base64.b64decode(text)
-        if len(raw) != _N * _ROW_BYTES:
+        if len(raw) != N * ROW_BYTES:
             raise ValueError(f"shuffle fingerprint of shoe {shoe_id!r} has {len(raw)} bytes")
-        rows = [int.from_bytes(raw[i : i + _ROW_BYTES], "little") for i in range(0, len(raw), _ROW_BYTES)]
+        rows = [int.from_bytes(raw[i : i + ROW_BYTES], "little") for i in range(0, len(raw), ROW_BYTES)]
         return cls(shoe_id, rows, cards)
 
     def neighbours(self) -> Neighbours:
@@ -163,8 +156,8 @@ class Neighbours:
     __slots__ = ("after", "after_sides", "before", "before_sides")
 
     def __init__(self, rows: list[int]) -> None:
-        after = [_faces(row) for row in rows]
-        before = [0] * _N
+        after = [faces(row) for row in rows]
+        before = [0] * N
         for x, ys in enumerate(after):
             bit = 1 << x
             for y in ys:
@@ -172,19 +165,11 @@ class Neighbours:
         self.after = list(rows)
         self.before = [b & ~a for a, b in zip(rows, before, strict=True)]
         self.after_sides = [_side(ys) for ys in after]
-        self.before_sides = [_side(_faces(mask)) for mask in self.before]
+        self.before_sides = [_side(faces(mask)) for mask in self.before]
 
 
 def _side(faces: list[int]) -> tuple[_Pick, int]:
     return itemgetter(_NONE, _NONE, *faces), len(faces)
-
-
-def _faces(mask: int) -> list[int]:
-    """The faces whose bits are set, a byte at a time."""
-    out: list[int] = []
-    for i, value in enumerate(mask.to_bytes(_ROW_BYTES, "little")):
-        out += _FACES_IN_BYTE[i][value]
-    return out
 
 
 @dataclass(slots=True)
@@ -236,7 +221,7 @@ class ShuffleCheck:
         # The comparisons not cleared, each with its earlier shoe's tables: what a card is judged by.
         self.active: list[tuple[Comparison, Neighbours]] = []
         # This shoe's cards by face as ``seen`` last had them, and all of ``seen`` then (see _judge).
-        self.counts: list[int] = [0] * (_N + 1)
+        self.counts: list[int] = [0] * (N + 1)
         self.counted = 0
         self.order = OwnOrder()  # this shoe against new decks and itself: no earlier shoe needed
 
@@ -248,7 +233,7 @@ class ShuffleCheck:
         self.current = Fingerprint(shoe_id)
         self.tail = []
         self.comparisons = [Comparison(fp.shoe_id) for fp in self.history]
-        self.counts = [0] * (_N + 1)
+        self.counts = [0] * (N + 1)
         self.counted = 0
         self.order = OwnOrder()
         self._activate()
@@ -275,7 +260,7 @@ class ShuffleCheck:
         fp = self.current
         if fp is None:
             return []
-        face = _FACES.get(card) if card is not None else None
+        face = FACES.get(card) if card is not None else None
         if card is None or face is None:
             self.tail = []
             return []
@@ -317,7 +302,7 @@ class ShuffleCheck:
             self.counts = [seen.get(c, 0) for c in ALL_CARDS] + [0]
             self.counted = in_shoe
         # Cards left before this one was drawn: what a proper shuffle drew it from.
-        return decks * _N - in_shoe + 1
+        return decks * N - in_shoe + 1
 
     def _judge(self, x: int, y: int, total: int, decks: int) -> list[Comparison]:
         """Each active comparison's factor for the pair (x, y), y counted, ``total`` cards left before it.
