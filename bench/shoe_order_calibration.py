@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.support import pyplot, report
+from bench.support import pyplot, quantiles, report
 from scannerd.core.cards import ALL_CARDS
 from scannerd.core.shoe_order import FALSE_ALARM, THRESHOLD, new_deck_order
 from scannerd.core.shuffle_check import ShuffleCheck
@@ -143,15 +143,11 @@ def power(kind: str, trials: int, seed: int) -> dict[str, Any]:
     results = [judge(KINDS[kind](rng)) for _ in range(trials)]
     cards = sorted(c for c, _, _ in results if c is not None)
     hands = sorted(h for _, h, _ in results if h is not None)
-
-    def quantile(values: list[int], q: float) -> int | None:
-        return values[min(len(values) - 1, int(q * len(values)))] if values else None
-
     return {
         "trials": trials,
         "caught": len(cards) / trials,
-        "card_of_alert": {q: quantile(cards, f) for q, f in (("median", 0.5), ("p90", 0.9), ("p99", 0.99))},
-        "hand_of_alert": {q: quantile(hands, f) for q, f in (("median", 0.5), ("p90", 0.9), ("p99", 0.99))},
+        "card_of_alert": quantiles(cards),
+        "hand_of_alert": quantiles(hands),
         "cards": cards,
     }
 

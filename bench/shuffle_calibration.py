@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.support import pyplot, report
+from bench.support import pyplot, quantiles, report
 from scannerd.core.cards import ALL_CARDS
 from scannerd.core.shuffle_check import FALSE_ALARM, SHOES_KEPT, THRESHOLD, ShuffleCheck
 from simulators.shuffles import deal, discard_pile, next_shoe
@@ -98,16 +98,12 @@ def power(kind: str, trials: int, seed: int) -> dict[str, Any]:
         first, _ = judge(check, "S2", next_shoe(rng, kind, order, discard_pile(rack, undealt)))
         firsts.append(first)
     caught = sorted(f for f in firsts if f is not None)
-
-    def quantile(q: float) -> int | None:
-        return caught[min(len(caught) - 1, int(q * len(caught)))] if caught else None
-
     return {
         "trials": trials,
         "caught": len(caught) / trials,
         "caught_within_30_cards": sum(f <= 30 for f in caught) / trials,
         "caught_within_100_cards": sum(f <= 100 for f in caught) / trials,
-        "card_of_alert": {"median": quantile(0.5), "p90": quantile(0.9), "p99": quantile(0.99)},
+        "card_of_alert": quantiles(caught),
         "cards": caught,
     }
 

@@ -236,6 +236,15 @@ def new_shoe(sub: Subscriber, table_id: str, timeout: float = 30.0) -> None:
 # ------------------------------------------------------------------ figures
 
 
+def quantiles(ordered: list[int]) -> dict[str, int | None]:
+    """The median, p90 and p99 of values already sorted (None for none): where in a shoe alerts came."""
+
+    def at(q: float) -> int | None:
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else None
+
+    return {"median": at(0.5), "p90": at(0.9), "p99": at(0.99)}
+
+
 def summary_ms(seconds: Iterable[float]) -> dict[str, float | int]:
     """p50, p99, max and mean in milliseconds (nearest-rank percentiles)."""
     data = sorted(seconds)
