@@ -180,6 +180,35 @@ class Seaweed:
             return
         raise AssertionError("no volume holds the object")
 
+    def shell(self, command: str) -> str:
+        """One command of ``weed shell``, the storage administrator's console; what it printed."""
+        master = f"127.0.0.1:{self.ports[2]}.{self.ports[3]}"  # host:port.grpc-port, as weed names a server
+        filer = f"127.0.0.1:{self.ports[6]}.{self.ports[7]}"
+        done = subprocess.run(
+            [WEED, "shell", f"-master={master}", f"-filer={filer}"],
+            input=f"{command}\nexit\n",
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return done.stdout
+
+    def counted(self, bucket: str) -> int:
+        """The bytes the storage counts ``bucket`` as holding: what a quota is enforced on. It lags the
+        writes by a heartbeat of the volumes."""
+        for line in self.shell("s3.bucket.list").splitlines():
+            name, _, rest = line.strip().partition("\t")
+            if name == bucket and "size:" in rest:
+                return int(rest.split("size:")[1].split()[0])
+        return 0
+
+    def quota(self, bucket: str, megabytes: int) -> str:
+        """The house's quota on ``bucket`` set and enforced, as its administrator does it: a bucket over
+        it takes no more writes, one under it takes them again. What the enforcement said."""
+        self.shell(f"s3.bucket.quota -name={bucket} -op=set -sizeMB={megabytes}")
+        return self.shell("s3.bucket.quota.enforce -apply")
+
     def table_env(self) -> dict[str, str]:
         """The table's credentials as a reader's environment gives them (the standard AWS variables)."""
         return {

@@ -12,6 +12,7 @@ every sealed file there once, locked, intact, whatever happened meanwhile.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -194,3 +195,31 @@ def test_a_table_killed_mid_upload_archives_that_file_and_its_unsealed_one_once_
     ]
     assert "without its seal" in findings[0] or "cut short" in findings[0]
     assert json.loads((tmp_path / "anchors.jsonl").read_text().splitlines()[-1])["file"] == files[1].name
+
+
+def test_a_bucket_over_its_quota_holds_the_files_back_and_takes_them_once_the_quota_is_raised(
+    tmp_path: Path, mosquitto: Broker, seaweed: Seaweed, bucket: str
+) -> None:
+    """The house's storage fills: other tables' records take the bucket past the quota its administrator
+    set, and the storage refuses every write. The table deals on and says how far behind it is; once
+    the quota is raised, what waited goes, once."""
+    seaweed.client(ADMIN).put_object(Bucket=bucket, Key="casino/T9/filled", Body=os.urandom(2 << 20))
+    wait_until(lambda: seaweed.counted(bucket) > 1 << 20, 60, "the storage counting what the bucket holds")
+    assert "read only" in seaweed.quota(bucket, 1)
+    with archiving_table(tmp_path, mosquitto, bucket, seaweed.endpoint) as (table, game):
+        for shoe in ("S1", "S2", "S3"):
+            new_shoe(game, shoe)
+            deal(table)  # the table deals on: each round reaches the game server
+        wait_until(lambda: (archive_health(table) or {}).get("behind") == 3, 30, "three files waiting")
+        health = archive_health(table)
+        assert health is not None and health["state"] == "retrying" and health["archived"] == 0
+        assert health["oldest"].startswith("T1-") and health["oldest_age_s"] >= 0
+        assert f"s3://{bucket}: cannot put casino/T1/T1-" in health["last_error"], health
+        assert archived(seaweed, bucket) == {}
+        table.running()
+        assert "writable" in seaweed.quota(bucket, 100)
+        wait_until(lambda: (archive_health(table) or {}).get("behind") == 0, 60, "caught up")
+        assert archive_health(table)["state"] == "shipping"  # type: ignore[index]
+    assert {name: len(v) for name, v in archived(seaweed, bucket).items()} == {
+        path.name: 1 for path in sorted((tmp_path / "recordings").glob("T1-*.jsonl.gz"))[:3]
+    }
