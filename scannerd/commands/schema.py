@@ -24,6 +24,7 @@ from scannerd.contract.events import (
     CardEvent,
     ConfigEvent,
     DealerEvent,
+    DeckCheckEvent,
     RevealEvent,
     RoundEvent,
     ShoeEvent,
@@ -80,6 +81,11 @@ PUBLISHED: dict[str, tuple[type[BaseModel], bool, str]] = {
         ConfigEvent,
         "config" in RETAINED_KINDS,
         "The table started under another configuration than at its last start: the keys that changed.",
+    ),
+    "deck_check": (
+        DeckCheckEvent,
+        "deck_check" in RETAINED_KINDS,
+        "A shoe counted at its end: the count begun, then the receipt of cards missing and surplus.",
     ),
     "status": (
         StatusPayload,

@@ -33,6 +33,7 @@ from scannerd.commands import arguments
 from scannerd.contract.events import Event, kind_of
 from scannerd.core.cards import card_name
 from scannerd.core.games import GAMES
+from scannerd.core.judges.deck_check import deck_check_text
 from scannerd.display.view import BACK, TableView, dealer_text
 from scannerd.link.mqtt_settings import MqttSettings
 from scannerd.runtime import logs
@@ -256,7 +257,7 @@ def describe(name: str, payload: dict[str, Any], *, squeeze: bool = False) -> st
     match kind:
         case "card":
             card = payload.get("card")
-            dealt = payload["position"] not in ("burn", "discard")
+            dealt = payload["position"] not in ("burn", "discard", "count")
             shown = "face down" if squeeze and dealt else card_name(card) if card else "unread"
             return f"{head} {payload['position']} {shown} round={payload.get('round_id')}"
         case "round":
@@ -274,6 +275,8 @@ def describe(name: str, payload: dict[str, Any], *, squeeze: bool = False) -> st
             return f"{head} {dealer} signed in" if dealer else f"{head} signed out"
         case "suspension":
             return f"{head} {'SUSPENDED ' + str(payload['cause']) if payload['suspended'] else 'resumed'}"
+        case "deck_check":
+            return f"{head} {deck_check_text(payload)}"
         case "anchor" | "config":
             return f"{head} {payload.get('file') or payload.get('digest', '')}".rstrip()
         case None:

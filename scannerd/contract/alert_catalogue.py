@@ -102,6 +102,15 @@ ALERTS: dict[str, AlertKind] = {
             )
         },
     ),
+    "DECK_SHORT": AlertKind(
+        Case("misdeal", "Deck check of shoe {shoe_id}: {n} card(s) missing ({cards}) - call a supervisor")
+    ),
+    "DECK_SURPLUS": AlertKind(
+        Case("misdeal", "Deck check of shoe {shoe_id}: {n} card(s) too many ({cards}) - call a supervisor")
+    ),
+    "DECK_CHECK_INCOMPLETE": AlertKind(
+        Case("warning", "Deck check incomplete: {n} card(s) unread - count the shoe by hand")
+    ),
     "CARD_AFTER_SHOE_END": AlertKind(Case("misdeal", "Shoe finished: no more cards - start a new shoe")),
     "BURN_MISMATCH": AlertKind(
         Case("warning", "Burn incomplete: {done} of {required} cards burned"),

@@ -9,7 +9,7 @@ a test holds the docs to it.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
@@ -94,9 +94,7 @@ class RevealRequest(RequestBase):
     Without ``side`` or ``position``: every card of the round still held back.
     """
 
-    side: Side | None = Field(
-        None, description="Every held-back card of this side."
-    )
+    side: Side | None = Field(None, description="Every held-back card of this side.")
     position: Position | None = Field(None, description="The card at this position only.")
     round_id: Ident | None = Field(
         None, description="The round meant: refused if another is on the table (a late or repeated request)."
@@ -118,6 +116,14 @@ class ResumeRequest(RequestBase):
     )
 
 
+class DeckCheckRequest(RequestBase):
+    """Count the shoe at its end: ``start`` puts the table in count mode (the shoe closes; every card
+    drawn is counted, not dealt), ``end`` compares the whole shoe with full decks and publishes the
+    receipt (a ``deck_check`` event)."""
+
+    action: Literal["start", "end"] = Field("start", description="Start the count, or end it.")
+
+
 class GetStateRequest(RequestBase):
     """Ask for the current shoe, round and open alerts."""
 
@@ -132,6 +138,7 @@ COMMANDS: dict[str, type[RequestBase]] = {
     "dealer_sign_out": DealerSignOutRequest,
     "reveal": RevealRequest,
     "resume": ResumeRequest,
+    "deck_check": DeckCheckRequest,
     "get_state": GetStateRequest,
 }
 """Every command, in the contract's order; the model is the request's payload."""

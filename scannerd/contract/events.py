@@ -25,7 +25,8 @@ from scannerd.core.house import MAX_DECKS
 # Outputs (pydantic: they are the published contract)
 # --------------------------------------------------------------------------
 
-Position = Literal[Place, "burn", "discard"]
+Position = Literal[Place, "burn", "discard", "count"]
+"""Where a card went: a place of the hand, a burn, set aside, or counted in a deck check."""
 Phase = Literal["betting", "dealing", "complete", "void"]
 ShoeStatus = Literal["unknown", "burning", "dealing", "last_hand", "closed"]
 
@@ -319,6 +320,54 @@ class SuspensionEvent(EventBase):
     via: Via
 
 
+class ShoeDevice(BaseModel):
+    """The shoe device as it introduced itself."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str
+    serial: str
+
+
+class DeckCheckEvent(EventBase):
+    """The count of a shoe at its end, the receipt a regulator asks for: started, then done.
+
+    ``started``'s event says the table is in count mode (every card drawn is counted, at ``count``);
+    the ``done`` one compares every card the shoe gave, dealt or counted, with ``decks`` full decks
+    (docs/validator.md, "The deck check").
+    """
+
+    kind: Literal["deck_check"] = "deck_check"
+    status: Literal["counting", "done"] = Field(description="counting: the count began; done: the receipt.")
+    started: float = Field(description="Unix seconds (UTC) when the count began.")
+    expected: Count = Field(description="Cards a full shoe holds: decks times 52.")
+    dealt: Count = Field(
+        description="Cards drawn from the shoe before the count, burns and discards included."
+    )
+    counted: Count = Field(description="Cards drawn in the count so far.")
+    unreadable: Count | None = Field(
+        None, exclude_if=lambda v: v is None, description="done: cards dealt or counted that were not read."
+    )
+    complete: bool | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="done: every card was read. False: the unread cards may be among those missing.",
+    )
+    missing: list[str] | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="done: each card short of full decks, once per copy.",
+    )
+    surplus: list[str] | None = Field(
+        None, exclude_if=lambda v: v is None, description="done: each card beyond full decks, once per copy."
+    )
+    device: ShoeDevice | None = Field(
+        description="The device that read the shoe, as it named itself; null when it never did."
+    )
+    by: By
+    via: Via
+
+
 class ConfigEvent(EventBase):
     """The table started under another configuration than at its last start: the keys that changed.
 
@@ -334,7 +383,9 @@ class ConfigEvent(EventBase):
     )
 
 
-EventKind = Literal["card", "round", "alert", "shoe", "dealer", "anchor", "reveal", "config", "suspension"]
+EventKind = Literal[
+    "card", "round", "alert", "shoe", "dealer", "anchor", "reveal", "config", "suspension", "deck_check"
+]
 """Every kind of event, as a type: a consumer ``match``es a kind with ``assert_never`` last, so mypy
 names a consumer that forgot a new kind (``tests/contract/test_event_kinds.py``)."""
 
@@ -355,6 +406,7 @@ Event = (
     | RevealEvent
     | SuspensionEvent
     | ConfigEvent
+    | DeckCheckEvent
 )
 
 
@@ -449,3 +501,8 @@ class SuspensionData(EventData):
 class ConfigData(EventData):
     __slots__ = ()
     model = ConfigEvent
+
+
+class DeckCheckData(EventData):
+    __slots__ = ()
+    model = DeckCheckEvent

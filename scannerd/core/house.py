@@ -39,6 +39,8 @@ SUSPEND_ON: tuple[str, ...] = (
     "FOREIGN_CARD",
     "SHOE_LID_OPEN",
     "SHOE_JAM",
+    "DECK_SHORT",
+    "DECK_SURPLUS",
 )
 """The alerts after which a table stops until a supervisor resumes it, unless the house says otherwise:
 each says the next game could miscarry the way this one did (docs/validator.md, "Suspension")."""

@@ -174,6 +174,16 @@ class ShoeSensed:
     jam: bool
 
 
+@dataclass(frozen=True, slots=True)
+class DeviceNamed:
+    """The shoe device introduced itself as another device than the table knew (``DeckCheck.named_anew``):
+    the model and serial a deck check's receipt names."""
+
+    ts: float
+    model: str
+    serial: str
+
+
 ValidatorInput = (
     CardDrawn
     | CutCardSeen
@@ -187,4 +197,5 @@ ValidatorInput = (
     | FaultCleared
     | ConfigChanged
     | ShoeSensed
+    | DeviceNamed
 )

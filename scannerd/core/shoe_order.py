@@ -49,7 +49,6 @@ THRESHOLD = math.log(sum(map(len, _ALTERNATIVES.values())) * MAX_DECKS * N / FAL
 """Natural log of the evidence that raises the alert: a union over alternatives and starts."""
 
 
-
 def new_deck_order() -> list[str]:
     """One new deck as it leaves its box: spades and diamonds ace to king, clubs and hearts king to ace."""
     up = [r + s for s in "SD" for r in RANKS]

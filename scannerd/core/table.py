@@ -20,7 +20,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from drivers.events import DeviceEvent, DeviceStatus
+from drivers.events import DeviceEvent, DeviceHello, DeviceStatus
 from scannerd.contract.command_catalogue import READS_ONLY
 from scannerd.contract.events import EventData
 from scannerd.contract.payloads import DevicePayload
@@ -28,7 +28,7 @@ from scannerd.contract.requests import Request, RequestError, Response, parse_re
 from scannerd.core.games import played
 from scannerd.core.house import HouseRules
 from scannerd.core.ingest import DeviceView, to_input
-from scannerd.core.inputs import TICK_S, Actor, Command, ShoeSensed, Tick, ValidatorInput
+from scannerd.core.inputs import TICK_S, Actor, Command, DeviceNamed, ShoeSensed, Tick, ValidatorInput
 from scannerd.core.roads import results_of, scoreboard
 from scannerd.core.validator import CommandRejected, Validator
 
@@ -132,6 +132,10 @@ class Table:
         inp = to_input(ts, event)
         if isinstance(event, DeviceStatus) and self.validator.sensed_anew(event.lid_open, event.jam):
             inp = ShoeSensed(ts, event.lid_open, event.jam)  # only a change: heartbeats come every second
+        if isinstance(event, DeviceHello) and self.validator.named_anew(event.model, event.serial):
+            inp = DeviceNamed(
+                ts, event.model, event.serial
+            )  # only another device: it says hello on each link
         if inp is None:
             return Outcome(ack_now=ack, device=device)
         return Outcome(self.validator.handle(inp), inp, ack=ack, device=device)

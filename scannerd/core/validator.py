@@ -27,6 +27,7 @@ from scannerd.core.inputs import (
     Command,
     ConfigChanged,
     CutCardSeen,
+    DeviceNamed,
     Fault,
     FaultCleared,
     LinkChanged,
@@ -40,6 +41,7 @@ from scannerd.core.judges.authority import Authority
 from scannerd.core.judges.betting import Betting
 from scannerd.core.judges.builder import EventBuilder
 from scannerd.core.judges.deal import Deal
+from scannerd.core.judges.deck_check import DeckCheck
 from scannerd.core.judges.judge import CommandRejected, Judge
 from scannerd.core.judges.reveal import Reveal
 from scannerd.core.judges.sensors import ShoeSensors
@@ -66,6 +68,8 @@ SAVED = (
     "suspended",
     "lockouts",
     "unread",
+    "deck_check",
+    "shoe_device",
 )
 """A snapshot's keys in the order it has always kept them, whichever judge keeps each: the outbox and
 every recording's header hold it, and a state saved again keeps its bytes."""
@@ -83,13 +87,16 @@ class Validator:
         self._authority = authority = Authority(rules, events)
         self._shoe_judge = shoe_judge = ShoeJudge(table_id, rules, events, top)
         self._reveal = reveal = Reveal(rules, game, events, authority, top)
-        self._deal = deal = Deal(table_id, rules, game, events, top, shoe_judge, reveal, authority)
+        self._deck_check = deck_check = DeckCheck(rules, events, top, shoe_judge, authority)
+        self._deal = deal = Deal(
+            table_id, rules, game, events, top, shoe_judge, reveal, authority, deck_check
+        )
         self._betting = betting = Betting(rules, events, top, shoe_judge, deal, authority)
         self._alerts = alerts = Alerts(rules, events, top, deal, authority)
         self._sensors = ShoeSensors(events, top, deal, alerts)
         # Each judge names the commands it judges, so a command enters one judge's file; together
         # they are the catalogue's commands, each once (tests/core/test_judges_shape.py).
-        judges: tuple[Judge, ...] = (deal, betting, alerts, reveal, authority)
+        judges: tuple[Judge, ...] = (deal, betting, alerts, reveal, authority, deck_check)
         self._commands = {name: handler for judge in judges for name, handler in judge.commands().items()}
 
     # ------------------------------------------------------------------ input
@@ -122,6 +129,9 @@ class Validator:
         elif isinstance(inp, FaultCleared):
             # The same: a fault's cause is gone, and its alerts clear.
             self._alerts.fault_cleared(inp)
+        elif isinstance(inp, DeviceNamed):
+            # About the device, not the deal: the same.
+            self._deck_check.named(inp)
         else:
             self._table(inp)
         return out
@@ -129,6 +139,10 @@ class Validator:
     def sensed_anew(self, lid_open: bool, jam: bool) -> bool:
         """Whether the shoe's lid and jam report says something new: only then is it judged."""
         return self._sensors.differs(lid_open, jam)
+
+    def named_anew(self, model: str, serial: str) -> bool:
+        """Whether a device's hello names another device than the one known: only then is it judged."""
+        return self._deck_check.named_anew(model, serial)
 
     def _command(self, cmd: Command) -> None:
         handler = self._commands.get(cmd.name)
@@ -231,6 +245,9 @@ class Validator:
             "round": self._deal.round_view(),
             "alerts": [dict(a) for a in self.open_alerts.values()],
         }
+        counting = self._deck_check.view()
+        if counting is not None:  # present only while the shoe is counted
+            state["deck_check"] = counting
         if self.suspended is not None:  # present only while suspended
             state["suspended"] = dict(self.suspended)
         if self.dealer_id is not None:  # present only while a dealer is signed in
@@ -248,6 +265,7 @@ class Validator:
             | self._deal.saved()
             | self._authority.saved()
             | self._sensors.saved()
+            | self._deck_check.saved()
         )
         # In the order kept so far; a key ``SAVED`` does not name yet goes last, never lost.
         return {key: parts[key] for key in SAVED if key in parts} | parts
@@ -265,6 +283,7 @@ class Validator:
         v._deal.restore(snap)
         v._authority.restore(snap)
         v._sensors.restore(snap)
+        v._deck_check.restore(snap)
         return v
 
     # ------------------------------------------------------------------ what the table's callers read

@@ -23,6 +23,7 @@ from scannerd.contract.events import kind_of
 from scannerd.core.cards import BURN_COUNT, CARD_POINTS, card_name
 from scannerd.core.games import GAMES, PUNTO_BANCO, Game, position_words
 from scannerd.core.judges.deal import RESULTS_KEPT_WITHOUT_SHOE
+from scannerd.core.judges.deck_check import deck_check_text
 from scannerd.core.roads import Result, results_of, scoreboard
 
 _HANDS_KEPT = 256  # round ids remembered for naming an alert's hand: a long shoe, and then some
@@ -125,6 +126,7 @@ class TableView:
         self._alert_hands: dict[int, str] = {}  # alert_id -> the hand it belongs to, as shown
         self.results: list[tuple[str, Result]] = []  # (round_id, result) of this shoe, in order
         self.dealer_id: str | None = None  # the dealer signed in at the table
+        self.counting: dict[str, Any] | None = None  # a deck check under way: the cards counted so far
         self._results_shoe: str | None = None
 
     # ------------------------------------------------------------------ input
@@ -134,6 +136,7 @@ class TableView:
         self.link_up = bool(state.get("link_up", True))
         self.dealer_id = state.get("dealer_id")
         self.suspended = state.get("suspended")
+        self.counting = dict(state["deck_check"]) if state.get("deck_check") else None
         self.heard_link = self.heard_round = True
         self._set_shoe(state.get("shoe"))
         self.game = GAMES.get(state.get("game") or "", self.game)
@@ -186,6 +189,8 @@ class TableView:
             case "suspension":
                 fields = ("cause", "alert_id", "message", "since")
                 self.suspended = {k: event[k] for k in fields} if event.get("suspended") else None
+            case "deck_check":
+                self._deck_check(event)
             case "anchor" | "config" | None:
                 return False  # nothing a screen shows; None: no event's kind
             case _:
@@ -204,6 +209,11 @@ class TableView:
 
     def _card(self, event: Mapping[str, Any]) -> None:
         position, card = event["position"], event["card"]
+        if position == "count":  # counted, not dealt: the shoe's figures are the dealing's
+            if self.counting is not None:
+                self.counting["counted"] += 1
+            self.last_card = {"position": position, "card": card, "round_id": None}
+            return
         # A squeezed card's face stays off the screens here too: only its place is shown as the latest.
         face = BACK if self.squeeze and position in self.game.positions else card
         self.last_card = {"position": position, "card": face, "round_id": event.get("round_id")}
@@ -227,6 +237,18 @@ class TableView:
                 hand.append(card)
                 if self.squeeze:
                     rnd["hidden"].append(position)
+
+    def _deck_check(self, event: Mapping[str, Any]) -> None:
+        """A count begins, or its receipt: what it found is the screen's notice until the next hand."""
+        if event["status"] == "counting":
+            self.counting = {
+                "started": event["started"],
+                "dealt": event["dealt"],
+                "counted": event["counted"],
+            }
+        else:
+            self.counting = None
+            self.notice = deck_check_text(event)
 
     def _round(self, event: Mapping[str, Any]) -> None:
         if event.get("shoe_id") != self._results_shoe:
@@ -424,6 +446,8 @@ class TableView:
         """The dealer's next move as (text, tone); tone is ``go``, ``wait``, ``burn`` or ``stop``."""
         shoe, rnd = self.shoe, self.round_view()
         auto = self.round_control == "auto"
+        if self.counting is not None:  # counted, not dealt: what the dealer does now, suspended or not
+            return f"DECK CHECK: {self.counting['counted']} COUNTED - DRAW THE REST", "burn"
         if self.suspended is not None:
             return "TABLE SUSPENDED - DO NOT DEAL", "stop"
         if self.link == "down":
@@ -480,6 +504,7 @@ class TableView:
             "pins": self.pins,
             "game": self.game_view(),
             "dealer_id": self.dealer_id,
+            "deck_check": dict(self.counting) if self.counting else None,
             "link": self.link,
             "device": self.device,
             "shoe": dict(self.shoe) if self.shoe else None,

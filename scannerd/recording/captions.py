@@ -19,6 +19,7 @@ import webvtt
 from scannerd.contract.events import EventData, kind_of
 from scannerd.core.cards import card_name
 from scannerd.core.games import ALL_SIDES
+from scannerd.core.judges.deck_check import deck_check_text
 
 HOLD_S = 4.0
 """A cue stays up this long at most; a later cue ends it sooner."""
@@ -128,6 +129,8 @@ def caption_text(event: EventData) -> str | None:
                 return f"TABLE SUSPENDED ({event['cause']}): {_readable_codes(event['message'])}"
             reason = f": {event['reason']}" if event.get("reason") else ""
             return f"table resumed{_who(event)}{reason}"
+        case "deck_check":
+            return deck_check_text(event)
         case "anchor" | "config" | None:
             return None  # the table's bookkeeping: nothing seen on video
         case _:
@@ -140,6 +143,8 @@ def _card_text(event: EventData) -> str:
         return f"{_card(event['card'])} burned"
     if position == "discard":
         return f"{_card(event['card'])} set aside (discard)"
+    if position == "count":
+        return f"{_card(event['card'])} counted"
     return f"{_card(event['card'])} to {position_name(position)}"
 
 

@@ -36,6 +36,7 @@ COMPILED: tuple[str, ...] = (
     "scannerd.core.judges.betting",
     "scannerd.core.judges.builder",
     "scannerd.core.judges.deal",
+    "scannerd.core.judges.deck_check",
     "scannerd.core.judges.judge",
     "scannerd.core.judges.reveal",
     "scannerd.core.judges.sensors",

@@ -101,7 +101,7 @@ class EventCounts(TableListener):
                     alerts = True
                     if not event["acknowledged"]:
                         self.alerts[event["code"], event["severity"]] += 1
-                case "shoe" | "dealer" | "anchor" | "reveal" | "config" | "suspension" | None:
+                case "shoe" | "dealer" | "anchor" | "reveal" | "config" | "suspension" | "deck_check" | None:
                     pass  # counted among the events, no count of their own
                 case _:
                     assert_never(kind)

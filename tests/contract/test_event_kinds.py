@@ -38,7 +38,7 @@ def test_mypy_names_every_consumer_that_forgets_a_new_kind(tmp_path: Path) -> No
     shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")
     events = copy / "scannerd" / "contract" / "events.py"
     text = events.read_text()
-    toy = text.replace('EventKind = Literal["card",', 'EventKind = Literal["toy", "card",', 1)
+    toy = text.replace('EventKind = Literal[\n    "card",', 'EventKind = Literal[\n    "toy", "card",', 1)
     assert toy != text, "EventKind is no longer where this test adds to it"
     events.write_text(toy)
     run = subprocess.run(

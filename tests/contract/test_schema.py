@@ -8,7 +8,14 @@ import pytest
 from scannerd.cli import main
 from scannerd.commands.schema import Response, documents
 from scannerd.contract.command_catalogue import COMMANDS
-from scannerd.contract.events import AnchorEvent, ConfigEvent, DealerEvent, RevealEvent, SuspensionEvent
+from scannerd.contract.events import (
+    AnchorEvent,
+    ConfigEvent,
+    DealerEvent,
+    DeckCheckEvent,
+    RevealEvent,
+    SuspensionEvent,
+)
 from scannerd.contract.requests import RequestError, parse_request
 from scannerd.contract.topics import EVENT_KINDS, RETAINED_KINDS, STATE_TOPICS, Topics
 from tests.support.broker import as_built, sample_events
@@ -65,8 +72,12 @@ def test_asyncapi_describes_every_topic_with_the_delivery_the_publisher_uses() -
         seq=8, ts=1_700_000_008.0, table_id="{table_id}", digest="1" * 64, previous_digest="0" * 64,
         changed=["mqtt.host"],
     )  # fmt: skip
+    deck_check = DeckCheckEvent(
+        seq=9, ts=1_700_000_009.0, table_id="{table_id}", status="counting", started=1_700_000_009.0,
+        expected=416, dealt=402, counted=0, device=None,
+    )  # fmt: skip
     samples = sample_events(1, 4, table_id="{table_id}")
-    events = as_built([*samples, dealer, anchor, reveal, suspension, config])
+    events = as_built([*samples, dealer, anchor, reveal, suspension, config, deck_check])
     for event in events:
         message = topics.message(event)
         op = doc["operations"][f"publish_{event.kind}"]

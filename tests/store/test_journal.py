@@ -22,6 +22,7 @@ from scannerd.core.inputs import (
     Command,
     ConfigChanged,
     CutCardSeen,
+    DeviceNamed,
     Fault,
     FaultCleared,
     LinkChanged,
@@ -59,6 +60,7 @@ def test_every_kind_of_input_comes_back_as_it_went_in() -> None:
         FaultCleared(T0 + 9, "CLOCK_UNSYNCED"),
         ConfigChanged(T0 + 10, "cd" * 32, "ab" * 32, ["mqtt.host", "mqtt.password"]),
         ShoeSensed(T0 + 11, lid_open=True, jam=False),
+        DeviceNamed(T0 + 12, "FS-8", "SN-0042"),
     ]
     assert {type(i) for i in inputs} == set(get_args(ValidatorInput))  # a new kind must be added here
     assert decode(encode(inputs, {"boot": 7, "ack": 12})) == (inputs, {"boot": 7, "ack": 12})

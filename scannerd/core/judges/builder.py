@@ -22,6 +22,7 @@ from scannerd.contract.events import (
     ConfigData,
     Data,
     DealerData,
+    DeckCheckData,
     EventData,
     RevealData,
     RoundData,
@@ -256,6 +257,21 @@ class EventBuilder:
                 **(acted or {}),
             )
         )
+
+    def deck_check(self, ts: float, figures: dict[str, Any], acted: Acted) -> None:
+        """A deck check's start or receipt: its figures as ``DeckCheck`` counts them."""
+        event = DeckCheckData(
+            seq=self.next_seq,
+            ts=float(ts),
+            table_id=self.table_id,
+            shoe_id=self._shoe_id(),
+            kind="deck_check",
+            **figures,
+        )
+        if event["device"] is not None:
+            event["device"] = Data(event["device"])
+        event.update(acted)
+        self._emit(event)
 
     def dealer(self, ts: float, dealer_id: str | None, acted: Acted) -> None:
         self._emit(

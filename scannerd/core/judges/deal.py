@@ -20,6 +20,7 @@ from scannerd.core.house import HouseRules
 from scannerd.core.inputs import Actor, Restarted
 from scannerd.core.judges.authority import Authority
 from scannerd.core.judges.builder import Acted, EventBuilder
+from scannerd.core.judges.deck_check import DeckCheck
 from scannerd.core.judges.judge import CommandRejected, Handler, optional_id
 from scannerd.core.judges.reveal import Reveal
 from scannerd.core.judges.shoe import ShoeJudge
@@ -42,6 +43,7 @@ class Deal:
         shoe_judge: ShoeJudge,
         reveal: Reveal,
         authority: Authority,
+        deck_check: DeckCheck,
     ) -> None:
         self.table_id = table_id
         self.rules = rules
@@ -51,6 +53,7 @@ class Deal:
         self.shoe_judge = shoe_judge
         self.reveal = reveal
         self.authority = authority
+        self.deck_check = deck_check
         self.initials = {winner: initial for initial, winner in game.initials.items()}
         self.clearing = False  # a round was voided: the dealer may still draw its cards
         # In auto mode, after a restart or a lost state: the alert whose acknowledgement ends the
@@ -73,6 +76,9 @@ class Deal:
         """A card drawn: its event and its own alert first; the cut card it reaches, the round it ends
         and the shoe follow, in the documented order (card, alert, round, shoe)."""
         judge, top = self.shoe_judge, self.top
+        if self.deck_check.counting:  # counted, not dealt: the shoe's own count is the dealing's
+            self.deck_check.card(ts, card)
+            return
         card_no, foreign = judge.draw(card)
         if top.shoe is not None and top.shoe.closed:
             judge.drawn_after_end(ts, card, card_no, foreign)
@@ -344,6 +350,8 @@ class Deal:
             raise CommandRejected(f"round {rnd.round_id} is still open: void it or finish it first")
         shoe_id = optional_id(args, "shoe_id") or f"S{_stamp(ts)}"
         acted = self.authority.acted(ts, actor)
+        if self.deck_check.counting:  # the count ends with the shoe it counted, its receipt given
+            self.deck_check.end(ts, acted)
         self.reveal.layout_cleared(ts)
         self.round_id_suffix = ""  # a new shoe's id is new: its hands' ids are too
         self.results = []
