@@ -333,6 +333,7 @@ class Display(TableListener):
         app.router.add_post("/api/ack", self._ack)
         app.router.add_post("/api/dealer/{action:sign_in|sign_out}", self._dealer)
         app.router.add_post("/api/resume", self._resume)
+        app.router.add_post("/api/deck_check", self._deck_check)
         return app
 
     async def _ack(self, request: web.Request) -> web.Response:
@@ -371,6 +372,16 @@ class Display(TableListener):
         args, staff_id, pin = parsed
         response = await self._act("resume", args, (staff_id, pin), True)
         log.info("table resume at the display", status=response.status, by=staff_id)
+        return ack_answer(response)
+
+    async def _deck_check(self, request: web.Request) -> web.Response:
+        """The count button: ``{"action": "start"}`` once the shoe is finished, ``{"action": "end"}``."""
+        parsed = await parsed_with_credentials(request, "deck_check")
+        if isinstance(parsed, web.Response):
+            return parsed
+        args, staff_id, pin = parsed
+        response = await self._act("deck_check", args, (staff_id, pin), False)
+        log.info("deck check at the display", status=response.status, **args)
         return ack_answer(response)
 
     async def _act(

@@ -127,6 +127,7 @@ class TableView:
         self.results: list[tuple[str, Result]] = []  # (round_id, result) of this shoe, in order
         self.dealer_id: str | None = None  # the dealer signed in at the table
         self.counting: dict[str, Any] | None = None  # a deck check under way: the cards counted so far
+        self.counted: str | None = None  # the shoe whose receipt the table gave, not to be offered again
         self._results_shoe: str | None = None
 
     # ------------------------------------------------------------------ input
@@ -238,6 +239,12 @@ class TableView:
                 if self.squeeze:
                     rnd["hidden"].append(position)
 
+    def _count_offered(self) -> bool:
+        """The count button: while counting, and once the shoe is finished until its receipt."""
+        shoe = self.shoe
+        finished = shoe is not None and shoe["status"] == "closed" and shoe["shoe_id"] != self.counted
+        return self.counting is not None or finished
+
     def _deck_check(self, event: Mapping[str, Any]) -> None:
         """A count begins, or its receipt: what it found is the screen's notice until the next hand."""
         if event["status"] == "counting":
@@ -248,7 +255,8 @@ class TableView:
             }
         else:
             self.counting = None
-            self.notice = deck_check_text(event)
+            self.counted = event.get("shoe_id")
+            self.notice = deck_check_text(event, cards=False)
 
     def _round(self, event: Mapping[str, Any]) -> None:
         if event.get("shoe_id") != self._results_shoe:
@@ -505,6 +513,7 @@ class TableView:
             "game": self.game_view(),
             "dealer_id": self.dealer_id,
             "deck_check": dict(self.counting) if self.counting else None,
+            "count_offered": self._count_offered(),
             "link": self.link,
             "device": self.device,
             "shoe": dict(self.shoe) if self.shoe else None,

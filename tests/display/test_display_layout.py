@@ -12,7 +12,16 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import accessibility_findings, banners, js, open_page, resize, text, wait_for
+from tests.support.browser import (
+    accessibility_findings,
+    action,
+    banners,
+    js,
+    open_page,
+    resize,
+    text,
+    wait_for,
+)
 from tests.support.display import SIZES, table_in
 
 # The page measures itself: every drawn card with its hand, its head (name, marks, total) and
@@ -384,3 +393,36 @@ def test_a_long_shoe_draws_all_five_roads_inside_the_scoreboard_at_every_size(br
     )
     check_roads(browser, "#history")
     check_layout(browser, None)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_a_finished_shoe_is_counted_from_the_display_and_its_receipt_fits_every_monitor(browser, shown, size):
+    table = shown("shoe-finished", size)
+    button = browser.find_element("id", "count")
+    wait_for(browser, lambda b: button.is_displayed(), 10, "the count button")
+    assert button.text == "COUNT SHOE"
+    check_layout(browser, 4)
+    assert count_button_whole(browser)
+    button.click()
+    wait_for(browser, lambda b: button.text == "END COUNT", 10, "count mode")
+    assert action(browser) == "DECK CHECK: 0 COUNTED - DRAW THE REST"
+    table.card("2S", "3S", "4S")
+    wait_for(browser, lambda b: action(b) == "DECK CHECK: 3 COUNTED - DRAW THE REST", 10, "three counted")
+    check_layout(browser, 4)
+    assert count_button_whole(browser)
+    button.click()
+    wait_for(browser, lambda b: "missing" in b.find_element("id", "notice").text, 10, "the receipt")
+    assert "deck_check" not in table.state()
+    check_layout(browser, None)  # the receipt's notice whole in the shoe's panel
+    assert not button.is_displayed()  # counted: not offered again, room for the receipt
+
+
+def count_button_whole(browser) -> bool:
+    """The count button lies inside the shoe's panel, its words on it."""
+    return browser.execute_script(
+        """const b = document.getElementById('count').getBoundingClientRect();
+        const s = document.getElementById('shoe').getBoundingClientRect();
+        const el = document.getElementById('count');
+        return b.left >= s.left - 0.5 && b.right <= s.right + 0.5 && b.top >= s.top - 0.5
+          && b.bottom <= s.bottom + 0.5 && el.scrollWidth <= el.clientWidth + 1;"""
+    )

@@ -198,6 +198,14 @@ def super_6(table: Table) -> None:
     table.round("R31", "2H", "4S", "3C", "2D", "KD")
 
 
+def shoe_finished(table: Table) -> None:
+    """The cut card out between hands, and the last hand dealt: the shoe is finished, to be counted."""
+    table.shoe_under_way()
+    table.ts += 1
+    table.feed(CutCardSeen(table.ts))
+    table.round("R31", *NATURAL_ROUND)
+
+
 def suspended(table: Table) -> None:
     """The shoe's alarm in the middle of a hand: the hand void, the table stopped for a supervisor."""
     dealing(table)
@@ -285,6 +293,7 @@ STATES = {
     "no-more-bets": no_more_bets,
     "last-hand": last_hand,
     "cut-card": cut_card,
+    "shoe-finished": shoe_finished,
     "dealer": dealer_signed_in,
     "last-hand-dealer": last_hand_with_dealer,
     **{f"alerts-{n}": tie_with_alerts(n) for n in (1, 3, 6, 10, 20)},

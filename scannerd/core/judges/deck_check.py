@@ -131,12 +131,10 @@ class DeckCheck:
         self.count = None
         shoe_id = shoe.shoe_id
         if surplus:
-            text = message("DECK_SURPLUS", shoe_id=shoe_id, n=len(surplus), cards=" ".join(surplus))
+            text = message("DECK_SURPLUS", shoe_id=shoe_id, n=len(surplus), cards=_listed(surplus))
             self.events.alert(ts, "DECK_SURPLUS", text, None)
         if len(missing) > unreadable:
-            text = message(
-                "DECK_SHORT", shoe_id=shoe_id, n=len(missing) - unreadable, cards=" ".join(missing)
-            )
+            text = message("DECK_SHORT", shoe_id=shoe_id, n=len(missing) - unreadable, cards=_listed(missing))
             self.events.alert(ts, "DECK_SHORT", text, None)
         if unreadable:
             self.events.alert(
@@ -198,14 +196,34 @@ class DeckCheck:
             self.device = dict(snap["shoe_device"])
 
 
-def deck_check_text(event: Mapping[str, Any]) -> str:
-    """A deck check's event in words, for the screens, captions and a log."""
+LISTED = 6
+"""Different cards an alert names: a shoe short by a whole deck would fill the dealer's banner; the receipt
+names every one."""
+
+
+def _listed(cards: list[str]) -> str:
+    """Each card once, with how many of it where more than one: ``KH 7C x2``, the first few only."""
+    counts: dict[str, int] = {}
+    for card in cards:
+        counts[card] = counts.get(card, 0) + 1
+    named = [card if n == 1 else f"{card} x{n}" for card, n in counts.items()]
+    more = len(named) - LISTED
+    return " ".join(named[:LISTED]) + (f" and {more} more" if more > 0 else "")
+
+
+def deck_check_text(event: Mapping[str, Any], *, cards: bool = True) -> str:
+    """A deck check's event in words, for captions and a log; without ``cards`` only the counts, as
+    the dealer's screen has room for (the alerts name the cards)."""
     if event["status"] == "counting":
         return f"deck check of shoe {event['shoe_id']} begun after {event['dealt']} cards"
     seen = event["dealt"] + event["counted"]
     found = [
-        f"{len(event[key])} {key} ({' '.join(event[key])})" for key in ("missing", "surplus") if event[key]
+        f"{len(event[key])} {key}" + (f" ({_listed(event[key])})" if cards else "")
+        for key in ("missing", "surplus")
+        if event[key]
     ]
     if event["unreadable"]:
         found.append(f"{event['unreadable']} unread: incomplete")
+    if not cards:  # one line of a narrow panel: the worst of it (the alerts say the rest)
+        return f"count: {found[0] if found else 'complete'}"
     return f"deck check of shoe {event['shoe_id']}: {seen} cards, {', '.join(found) or 'complete'}"

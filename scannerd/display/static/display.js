@@ -25,6 +25,7 @@ function render(view) {
   document.body.dataset.game = view.game.name;
   renderRound(view.round, view.last_card, view.game);
   renderShoe(view.shoe, view.notice);
+  renderCount(view.count_offered, view.deck_check);
   drawHistory(view.history, view.game);
   alarm(view.alerts);
 }
@@ -351,6 +352,20 @@ function renderShoe(shoe, notice) {
   $("notice").textContent = notice || "";
 }
 
+
+// The deck check: offered once the shoe is finished, and ended with the same button.
+function renderCount(offered, counting) {
+  const button = $("count");
+  button.hidden = !offered;
+  button.textContent = counting ? "END COUNT" : "COUNT SHOE";
+  button.dataset.counting = String(!!counting);
+}
+
+$("count").addEventListener("click", async () => {
+  const counting = $("count").dataset.counting === "true";
+  const answer = await post("/api/deck_check", { action: counting ? "end" : "start" });
+  if (answer.status !== "ok") $("notice").textContent = `Not counted: ${answer.error}`;
+});
 
 window.addEventListener("resize", () => display.view && drawHistory(display.view.history, display.view.game));
 
