@@ -269,7 +269,25 @@ class Dealer:
         while not self.shoe_finished:
             yield from self._careless_round()
 
+    def count_shoe(self) -> Iterator[Step]:
+        """The deck check at the shoe's end, as a house that requires it has the dealer do it: the rest
+        of the shoe drawn through the reader, the cut card set aside by hand."""
+        shoe = self.shoe
+        if shoe is None or not self.server:
+            return
+        yield self._command(5 * self.pace, "deck_check")
+        counted: list[str] = []
+        while shoe.remaining:
+            card = shoe.draw()
+            if card != CUT_CARD:
+                yield self._step(self.pace, Draw(card))
+                counted.append(card)
+        self._rack.append(counted)  # onto the discards: the next shuffle starts from every card
+        yield self._command(self.pace, "deck_check", action="end")
+
     def _load(self) -> Iterator[Step]:
+        if self.rules.deck_check_required:
+            yield from self.count_shoe()
         skip = "skip-burn" in self.mistakes and self._random_mistake(["skip-burn"]) is not None
         yield from self.start_shoe(skip_burn=skip)
 

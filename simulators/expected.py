@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from drivers.cards import ALL_CARDS as _ALL_CARDS
 from scannerd.core.house import HouseRules
 from scannerd.core.judges.shoe import UNREADABLE_RUN
 from simulators.actions import (
@@ -61,10 +62,15 @@ class ExpectedTable:
         self.round: _Round | None = None
         self.draws = 0  # every card drawn, for a run of unreadable ones
         self.unread: list[int] = []
+        self.counting = False  # a deck check under way: cards are counted, not dealt
+        self.counted: Counter[str] = Counter()
+        self.counted_unread = 0
 
     # ------------------------------------------------------------------
     def apply(self, action: Action) -> Expect:
         match action:
+            case ServerCommand(name="deck_check", args=args):
+                return self._deck_check(args.get("action", "start"))
             case ServerCommand(name=name):
                 return self._command(name)
             case Draw(card=card):
@@ -136,7 +142,33 @@ class ExpectedTable:
             return Expect()
         raise ValueError(f"the dealer does not send {name!r}")
 
+    def _deck_check(self, action: str) -> Expect:
+        """The shoe counted at its end: what every copy of every card, dealt or counted, comes to."""
+        if action == "start":
+            if not self.shoe_known or self.counting:
+                return Expect(rejected=True)
+            self.closed = self.counting = True
+            self.counted.clear()
+            self.counted_unread = 0
+            return Expect()
+        if not self.counting:
+            return Expect(rejected=True)
+        self.counting = False
+        seen = self.counts + self.counted
+        decks = self.rules.decks
+        missing = sum(max(decks - seen[card], 0) for card in _ALL_CARDS)
+        surplus = sum(max(n - decks, 0) for n in seen.values())
+        unread = self.cards_dealt - sum(self.counts.values()) + self.counted_unread
+        alerts = [code for code, on in (("DECK_SURPLUS", surplus), ("DECK_SHORT", missing > unread)) if on]
+        return Expect(alerts=(*alerts, *(("DECK_CHECK_INCOMPLETE",) if unread else ())))
+
     def _card(self, card: str | None) -> Expect:
+        if self.counting:  # counted, never dealt, never alerted
+            if card is None:
+                self.counted_unread += 1
+            else:
+                self.counted[card] += 1
+            return Expect(position="count")
         foreign = False
         if self.shoe_known:
             self.cards_dealt += 1

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from scannerd import __version__
 from scannerd.audit import review, suspensions
 from scannerd.audit.chances import Chances, chances
-from scannerd.audit.facts import FileFacts, RoundFact, ShuffleFact
+from scannerd.audit.facts import DeckCheckFact, FileFacts, RoundFact, ShuffleFact
 from scannerd.audit.published import differences
 from scannerd.audit.staff import Staff
 from scannerd.audit.stats import FACT_Z, Z
@@ -147,6 +147,9 @@ class _Shoe:
     first: float | None = None
     last: float | None = None
     shuffle: ShuffleFact | None = None
+    deck_check: DeckCheckFact | None = None  # its last count
+    required: bool = False  # the house wants it counted at its end
+    closed: bool = False  # a later shoe of its table began: it was over
 
 
 class _Tally:
@@ -202,8 +205,23 @@ class _Tally:
             shoe_id = shuffle.shoe_id or NO_SHOE
             shoe = self.shoes.setdefault((table, shoe_id), _Shoe(table, shoe_id, f.game))
             shoe.shuffle = _stronger(shoe.shuffle, shuffle)
+        for check in f.deck_checks:
+            shoe_id = check.shoe_id or NO_SHOE
+            self.shoes.setdefault((table, shoe_id), _Shoe(table, shoe_id, f.game)).deck_check = check
         for shoe_id in {r.shoe_id or NO_SHOE for r in f.rounds}:
-            self.shoes[(table, shoe_id)].files.append(f.path.name)
+            shoe = self.shoes[(table, shoe_id)]
+            shoe.files.append(f.path.name)
+            shoe.required = shoe.required or f.deck_check_required
+
+    def mark_closed(self) -> None:
+        """Every shoe of a table but its latest is over: a later one began."""
+        by_table: dict[str, list[_Shoe]] = {}
+        for shoe in self.shoes.values():
+            by_table.setdefault(shoe.table_id, []).append(shoe)
+        for shoes in by_table.values():
+            dealt = sorted((s for s in shoes if s.first is not None), key=lambda s: s.first or 0.0)
+            for shoe in dealt[:-1]:
+                shoe.closed = True
 
     def mark_suspects(self) -> None:
         """A suspect shoe counts against its table, itself, its dealers and its days."""
@@ -237,6 +255,7 @@ def build(
     for table, table_files in itertools.groupby(good, key=lambda f: f.table_id):
         tally.add_table(table, _told_apart(list(table_files)))
     tally.mark_suspects()
+    tally.mark_closed()
     groups = tally.groups
     file_rows = [_file_row(f, verdict, replay_checks, key) for f in facts]
     shoe_rows = [_shoe_row(shoe, groups["shoes"], verdict, good) for shoe in tally.shoes.values()]
@@ -459,6 +478,7 @@ def _shoe_row(
         "files": shoe.files,
         "chain": "intact" if not problems else "; ".join(problems),
         "suspect": s is not None,
+        "deck_check": _deck_check(shoe),
         "shuffle": None
         if s is None
         else {
@@ -474,10 +494,49 @@ def _shoe_row(
     }
 
 
+def _deck_check(shoe: _Shoe) -> dict[str, Any] | None:
+    """Its count at its end (``done``: what the receipt found), ``not_done`` for a shoe over without
+    one; None for one still dealt, or not required and not counted."""
+    check = shoe.deck_check
+    if check is None:
+        return {"status": "not_done", "required": shoe.required} if shoe.closed else None
+    return {
+        "status": check.outcome,
+        "required": shoe.required,
+        "missing": list(check.missing),
+        "surplus": list(check.surplus),
+        "unreadable": check.unreadable,
+        "by": check.by,
+    }
+
+
+def _deck_flag(shoe: dict[str, Any]) -> str | None:
+    """Why a shoe's count is flagged: cards short or over, or a required count not done."""
+    check = shoe["deck_check"]
+    if check is None or check["status"] in ("clean", "incomplete"):
+        return None
+    if check["status"] == "not_done":
+        return "closed without a deck check, which the house requires" if check["required"] else None
+    found = [f"{k} {' '.join(check[k])}" for k in ("missing", "surplus") if check[k]]
+    return f"deck check {check['status']}: {'; '.join(found)}"
+
+
 def _flags(shoes: list[dict[str, Any]], files: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Everything the report is there to raise, shoes first: what someone must look at."""
     flags: list[dict[str, Any]] = []
     for shoe in shoes:
+        deck = _deck_flag(shoe)
+        if deck is not None:
+            flags.append(
+                {
+                    "kind": "deck_check",
+                    "table_id": shoe["table_id"],
+                    "shoe_id": shoe["shoe_id"],
+                    "day": shoe["day"],
+                    "dealers": shoe["dealers"],
+                    "detail": deck,
+                }
+            )
         if shoe["suspect"]:
             s = shoe["shuffle"]
             flags.append(

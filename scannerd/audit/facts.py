@@ -21,6 +21,7 @@ from scannerd.contract.events import (
     AlertData,
     CardData,
     DealerData,
+    DeckCheckData,
     EventData,
     RevealData,
     RoundData,
@@ -85,6 +86,29 @@ class ShuffleFact:
 
 
 @dataclass(frozen=True, slots=True)
+class DeckCheckFact:
+    """A shoe's count at its end, as its receipt says: ``clean``, ``short``, ``surplus`` or
+    ``incomplete`` (unread cards, none proved missing), the worst of them."""
+
+    shoe_id: str | None
+    outcome: str
+    missing: tuple[str, ...]
+    surplus: tuple[str, ...]
+    unreadable: int
+    by: str | None
+    ts: float
+
+
+def outcome(missing: int, surplus: int, unreadable: int) -> str:
+    """A receipt's verdict as the table's alerts give it: a surplus, more missing than unread, unread."""
+    if surplus:
+        return "surplus"
+    if missing > unreadable:
+        return "short"
+    return "incomplete" if unreadable else "clean"
+
+
+@dataclass(frozen=True, slots=True)
 class AckFact:
     """An alert acknowledged: by whom, through what, and how long after it was first published.
 
@@ -142,9 +166,11 @@ class FileFacts:
     table_id: str = ""
     game: str = "punto_banco"
     decks: int = 8
+    deck_check_required: bool = False  # the header's rules: every shoe is to be counted at its end
     rounds: list[RoundFact] = field(default_factory=list)
     misdeals: list[MisdealFact] = field(default_factory=list)
     shuffles: list[ShuffleFact] = field(default_factory=list)
+    deck_checks: list[DeckCheckFact] = field(default_factory=list)
     acks: list[AckFact] = field(default_factory=list)
     sign_ins: list[SignInFact] = field(default_factory=list)
     suspensions: list[SuspensionFact] = field(default_factory=list)  # the one the file began in first
@@ -192,6 +218,19 @@ class _Collector:
                     event.by,
                     event.via,
                     event.reason,
+                )
+            )
+        elif isinstance(event, DeckCheckData) and event.status == "done":
+            verdict = outcome(len(event.missing), len(event.surplus), event.unreadable)
+            self.facts.deck_checks.append(
+                DeckCheckFact(
+                    event.shoe_id,
+                    verdict,
+                    tuple(event.missing),
+                    tuple(event.surplus),
+                    event.unreadable,
+                    event.by,
+                    event.ts,
                 )
             )
         elif isinstance(event, AlertData) and event.acknowledged:
@@ -293,6 +332,7 @@ def collect(path: Recorded) -> FileFacts:
         with RecordingReader(path) as reader:
             header = reader.header
             facts.table_id, facts.decks = header.table_id, header.rules.decks
+            facts.deck_check_required = header.rules.deck_check_required
             facts.game = played(header.rules.game).name
             saved = SavedState.from_dict(header.state)
             facts.begins = saved.validator if saved is not None else None

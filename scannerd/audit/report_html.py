@@ -153,6 +153,7 @@ def _verdict(flags: list[dict[str, Any]]) -> str:
 
 _KIND_WORDS = {
     "shuffle": "suspect shuffle(s)",
+    "deck_check": "shoe(s) counted short, over or not at all",
     "chain": "file(s) not intact",
     "replay": "replay difference(s)",
     "facts": "fact(s) far from their chance",
@@ -164,7 +165,7 @@ def _flags(flags: list[dict[str, Any]]) -> str:
         return ""
     rows = []
     for f in flags:
-        if f["kind"] == "shuffle":
+        if f["kind"] in ("shuffle", "deck_check"):
             where = f"{f['table_id']} shoe {f['shoe_id']} ({f['day']}, dealt by {', '.join(f['dealers'])})"
         elif f["kind"] == "facts":
             where = f"{f['table_id'] or 'all tables'}, {_title(f['game'])}: {f['fact']}"
@@ -598,16 +599,32 @@ def _fact_table(game: str, report: dict[str, Any]) -> str:
     )
 
 
+def _deck_cell(check: dict[str, Any] | None) -> str:
+    """A shoe's count at its end: its verdict, with the cards when short or over."""
+    if check is None:
+        return '<td class="text"></td>'
+    status = check["status"].replace("_", " ")
+    cards = " ".join([*check.get("missing", []), *check.get("surplus", [])][:12])
+    bad = check["status"] in ("short", "surplus") or (check["status"] == "not_done" and check["required"])
+    return f'<td class="text{_bad(bad)}">{_e(status + (": " + cards if cards else ""))}</td>'
+
+
 def _shoe_table(report: dict[str, Any], game: str) -> str:
     """Every shoe of a game, the suspect ones first and highlighted: a shoe is dealt one game."""
     codes, results = _codes(report), {game: _results(report)[game]}
     dealt = [s for s in report["shoes"] if s["game"] == game]
     shoes = sorted(dealt, key=lambda s: (not s["suspect"], s["table_id"], s["first"] or 0))
+    # A house that neither counts its shoes nor requires it has no column of it.
+    counted = any(
+        c and (c["status"] != "not_done" or c["required"]) for c in (s["deck_check"] for s in shoes)
+    )
     head = (
         '<th class="text">table</th><th class="text">shoe</th><th class="text">day</th>'
         '<th class="text">dealers</th>'
         + "".join(_group_head("", codes, results)[1:])
-        + '<th class="text">shuffle</th><th class="text">chain</th>'
+        + '<th class="text">shuffle</th>'
+        + ('<th class="text">deck check</th>' if counted else "")
+        + '<th class="text">chain</th>'
     )
     rows = []
     for s in shoes:
@@ -623,6 +640,7 @@ def _shoe_table(report: dict[str, Any], game: str) -> str:
             f'<td class="key">{_e(s["shoe_id"])}</td>'
             f'<td class="key">{_e(s["day"] or "")}</td><td class="text">{_e(", ".join(s["dealers"]))}</td>'
             f'{"".join(_group_cells(s, codes, results))}<td class="text{_bad(bool(shuffle))}">{_e(said)}</td>'
+            f"{_deck_cell(s['deck_check']) if counted else ''}"
             f'<td class="text{_bad(s["chain"] != "intact")}">{_e(s["chain"])}</td></tr>'
         )
     return (

@@ -104,6 +104,12 @@ class HouseRules(Section):
     )
 
     # Left out of a recording's header while off and at their defaults, as every later setting.
+    deck_check_required: bool = Field(
+        False,
+        exclude_if=lambda v: v is False,
+        description="Every shoe is counted at its end (the deck_check request): the audit flags a shoe "
+        "closed without its count.",
+    )
     squeeze: bool = Field(
         False,
         exclude_if=lambda v: v is False,

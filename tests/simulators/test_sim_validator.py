@@ -32,6 +32,11 @@ CASES = {
     ),
     "one-deck-foreign": (HouseRules(**UNSUPERVISED, decks=1), {"cut": (10, 20)}),
     "auto": (HouseRules(**UNSUPERVISED, round_control="auto"), {}),
+    "deck-check": (HouseRules(**UNSUPERVISED, deck_check_required=True), {}),
+    "deck-check-one-deck-foreign": (
+        HouseRules(**UNSUPERVISED, decks=1, deck_check_required=True),
+        {"cut": (10, 20)},
+    ),
     "no-cut-card": (HouseRules(**UNSUPERVISED), {"cut": None}),
     "no-commission": (HouseRules(**UNSUPERVISED, commission="no_commission"), {}),
     "ez": (HouseRules(**UNSUPERVISED, commission="ez", round_control="auto"), {}),
