@@ -351,7 +351,36 @@ def render(view: dict[str, Any], status: str | None, connected: bool, broker: st
     if view["notice"]:
         parts.append(Text(view["notice"], style="yellow"))
     parts.append(_roads_panel(view["history"], view["game"]["marks"]))
+    if view["recall"]:
+        parts.append(_recall_panel(view["recall"], view["game"]["sides"]))
     return Group(*parts)
+
+
+def recall_line(hand: dict[str, Any], sides: list[str]) -> str:
+    """One recalled hand on one line: number, result, each side's cards in order, who dealt, misdeals."""
+    if hand["phase"] == "void":
+        result = f"VOID {hand['reason'] or ''}".rstrip()
+    elif hand["winner"] is None:
+        result = "not yet revealed"
+    else:
+        totals = "-".join(str(hand["totals"][side]) for side in sides)
+        result = f"{'TIE' if hand['winner'] == 'tie' else hand['winner'].upper() + ' WINS'} {totals}"
+    cards = "  ".join(
+        f"{side[0].upper()} "
+        + " ".join(
+            "face down" if c["card"] == BACK else card_name(c["card"])
+            for c in hand["cards"]
+            if c["position"].startswith(side)
+        )
+        for side in sides
+    )
+    misdeals = f"  misdeals {' '.join(hand['misdeals'])}" if hand["misdeals"] else ""
+    return f"#{hand['hand_no']} {result}  {cards}  {hand['round_id']} {hand['dealer_id'] or '-'}{misdeals}"
+
+
+def _recall_panel(hands: list[dict[str, Any]], sides: list[str]) -> Panel:
+    lines = [Text(recall_line(hand, sides)) for hand in hands]
+    return Panel(Group(*lines), title="Last hands, newest first", title_align="left")
 
 
 def _head(view: dict[str, Any], status: str | None, connected: bool, broker: str) -> Text:

@@ -157,6 +157,44 @@ class SuspensionView(BaseModel):
     since: float
 
 
+class DeckCheckView(BaseModel):
+    """A deck check under way: the shoe counted at its end (docs/mqtt.md, A deck check)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    started: float = Field(description="Unix seconds (UTC) when the count began.")
+    dealt: Count = Field(description="Cards the shoe gave before the count.")
+    counted: Count = Field(description="Cards drawn in the count so far.")
+
+
+class RecalledCard(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    position: Position
+    card: str
+
+
+class RecalledHand(BaseModel):
+    """One of the last hands, as the table dealt and judged it (docs/mqtt.md, Hand recall)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    round_id: str
+    shoe_id: str | None
+    hand_no: Count
+    phase: Literal["complete", "void"]
+    cards: list[RecalledCard] = Field(description="Its cards in the order dealt, each with its place.")
+    totals: dict[Side, int] = Field(description="Each side's total, by the game's sides.")
+    winner: Winner | None
+    facts: PuntoBancoFacts | DragonTigerFacts | None
+    reason: str | None = Field(description="A void hand's reason: the alert code or OPERATOR_VOID.")
+    dealer_id: str | None
+    misdeals: list[AlertCode] = Field(description="The misdeals raised on it while it was open.")
+    ended: float = Field(description="Unix seconds (UTC) when it was complete or void.")
+    betting_s: float | None
+    dealing_s: float | None
+
+
 class TableState(BaseModel):
     """What a table is doing now: its shoe, its round, its open alerts, and (``get_state`` only) results."""
 
@@ -181,3 +219,7 @@ class TableState(BaseModel):
         None, description="The shoe's completed hands, oldest first: in get_state's answer only."
     )
     roads: Scoreboard | None = Field(None, description="The shoe's scoreboard: in get_state's answer only.")
+    recall: list[RecalledHand] | None = Field(
+        None, description="The last ten hands, oldest first, across shoes: in get_state's answer only."
+    )
+    deck_check: DeckCheckView | None = Field(None, description="Present only while the shoe is counted.")

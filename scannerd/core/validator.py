@@ -47,6 +47,7 @@ from scannerd.core.judges.reveal import Reveal
 from scannerd.core.judges.sensors import ShoeSensors
 from scannerd.core.judges.shoe import ShoeJudge
 from scannerd.core.judges.table_top import RoundState, ShoeState, TableTop
+from scannerd.core.recall import Recall
 from scannerd.core.shuffle_check import ShuffleCheck
 
 SNAPSHOT_VERSION = 1
@@ -70,6 +71,8 @@ SAVED = (
     "unread",
     "deck_check",
     "shoe_device",
+    "recall",
+    "recall_open",
 )
 """A snapshot's keys in the order it has always kept them, whichever judge keeps each: the outbox and
 every recording's header hold it, and a state saved again keeps its bytes."""
@@ -94,6 +97,7 @@ class Validator:
         self._betting = betting = Betting(rules, events, top, shoe_judge, deal, authority)
         self._alerts = alerts = Alerts(rules, events, top, deal, authority)
         self._sensors = ShoeSensors(events, top, deal, alerts)
+        self._recall = Recall()  # the last hands, folded from the events as they are published
         # Each judge names the commands it judges, so a command enters one judge's file; together
         # they are the catalogue's commands, each once (tests/core/test_judges_shape.py).
         judges: tuple[Judge, ...] = (deal, betting, alerts, reveal, authority, deck_check)
@@ -112,6 +116,7 @@ class Validator:
             except CommandRejected as exc:
                 self._suspend(inp.ts)
                 exc.events = out
+                self._recall.observe(out)
                 raise
             self._suspend(inp.ts)
             self._betting.open_by_itself(inp.ts)
@@ -134,6 +139,7 @@ class Validator:
             self._deck_check.named(inp)
         else:
             self._table(inp)
+        self._recall.observe(out)
         return out
 
     def sensed_anew(self, lid_open: bool, jam: bool) -> bool:
@@ -225,9 +231,9 @@ class Validator:
     # ------------------------------------------------------------------ state
 
     def state(self, *, results: bool = True) -> dict[str, Any]:
-        """What the game server's ``get_state`` sees: shoe, current round, open alerts and results.
+        """What the game server's ``get_state`` sees: shoe, current round, open alerts, results and recall.
 
-        ``results=False`` leaves out the shoe's results, which grow with every hand: what a
+        ``results=False`` leaves out the shoe's results and the last hands recalled: what a
         command's answer carries (docs/mqtt.md), so a shoe's answers do not grow with it.
         """
         rules = self._rules
@@ -254,6 +260,7 @@ class Validator:
             state["dealer_id"] = self.dealer_id
         if results:
             state["results"] = self._deal.results_view()
+            state["recall"] = self._recall.view()
         return state
 
     def snapshot(self) -> dict[str, Any]:
@@ -266,6 +273,7 @@ class Validator:
             | self._authority.saved()
             | self._sensors.saved()
             | self._deck_check.saved()
+            | self._recall.saved()
         )
         # In the order kept so far; a key ``SAVED`` does not name yet goes last, never lost.
         return {key: parts[key] for key in SAVED if key in parts} | parts
@@ -284,6 +292,7 @@ class Validator:
         v._authority.restore(snap)
         v._sensors.restore(snap)
         v._deck_check.restore(snap)
+        v._recall = Recall.restore(snap)
         return v
 
     # ------------------------------------------------------------------ what the table's callers read

@@ -24,6 +24,7 @@ from scannerd.core.cards import BURN_COUNT, CARD_POINTS, card_name
 from scannerd.core.games import GAMES, PUNTO_BANCO, Game, position_words
 from scannerd.core.judges.deal import RESULTS_KEPT_WITHOUT_SHOE
 from scannerd.core.judges.deck_check import deck_check_text
+from scannerd.core.recall import Recall
 from scannerd.core.roads import Result, results_of, scoreboard
 
 _HANDS_KEPT = 256  # round ids remembered for naming an alert's hand: a long shoe, and then some
@@ -128,6 +129,7 @@ class TableView:
         self.dealer_id: str | None = None  # the dealer signed in at the table
         self.counting: dict[str, Any] | None = None  # a deck check under way: the cards counted so far
         self.counted: str | None = None  # the shoe whose receipt the table gave, not to be offered again
+        self.recall = Recall()  # the last hands, as the table's state and events give them
         self._results_shoe: str | None = None
 
     # ------------------------------------------------------------------ input
@@ -138,6 +140,8 @@ class TableView:
         self.dealer_id = state.get("dealer_id")
         self.suspended = state.get("suspended")
         self.counting = dict(state["deck_check"]) if state.get("deck_check") else None
+        if "recall" in state:  # get_state's answer; a command's answer does not carry it
+            self.recall = Recall(list(state["recall"]))
         self.heard_link = self.heard_round = True
         self._set_shoe(state.get("shoe"))
         self.game = GAMES.get(state.get("game") or "", self.game)
@@ -173,6 +177,7 @@ class TableView:
         if seq <= self.seq:
             return False
         self.seq = seq
+        self.recall.observe((event,))
         kind = kind_of(event)
         match kind:
             case "card":
@@ -238,6 +243,21 @@ class TableView:
                 hand.append(card)
                 if self.squeeze:
                     rnd["hidden"].append(position)
+
+    def recalled(self) -> list[dict[str, Any]]:
+        """The last hands, newest first, as the screens show them: at a squeeze table a card of the
+        hand on the layout still held face down is a back, and its result waits for the reveal."""
+        hands = self.recall.view()
+        rnd = self.round
+        hidden = set(rnd["hidden"]) if rnd else set()
+        for hand in hands:
+            if rnd is not None and hidden and hand["round_id"] == rnd["round_id"]:
+                for card in hand["cards"]:
+                    if card["position"] in hidden:
+                        card["card"] = BACK
+                hand["winner"] = hand["facts"] = None
+                hand["totals"] = {side: None for side in hand["totals"]}
+        return hands[::-1]
 
     def _count_offered(self) -> bool:
         """The count button: while counting, and once the shoe is finished until its receipt."""
@@ -523,4 +543,5 @@ class TableView:
             "notice": self.notice,
             "next_action": {"text": text, "tone": tone},
             "history": self.history(),
+            "recall": self.recalled(),
         }

@@ -114,7 +114,12 @@ class Pit:
             view = self.board.views.get(table_id)
             if view is None:
                 return None
-            return {"table_id": table_id, "game": view.game_view(), "history": view.history()}
+            return {
+                "table_id": table_id,
+                "game": view.game_view(),
+                "history": view.history(),
+                "recall": view.recalled(),
+            }
 
     def _counts(self) -> dict[str, int | bool | None]:
         with self._lock:

@@ -42,6 +42,7 @@ COMPILED: tuple[str, ...] = (
     "scannerd.core.judges.sensors",
     "scannerd.core.judges.shoe",
     "scannerd.core.judges.table_top",
+    "scannerd.core.recall",
     "scannerd.core.shoe_order",
     "scannerd.core.shuffle_check",
     "scannerd.core.table",

@@ -127,8 +127,15 @@ def test_only_get_state_answers_with_the_shoes_results() -> None:
     assert state.data is not None and state.data["results"] == [
         {"winner": "player", "natural": True, "player_pair": False, "banker_pair": False}
     ]
-    assert {k: value for k, value in state.data.items() if k not in ("results", "roads")} == opened.data
-    assert "roads" not in opened.data and [c["winner"] for c in state.data["roads"]["big"]] == ["player"]
+    assert {
+        k: value for k, value in state.data.items() if k not in ("results", "roads", "recall")
+    } == opened.data
+    assert [hand["winner"] for hand in state.data["recall"]] == ["player"]  # the last hands: get_state's
+    assert (
+        "roads" not in opened.data
+        and "recall" not in opened.data
+        and [c["winner"] for c in state.data["roads"]["big"]] == ["player"]
+    )
 
 
 class Table:

@@ -426,3 +426,39 @@ def count_button_whole(browser) -> bool:
         return b.left >= s.left - 0.5 && b.right <= s.right + 0.5 && b.top >= s.top - 0.5
           && b.bottom <= s.bottom + 0.5 && el.scrollWidth <= el.clientWidth + 1;"""
     )
+
+
+RECALL = """
+const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+const panel = document.getElementById('recall');
+const cover = document.getElementById('suspended');
+const items = [...document.querySelectorAll('#recall-items li')];
+const list = document.getElementById('recall-items');
+const top = document.elementFromPoint((box(panel)[0] + box(panel)[2]) / 2, box(panel)[1] + 5);
+return {
+  width: innerWidth, height: innerHeight, panel: box(panel), stage: box(document.getElementById('stage')),
+  onTop: top !== null && top.closest('#recall') !== null,
+  coverShown: getComputedStyle(cover).display !== 'none',
+  items: items.length, cut: items.filter((li) => li.scrollWidth > li.clientWidth + 1).length,
+  scrolls: list.scrollHeight > list.clientHeight + 1, closeBox: box(document.getElementById('recall-close')),
+  firstText: items.length ? items[0].textContent : '',
+};
+"""
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_the_last_ten_hands_are_recalled_at_a_touch_while_the_table_is_suspended(browser, shown, size):
+    table = shown("suspended", size)
+    wait_for(browser, lambda b: js(b, "document.body.dataset.suspended") == "true", 10, "the suspended cover")
+    browser.find_element("id", "recall-open").click()
+    wait_for(browser, lambda b: b.find_element("id", "recall").is_displayed(), 10, "the recall panel")
+    m = browser.execute_script(RECALL)
+    where = f"{m['width']}x{m['height']}"
+    assert m["coverShown"] and m["onTop"], f"{where}: the recall is under the suspended cover"
+    assert m["items"] == 10, where
+    assert m["cut"] == 0, f"{where}: a recalled hand's words run out of its line"
+    assert _inside(m["panel"], m["stage"]) and _inside(m["closeBox"], [0, 0, m["width"], m["height"]]), where
+    newest = table.state()["recall"][-1]
+    assert m["firstText"].startswith(f"#{newest['hand_no']}") and "VOID DEVICE FAULT" in m["firstText"]
+    browser.find_element("id", "recall-close").click()
+    wait_for(browser, lambda b: not b.find_element("id", "recall").is_displayed(), 10, "the panel closed")

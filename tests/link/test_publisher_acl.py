@@ -11,7 +11,14 @@ import paho.mqtt.client as mqtt
 import pytest
 import structlog
 
-from scannerd.contract.events import AnchorEvent, ConfigEvent, DealerEvent, RevealEvent, SuspensionEvent
+from scannerd.contract.events import (
+    AnchorEvent,
+    ConfigEvent,
+    DealerEvent,
+    DeckCheckEvent,
+    RevealEvent,
+    SuspensionEvent,
+)
 from scannerd.contract.requests import Request, Response
 from scannerd.contract.topics import EVENT_KINDS, STATE_TOPICS
 from scannerd.display.settings import DisplaySettings
@@ -112,14 +119,20 @@ def test_a_table_publishes_its_own_topics_and_answers_the_game_server(
         since=1_700_000_013.0,
         message="Foreign card 9H: more than 8 in this shoe - call the supervisor",
     )
-    events = [*sample_events(1, 8), signed_in, anchor, reveal, config, suspension, *sample_events(14, 1)]
+    deck_check = DeckCheckEvent(
+        seq=14, ts=1_700_000_014.0, table_id="T1", status="counting", started=1_700_000_014.0,
+        expected=416, dealt=402, counted=0, device=None,
+    )  # fmt: skip
+    events = [
+        *sample_events(1, 8), signed_in, anchor, reveal, config, suspension, deck_check, *sample_events(15, 1)
+    ]  # fmt: skip
     assert {e.kind for e in events} == set(EVENT_KINDS)
     store(pub, events)
     assert pub.flush(30)
     gs.wait_online("casino/tables/T1")
     gs.request("casino/tables/T1/request/get_state", {"transaction": "gs-1"})
     gs.wait_for(lambda got: any("/response/" in m.topic for m in got))
-    assert event_seqs(gs.messages()) == list(range(1, 15))
+    assert event_seqs(gs.messages()) == list(range(1, 16))
     assert pub.health()["refused"] == 0
     assert gs.payloads("/response/get_state")[0]["transaction"] == "gs-1"
     gs.close()

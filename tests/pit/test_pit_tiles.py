@@ -91,6 +91,13 @@ def test_a_tiles_road_opens_the_tables_whole_scoreboard(two_tables, width, heigh
         assert js(browser, "document.getElementById('count-hands').textContent") == str(
             history["counts"]["hands"]
         )
+        # Below the roads, the last ten hands as the dealer's RECALL shows them, newest first.
+        recall = pit.detail("BAC-01")["recall"]
+        rows = js(
+            browser,
+            "[...document.querySelectorAll('#detail #recall-items li')].map((li) => li.dataset.round)",
+        )
+        assert len(recall) == 10 and rows == [hand["round_id"] for hand in recall]
     finally:
         browser.execute_script("document.getElementById('detail').close()")
         set_viewport(browser, *VIEWPORT)

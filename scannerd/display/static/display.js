@@ -26,6 +26,7 @@ function render(view) {
   renderRound(view.round, view.last_card, view.game);
   renderShoe(view.shoe, view.notice);
   renderCount(view.count_offered, view.deck_check);
+  if (!$("recall").hidden) drawRecall($("recall-items"), view.recall, view.game);
   drawHistory(view.history, view.game);
   alarm(view.alerts);
 }
@@ -352,6 +353,17 @@ function renderShoe(shoe, notice) {
   $("notice").textContent = notice || "";
 }
 
+
+// ------------------------------------------------------------------ hand recall
+
+$("recall-open").addEventListener("click", () => {
+  if (!display.view) return;
+  drawRecall($("recall-items"), display.view.recall, display.view.game);
+  $("recall").hidden = false;
+});
+$("recall-close").addEventListener("click", () => {
+  $("recall").hidden = true;
+});
 
 // The deck check: offered once the shoe is finished, and ended with the same button.
 function renderCount(offered, counting) {

@@ -319,7 +319,7 @@ let detailOf = null;
 
 async function openDetail(tableId) {
   detailOf = tableId;
-  $("detail-title").textContent = `${tableId} \u00b7 SCOREBOARD`;
+  $("detail-title").textContent = `${tableId} \u00b7 SCOREBOARD AND LAST HANDS`;
   if (!$("detail").open) $("detail").showModal();
   await refreshDetail();
 }
@@ -330,7 +330,10 @@ async function refreshDetail() {
     const answer = await fetch(`/api/table/${encodeURIComponent(detailOf)}`);
     if (!answer.ok) return;
     const table = await answer.json();
-    if (table.table_id === detailOf) drawHistory(table.history, table.game);
+    if (table.table_id === detailOf) {
+      drawHistory(table.history, table.game);
+      drawRecall($("recall-items"), table.recall, table.game);
+    }
   } catch (err) {
     // the stream's own cover says the link is gone; the last scoreboard stays
   }
