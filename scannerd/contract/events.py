@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from scannerd.contract.alert_catalogue import ALERT_CODES, Severity
 from scannerd.core.games.names import Position as Place
 from scannerd.core.games.names import Winner
-from scannerd.core.house import MAX_DECKS
+from scannerd.core.house import MAX_DECKS, GameName
 
 # --------------------------------------------------------------------------
 # Outputs (pydantic: they are the published contract)
@@ -154,6 +154,20 @@ class PhaseTimes(BaseModel):
     )
 
 
+class GameIdentity(BaseModel):
+    """The game a hand was judged under: what a regulator asks each game to record beside its result."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    game: GameName
+    variant: Literal["standard", "no_commission", "ez"] = Field(
+        description="Punto banco's commission variant; 'standard' at Dragon Tiger, which has none."
+    )
+    paytable: str | None = Field(
+        **_OPTIONAL, description="The house's name for the paytable ([rules] paytable); absent when unset."
+    )
+
+
 class RoundEvent(EventBase):
     """A round changed phase. Results are set once ``phase`` is ``complete``."""
 
@@ -190,6 +204,9 @@ class RoundEvent(EventBase):
     )
     facts: PuntoBancoFacts | DragonTigerFacts | None = Field(
         **_OPTIONAL, description="A complete round's facts, for its game; absent in any other phase."
+    )
+    identity: GameIdentity | None = Field(
+        **_OPTIONAL, description="A complete round's game, variant and paytable; absent in any other phase."
     )
     by: By
     via: Via
@@ -273,6 +290,7 @@ class ShoeEvent(EventBase):
     cut_card_seen: bool = False
     hands_dealt: Count = 0
     last_hand_no: Count | None = None
+    identity: GameIdentity | None = Field(**_OPTIONAL, description="The game the shoe is dealt at.")
     by: By
     via: Via
 

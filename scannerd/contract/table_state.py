@@ -18,6 +18,7 @@ from scannerd.contract.events import (
     AlertEvent,
     Count,
     DragonTigerFacts,
+    GameIdentity,
     Hand,
     Phase,
     Position,
@@ -46,6 +47,7 @@ class ShoeView(BaseModel):
     cut_card_seen: bool
     hands_dealt: Count
     last_hand_no: Count | None
+    identity: GameIdentity | None = Field(None, description="The game the shoe is dealt at.")
 
 
 class RoundView(BaseModel):

@@ -25,6 +25,9 @@ MAX_DECKS = 12
 
 BurnPolicy = Literal["first-card-value", "none"] | Annotated[int, Field(ge=0, le=60)]
 
+PaytableName = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9._:-]+$")]
+"""A paytable as the house names it: letters, digits and ``._:-``, as an id on a ticket would be."""
+
 GameName = Literal["punto_banco", "dragon_tiger"]
 """The games a table plays (``scannerd.core.games.GAMES``)."""
 
@@ -62,6 +65,12 @@ class HouseRules(Section):
         exclude_if=lambda v: v == "standard",
         description="Punto banco's variant: 'standard' (5% on Banker wins), 'no_commission' (Super 6) or "
         "'ez' (EZ Baccarat). They deal alike; the facts their bets read are in every round's event.",
+    )
+    paytable: PaytableName | None = Field(
+        None,
+        exclude_if=lambda v: v is None,
+        description="The house's name for the paytable this table's bets are paid by, as its approved "
+        "list has it: stated on every complete round and every shoe, with the game and its variant.",
     )
 
     decks: int = Field(8, ge=1, le=MAX_DECKS, description="Decks in a full shoe.")
@@ -173,6 +182,16 @@ class HouseRules(Section):
                 "and betting_time_s"
             )
         return self
+
+    def identity(self) -> dict[str, Any] | None:
+        """The game a settled hand was judged under, as rounds and shoes state it (``GameIdentity``); None
+        for a table from before games were chosen, which states none."""
+        if self.game is None:
+            return None
+        identity: dict[str, Any] = {"game": self.game, "variant": self.commission}
+        if self.paytable is not None:
+            identity["paytable"] = self.paytable
+        return identity
 
     def with_changes(self, changes: dict[str, Any]) -> HouseRules:
         """These rules with ``changes``, checked as a config's are.

@@ -54,6 +54,7 @@ class EventBuilder:
         self.open_alerts: dict[int, AlertData] = {}
         self.out: list[EventData] = []
         self.suspending: dict[str, Any] | None = None
+        self.identity = rules.identity()  # stated on each complete round
 
     def begin(self) -> list[EventData]:
         """A new input: the list its events go to, in publish order."""
@@ -195,8 +196,9 @@ class EventBuilder:
             event["squeeze"] = True
         if self.rules.game is not None and rnd.phase in ("complete", "void"):
             event["times"] = Data(rnd.times(ts))
-        if complete and self.rules.game is not None:
+        if complete and self.identity is not None:
             event["facts"] = Data(game.facts(p, b))
+            event["identity"] = Data(self.identity)
         if acted:
             event.update(acted)
         self._emit(event)
@@ -212,6 +214,8 @@ class EventBuilder:
             kind="shoe",
             **figures,
         )
+        if "identity" in figures:
+            event["identity"] = Data(figures["identity"])
         if acted:
             event.update(acted)
         self._emit(event)

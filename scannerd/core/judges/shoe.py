@@ -230,6 +230,13 @@ class ShoeJudge:
         return {"table_id": self.table_id, "shoe_id": shoe.shoe_id} | self._figures(shoe)
 
     def _figures(self, shoe: ShoeState) -> dict[str, Any]:
+        figures = self._counts(shoe)
+        identity = self.rules.identity()
+        if identity is not None:
+            figures["identity"] = identity
+        return figures
+
+    def _counts(self, shoe: ShoeState) -> dict[str, Any]:
         if shoe.closed:
             status = "closed"
         elif shoe.burning:
