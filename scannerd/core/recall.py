@@ -88,12 +88,13 @@ class Recall:
         return copy.deepcopy(self.hands)
 
     def saved(self) -> dict[str, Any]:
-        """Its part of the snapshot, left out while it holds nothing."""
+        """Its part of the snapshot, left out while it holds nothing. Taken after every input, so
+        no deep copy: a hand is never changed once made, only an open round's misdeals grow."""
         saved: dict[str, Any] = {}
         if self.hands:
-            saved["recall"] = copy.deepcopy(self.hands)
+            saved["recall"] = list(self.hands)
         if self.open_misdeals:
-            saved["recall_open"] = copy.deepcopy(self.open_misdeals)
+            saved["recall_open"] = {round_id: list(codes) for round_id, codes in self.open_misdeals.items()}
         return saved
 
     @classmethod

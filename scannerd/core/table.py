@@ -133,9 +133,8 @@ class Table:
         if isinstance(event, DeviceStatus) and self.validator.sensed_anew(event.lid_open, event.jam):
             inp = ShoeSensed(ts, event.lid_open, event.jam)  # only a change: heartbeats come every second
         if isinstance(event, DeviceHello) and self.validator.named_anew(event.model, event.serial):
-            inp = DeviceNamed(
-                ts, event.model, event.serial
-            )  # only another device: it says hello on each link
+            # Only another device: a shoe says hello on every link.
+            inp = DeviceNamed(ts, event.model, event.serial)
         if inp is None:
             return Outcome(ack_now=ack, device=device)
         return Outcome(self.validator.handle(inp), inp, ack=ack, device=device)

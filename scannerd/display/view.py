@@ -247,17 +247,18 @@ class TableView:
     def recalled(self) -> list[dict[str, Any]]:
         """The last hands, newest first, as the screens show them: at a squeeze table a card of the
         hand on the layout still held face down is a back, and its result waits for the reveal."""
-        hands = self.recall.view()
-        rnd = self.round
-        hidden = set(rnd["hidden"]) if rnd else set()
-        for hand in hands:
-            if rnd is not None and hidden and hand["round_id"] == rnd["round_id"]:
-                for card in hand["cards"]:
-                    if card["position"] in hidden:
-                        card["card"] = BACK
-                hand["winner"] = hand["facts"] = None
-                hand["totals"] = {side: None for side in hand["totals"]}
-        return hands[::-1]
+        rnd, hands = self.round, self.recall.hands[::-1]
+        if rnd is None or not rnd["hidden"]:
+            return hands  # drawn with every event: the hands are shared, never changed once made
+        return [self._held_back(hand, rnd) if hand["round_id"] == rnd["round_id"] else hand for hand in hands]
+
+    @staticmethod
+    def _held_back(hand: dict[str, Any], rnd: dict[str, Any]) -> dict[str, Any]:
+        """A hand still face down in part: its held cards as backs, its result not yet known."""
+        hidden = set(rnd["hidden"])
+        cards = [{**c, "card": BACK} if c["position"] in hidden else c for c in hand["cards"]]
+        totals = {side: None for side in hand["totals"]}
+        return {**hand, "cards": cards, "winner": None, "facts": None, "totals": totals}
 
     def _count_offered(self) -> bool:
         """The count button: while counting, and once the shoe is finished until its receipt."""

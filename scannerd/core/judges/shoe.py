@@ -231,9 +231,8 @@ class ShoeJudge:
 
     def _figures(self, shoe: ShoeState) -> dict[str, Any]:
         figures = self._counts(shoe)
-        identity = self.rules.identity()
-        if identity is not None:
-            figures["identity"] = identity
+        if self.events.identity is not None:  # the builder's, made once from the rules
+            figures["identity"] = dict(self.events.identity)
         return figures
 
     def _counts(self, shoe: ShoeState) -> dict[str, Any]:
