@@ -154,6 +154,33 @@ class PhaseTimes(BaseModel):
     )
 
 
+class Software(BaseModel):
+    """The software the table runs, as it checked its installed files at start (``scannerd selfcheck``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: Literal["wheel", "not_from_a_wheel"] = Field(
+        description="'wheel': installed from a wheel, its files held to the hashes it recorded; "
+        "'not_from_a_wheel': an editable or source install, with no recorded hashes and so no digest."
+    )
+    digest: str | None = Field(
+        None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="SHA-256 (hex) of the wheel's RECORD: the installed set, as `scannerd selfcheck` "
+        "prints it. Null when not from a wheel.",
+    )
+    intact: bool | None = Field(
+        None,
+        description="Every installed file matched its recorded hash. Null when not from a wheel.",
+    )
+    build: Literal["compiled", "pure"] | None = Field(
+        None,
+        exclude_if=_absent,
+        description="'compiled': the judging modules run compiled by mypyc from the same source "
+        "(docs/performance.md); 'pure': they run as Python, the reference. Absent from older tables.",
+    )
+
+
 class GameIdentity(BaseModel):
     """The game a hand was judged under: what a regulator asks each game to record beside its result."""
 
@@ -166,6 +193,28 @@ class GameIdentity(BaseModel):
     paytable: str | None = Field(
         **_OPTIONAL, description="The house's name for the paytable ([rules] paytable); absent when unset."
     )
+    version: str | None = Field(**_OPTIONAL, description="The scannerd version that judged the hand.")
+    software: Software | None = Field(
+        **_OPTIONAL,
+        description="The installed files' digest and the build that judged the hand, as the table "
+        "checked them at its start (the status topic's ``software``).",
+    )
+    config_digest: str | None = Field(
+        **_OPTIONAL,
+        pattern=r"^[0-9a-f]{64}$",
+        description="SHA-256 of the effective configuration the table started under (docs/mqtt.md, "
+        "the config event); absent where the rules were replaced for a replay.",
+    )
+
+    @staticmethod
+    def running(version: str | None, software: Software | None, config_digest: str | None) -> dict[str, Any]:
+        """The fields that say what judged a hand, as a start states them (``HouseRules.identity``):
+        the daemon from what it runs, a replay from the recording's header."""
+        return {
+            "version": version,
+            "software": software.model_dump(mode="json") if software is not None else None,
+            "config_digest": config_digest,
+        }
 
 
 class RoundEvent(EventBase):

@@ -12,38 +12,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from scannerd.contract.events import Software
 from scannerd.contract.table_state import SuspensionView
 
 
 def _absent(value: object) -> bool:
     return value is None
-
-
-class Software(BaseModel):
-    """The software the table runs, as it checked its installed files at start (``scannerd selfcheck``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    source: Literal["wheel", "not_from_a_wheel"] = Field(
-        description="'wheel': installed from a wheel, its files held to the hashes it recorded; "
-        "'not_from_a_wheel': an editable or source install, with no recorded hashes and so no digest."
-    )
-    digest: str | None = Field(
-        None,
-        pattern=r"^[0-9a-f]{64}$",
-        description="SHA-256 (hex) of the wheel's RECORD: the installed set, as `scannerd selfcheck` "
-        "prints it. Null when not from a wheel.",
-    )
-    intact: bool | None = Field(
-        None,
-        description="Every installed file matched its recorded hash. Null when not from a wheel.",
-    )
-    build: Literal["compiled", "pure"] | None = Field(
-        None,
-        exclude_if=_absent,
-        description="'compiled': the judging modules run compiled by mypyc from the same source "
-        "(docs/performance.md); 'pure': they run as Python, the reference. Absent from older tables.",
-    )
 
 
 class StatusPayload(BaseModel):

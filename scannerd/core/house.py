@@ -6,6 +6,7 @@ validator, so a replay runs under exactly the rules the table ran under.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
@@ -183,14 +184,20 @@ class HouseRules(Section):
             )
         return self
 
-    def identity(self) -> dict[str, Any] | None:
+    def identity(self, running: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
         """The game a settled hand was judged under, as rounds and shoes state it (``GameIdentity``); None
-        for a table from before games were chosen, which states none."""
+        for a table from before games were chosen, which states none.
+
+        ``running`` is what judged it: the software and the configuration's digest the table started
+        under. Not a rule: a replay takes it from the recording's header, as the table stated it.
+        """
         if self.game is None:
             return None
         identity: dict[str, Any] = {"game": self.game, "variant": self.commission}
         if self.paytable is not None:
             identity["paytable"] = self.paytable
+        if running:
+            identity.update((k, v) for k, v in running.items() if v is not None)
         return identity
 
     def with_changes(self, changes: dict[str, Any]) -> HouseRules:

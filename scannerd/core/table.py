@@ -17,6 +17,7 @@ recording replays to exactly what the table published.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -101,7 +102,8 @@ class Table:
     """The validator and everything between an input and its judgement; pure, not thread-safe.
 
     ``saved`` restores a table from its state; ``ticks_from`` starts the tick
-    grid a replay steps (``ticks``) at that time.
+    grid a replay steps (``ticks``) at that time; ``running`` is what every
+    round's identity names as judging it (``HouseRules.identity``).
     """
 
     def __init__(
@@ -113,11 +115,14 @@ class Table:
         channel: str | None = None,
         saved: SavedState | None = None,
         ticks_from: float = 0.0,
+        running: Mapping[str, Any] | None = None,
     ) -> None:
         if saved is None:
             self.validator = Validator(table_id, rules)
         else:
             self.validator = Validator.restore(table_id, rules, saved.validator)
+        if running:
+            self.validator.run_under(running)
         self.device_view = DeviceView(driver, channel)
         self._next_tick = ticks_from + TICK_S
 

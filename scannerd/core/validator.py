@@ -14,6 +14,7 @@ written down in ``docs/validator.md``.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 from scannerd.contract.events import AlertData, EventData
@@ -102,6 +103,14 @@ class Validator:
         # they are the catalogue's commands, each once (tests/core/test_judges_shape.py).
         judges: tuple[Judge, ...] = (deal, betting, alerts, reveal, authority, deck_check)
         self._commands = {name: handler for judge in judges for name, handler in judge.commands().items()}
+
+    def run_under(self, running: Mapping[str, Any]) -> None:
+        """State ``running`` (the software and configuration judging) in every identity from now on.
+
+        Not in the constructor: a restore makes the validator, and what runs is this start's, not the
+        snapshot's.
+        """
+        self._events.identity = self._rules.identity(running)
 
     # ------------------------------------------------------------------ input
 

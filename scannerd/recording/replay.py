@@ -28,7 +28,7 @@ from typing import Any
 
 from drivers.events import DeviceEvent, LinkDown, LinkUp
 from drivers.registry import get_driver_class
-from scannerd.contract.events import EventData
+from scannerd.contract.events import EventData, GameIdentity
 from scannerd.contract.requests import Response
 from scannerd.contract.topics import DEFAULT_PREFIX, Topics, encode
 from scannerd.core.house import HouseRules
@@ -89,8 +89,17 @@ class Replayer:
         self.table_id = table_id or header.table_id
         self.start = header.start_ts
         saved = SavedState.from_dict(header.state)
+        # What judged the hands is the header's; with the rules replaced, not the config it names.
+        running = GameIdentity.running(
+            header.scannerd, header.software, header.config_digest if rules is None else None
+        )
         self.table = Table(
-            self.table_id, rules or header.rules, driver=header.driver, saved=saved, ticks_from=self.start
+            self.table_id,
+            rules or header.rules,
+            driver=header.driver,
+            saved=saved,
+            ticks_from=self.start,
+            running=running,
         )
         # A file that begins mid-connection carries on with the protocol's state in step: restored
         # from the header, as the driver had it; a ``link up`` line starts it again as opening does.

@@ -29,11 +29,12 @@ from drivers.base import Driver
 from drivers.events import DeviceEvent, DeviceHello, LinkDown, LinkUp
 from drivers.reader import DeviceReader
 from drivers.registry import create_driver
+from scannerd import __version__
 from scannerd.archive.bucket import Credentials
 from scannerd.archive.shipper import Shipper
 from scannerd.contract.alert_catalogue import message
 from scannerd.contract.command_catalogue import COMMANDS
-from scannerd.contract.events import AlertData, EventData
+from scannerd.contract.events import AlertData, EventData, GameIdentity
 from scannerd.contract.payloads import ClockHealth, ReaderHealth, Software
 from scannerd.contract.requests import Request, Response, Transaction
 from scannerd.contract.topics import Topics
@@ -116,11 +117,12 @@ class Daemon:
         self._instance = InstanceLock(outbox_path, config.table_id)
         self.outbox = Outbox.from_settings(config.outbox, on_level=self._on_outbox_level)
         self._ceiling = SeqCeiling(outbox_path)
-        saved = self._open_table()
-        # What this start runs, and under which configuration: stated in status and every recording.
+        # What this start runs, and under which configuration: stated in status, every recording and
+        # every round's identity.
         self.software = installed_software()
         self._last_start = config_digest.LastStart.read(outbox_path)
         self.effective = config_digest.effective(config, self._last_start.salt)
+        saved = self._open_table()
         self.clock_sentry = ClockSentry(config.clock)
         self.silence_sentry = SilenceSentry(config.device.stale_after_s)
         device = config.device
@@ -156,7 +158,14 @@ class Daemon:
         config, device = self.config, self.config.device
 
         def make_table(saved: SavedState | None) -> Table:
-            return Table(self.table_id, config.rules, driver=device.driver, channel=device.port, saved=saved)
+            return Table(
+                self.table_id,
+                config.rules,
+                driver=device.driver,
+                channel=device.port,
+                saved=saved,
+                running=GameIdentity.running(__version__, self.software, self.effective.digest),
+            )
 
         opened = open_table(
             self.outbox, self._ceiling, make_table, Topics(config.mqtt.prefix, self.table_id), self.clock()

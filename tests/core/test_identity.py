@@ -7,9 +7,10 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from scannerd.contract.events import RoundEvent, ShoeEvent
+from scannerd.contract.events import GameIdentity, RoundEvent, ShoeEvent, Software
 from scannerd.contract.table_state import TableState
 from scannerd.core.house import HouseRules
+from scannerd.core.validator import Validator
 from tests.support.table import Table
 
 NATURAL = ("9H", "2S", "9C", "3D")
@@ -49,3 +50,38 @@ def test_a_table_from_before_games_were_chosen_states_none() -> None:
 def test_a_paytable_name_that_could_not_be_a_ticket_id_is_refused(name: str) -> None:
     with pytest.raises(ValidationError, match="paytable"):
         HouseRules(paytable=name)
+
+
+def test_what_judged_the_hand_is_stated_beside_the_game_and_a_restore_keeps_stating_it() -> None:
+    running = GameIdentity.running(
+        "1.2.3", Software(source="wheel", digest="ab" * 32, intact=True, build="compiled"), "cd" * 32
+    )
+    t = Table(burn="none")
+    t.v.run_under(running)
+    shoe = t.cmd("new_shoe", shoe_id="S1")[-1]
+    t.round(*NATURAL, round_id="R1")
+    want = {
+        "game": "punto_banco",
+        "variant": "standard",
+        "version": "1.2.3",
+        "software": {"source": "wheel", "digest": "ab" * 32, "intact": True, "build": "compiled"},
+        "config_digest": "cd" * 32,
+    }
+    assert dict(t.last_round().identity) == dict(shoe.identity) == want
+    GameIdentity.model_validate(want)
+    # What runs is the start's, never the snapshot's: a table restored without it states none.
+    restored = Validator.restore("T1", t.v._rules, t.v.snapshot())
+    assert "version" not in restored.state()["shoe"]["identity"]
+
+
+def test_a_table_not_from_a_wheel_states_no_digest_but_its_build() -> None:
+    running = GameIdentity.running("0.1.0", Software(source="not_from_a_wheel", build="pure"), None)
+    identity = HouseRules().identity(running)
+    assert identity is not None
+    assert identity["software"] == {
+        "source": "not_from_a_wheel",
+        "digest": None,
+        "intact": None,
+        "build": "pure",
+    }
+    assert "config_digest" not in identity

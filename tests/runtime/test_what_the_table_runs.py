@@ -89,15 +89,39 @@ def test_status_health_and_every_recording_state_the_software_and_the_config(
         clock = health["clock"]  # this machine's kernel, as it is: read, not judged (the alert is off)
         assert clock is not None and clock["limit_s"] == 0.1
         assert clock["well"] == (clock["synchronised"] and clock["est_error_s"] <= 0.1)
-        table.port.write(beetek("9H"))
-        server.wait_for(lambda got: len(server.payloads("/card")) == 1, 30)
+        for card in ("9H", "2S", "9C", "3D"):  # a natural: a hand complete
+            table.port.write(beetek(card))
+        server.wait_for(lambda got: any(r["phase"] == "complete" for r in server.payloads("/round")), 30)
         assert table.kill(signal.SIGTERM) == 0
+    # The settled hand names what judged it: the software, its build and the config, as status says.
+    (complete,) = [r for r in server.payloads("/round") if r["phase"] == "complete"]
+    assert complete["identity"] == {
+        "game": "punto_banco",
+        "variant": "standard",
+        "version": status["version"],
+        "software": status["software"],
+        "config_digest": expected,
+    }
     files = sorted((tmp_path / "rec").glob("*.jsonl*"))
     assert files
     for path in files:
         with RecordingReader(path) as reader:
             assert reader.header.software == Software(source="not_from_a_wheel", build=build.running())
             assert reader.header.config_digest == expected
+    # A replay states what the table stated, from the header: not what replays it. With other rules,
+    # it names no config: the hands are judged under rules the table never ran.
+    replayed = [json.loads(p.payload) for path in files for p in replay(path) if p.topic.endswith("/round")]
+    assert [r["identity"] for r in replayed if r["phase"] == "complete"] == [complete["identity"]]
+    what_if = [
+        json.loads(p.payload)
+        for path in files
+        for p in replay(path, rules={"paytable": "WHAT-IF"})
+        if p.topic.endswith("/round")
+    ]
+    (other,) = [r["identity"] for r in what_if if r["phase"] == "complete"]
+    assert other == {k: v for k, v in complete["identity"].items() if k != "config_digest"} | {
+        "paytable": "WHAT-IF"
+    }
     assert config_events(server) == []  # a first start has no last start to differ from
 
 
