@@ -70,7 +70,24 @@ ALERTS: dict[str, AlertKind] = {
     "CARD_BEFORE_BETS_CLOSED": AlertKind(
         Case("misdeal", "Card {card} drawn before bets closed - set it aside, wait for NO MORE BETS")
     ),
-    "EXTRA_CARD": AlertKind(Case("misdeal", "Extra card {card}: no card is due - set it aside")),
+    "EXTRA_CARD": AlertKind(
+        Case("misdeal", "Extra card {card}: no card is due - set it aside"),
+        {
+            "confirming": Case(
+                "misdeal",
+                "Extra card {card}: declare hand {hand_no}'s winner first - set it aside",
+            )
+        },
+    ),
+    "RESULT_MISMATCH": AlertKind(
+        Case(
+            "misdeal",
+            "Hand {hand_no}: {declared} declared, the cards say {judged} - call a supervisor",
+        )
+    ),
+    "RESULT_UNCONFIRMED": AlertKind(
+        Case("warning", "Hand {hand_no}: declare the winner on the screen", suspends=False)
+    ),
     "SHORT_DEAL": AlertKind(
         Case("misdeal", "Round {round_id} short-dealt: cards were still due - round void", voids=True)
     ),

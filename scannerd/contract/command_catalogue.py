@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from scannerd.contract.events import Position
 from scannerd.contract.idents import Ident, PlainText
-from scannerd.core.games.names import Side
+from scannerd.core.games.names import Side, Winner
 from scannerd.core.house import MAX_BETTING_TIME_S
 
 
@@ -124,6 +124,16 @@ class DeckCheckRequest(RequestBase):
     action: Literal["start", "end"] = Field("start", description="Start the count, or end it.")
 
 
+class ConfirmResultRequest(RequestBase):
+    """The dealer's word on the hand awaiting it, at a table with ``[rules] confirm_result``: the winner
+    the turned cards show. The cards' winner completes the round; another raises ``RESULT_MISMATCH``."""
+
+    winner: Winner = Field(description="The winner declared: a side of the table's game, or tie.")
+    round_id: Ident | None = Field(
+        None, description="The round meant: refused if another is on the table (a late or repeated request)."
+    )
+
+
 class GetStateRequest(RequestBase):
     """Ask for the current shoe, round and open alerts."""
 
@@ -139,6 +149,7 @@ COMMANDS: dict[str, type[RequestBase]] = {
     "reveal": RevealRequest,
     "resume": ResumeRequest,
     "deck_check": DeckCheckRequest,
+    "confirm_result": ConfirmResultRequest,
     "get_state": GetStateRequest,
 }
 """Every command, in the contract's order; the model is the request's payload."""

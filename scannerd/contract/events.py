@@ -27,7 +27,7 @@ from scannerd.core.house import MAX_DECKS, GameName
 
 Position = Literal[Place, "burn", "discard", "count"]
 """Where a card went: a place of the hand, a burn, set aside, or counted in a deck check."""
-Phase = Literal["betting", "dealing", "complete", "void"]
+Phase = Literal["betting", "dealing", "confirming", "complete", "void"]
 ShoeStatus = Literal["unknown", "burning", "dealing", "last_hand", "closed"]
 
 AlertCode = Literal[ALERT_CODES]  # type: ignore[valid-type]  # the catalogue is the one list
@@ -94,12 +94,15 @@ By = Annotated[
         "or 'gameserver'. Absent on events no one's action made, and in recordings from before.",
     ),
 ]
+ViaName = Literal["display", "pit", "gameserver", "shoe"]
+
 Via = Annotated[
-    Literal["display", "pit", "gameserver"] | None,
+    ViaName | None,
     Field(
         **_OPTIONAL,
         description="Through what the action came. 'gameserver' with a staff id in ``by``: the game "
-        "server vouched for that person (no PIN was typed at the table).",
+        "server vouched for that person (no PIN was typed at the table). 'shoe': the shoe's own "
+        "button, pressed by the dealer signed in.",
     ),
 ]
 
@@ -256,6 +259,14 @@ class RoundEvent(EventBase):
     )
     identity: GameIdentity | None = Field(
         **_OPTIONAL, description="A complete round's game, variant and paytable; absent in any other phase."
+    )
+    confirmed_by: str | None = Field(
+        **_OPTIONAL,
+        description="At a table that confirms results ([rules] confirm_result), on a complete round: "
+        "who declared the winner the cards gave (a staff id; absent when no one was signed in).",
+    )
+    confirmed_via: ViaName | None = Field(
+        **_OPTIONAL, description="Through what the declaration came, as ``via``."
     )
     by: By
     via: Via

@@ -21,6 +21,9 @@ MAX_BETTING_TIME_S = 600.0
 REVEAL_TIMEOUT_S = 60.0
 """How long a squeezed card stays face down unless the house says otherwise: a long squeeze's length."""
 
+CONFIRM_WITHIN_S = 30.0
+"""How long a hand waits for the dealer's word before the table says so, unless the house says otherwise."""
+
 MAX_DECKS = 12
 """The most decks a shoe holds here: eight is the rule, and no shoe made holds more than twelve."""
 
@@ -45,6 +48,7 @@ SUSPEND_ON: tuple[str, ...] = (
     "SHOE_JAM",
     "DECK_SHORT",
     "DECK_SURPLUS",
+    "RESULT_MISMATCH",
 )
 """The alerts after which a table stops until a supervisor resumes it, unless the house says otherwise:
 each says the next game could miscarry the way this one did (docs/validator.md, "Suspension")."""
@@ -119,6 +123,21 @@ class HouseRules(Section):
         exclude_if=lambda v: v is False,
         description="Every shoe is counted at its end (the deck_check request): the audit flags a shoe "
         "closed without its count.",
+    )
+    confirm_result: bool = Field(
+        False,
+        exclude_if=lambda v: v is False,
+        description="The dealer declares each hand's winner (the display, or the shoe's button): the "
+        "round completes only on a declaration that agrees with the cards; one that differs raises "
+        "RESULT_MISMATCH.",
+    )
+    confirm_within_s: float = Field(
+        CONFIRM_WITHIN_S,
+        ge=1,
+        le=MAX_BETTING_TIME_S,
+        allow_inf_nan=False,
+        exclude_if=lambda v: v == CONFIRM_WITHIN_S,
+        description="With confirm_result: seconds after a hand's last card before RESULT_UNCONFIRMED.",
     )
     squeeze: bool = Field(
         False,

@@ -175,6 +175,14 @@ class ShoeSensed:
 
 
 @dataclass(frozen=True, slots=True)
+class ButtonPressed:
+    """A button on the shoe was pressed: at a table that confirms results, the dealer's word on a hand."""
+
+    ts: float
+    name: str  # as the device names it: a winner's name declares it, any other is not the table's
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceNamed:
     """The shoe device introduced itself as another device than the table knew (``DeckCheck.named_anew``):
     the model and serial a deck check's receipt names."""
@@ -198,4 +206,5 @@ ValidatorInput = (
     | ConfigChanged
     | ShoeSensed
     | DeviceNamed
+    | ButtonPressed
 )

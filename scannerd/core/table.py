@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from drivers.events import DeviceEvent, DeviceHello, DeviceStatus
+from drivers.events import DeviceButton, DeviceEvent, DeviceHello, DeviceStatus
 from scannerd.contract.command_catalogue import READS_ONLY
 from scannerd.contract.events import EventData
 from scannerd.contract.payloads import DevicePayload
@@ -29,7 +29,16 @@ from scannerd.contract.requests import Request, RequestError, Response, parse_re
 from scannerd.core.games import played
 from scannerd.core.house import HouseRules
 from scannerd.core.ingest import DeviceView, to_input
-from scannerd.core.inputs import TICK_S, Actor, Command, DeviceNamed, ShoeSensed, Tick, ValidatorInput
+from scannerd.core.inputs import (
+    TICK_S,
+    Actor,
+    ButtonPressed,
+    Command,
+    DeviceNamed,
+    ShoeSensed,
+    Tick,
+    ValidatorInput,
+)
 from scannerd.core.roads import results_of, scoreboard
 from scannerd.core.validator import CommandRejected, Validator
 
@@ -140,6 +149,8 @@ class Table:
         if isinstance(event, DeviceHello) and self.validator.named_anew(event.model, event.serial):
             # Only another device: a shoe says hello on every link.
             inp = DeviceNamed(ts, event.model, event.serial)
+        if isinstance(event, DeviceButton) and self.validator.confirms_results:
+            inp = ButtonPressed(ts, event.name)  # elsewhere a button is the device's alone
         if inp is None:
             return Outcome(ack_now=ack, device=device)
         return Outcome(self.validator.handle(inp), inp, ack=ack, device=device)

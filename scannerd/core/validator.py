@@ -23,6 +23,7 @@ from scannerd.core.games import played
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import (
     Anchored,
+    ButtonPressed,
     CardDrawn,
     ClockStepped,
     Command,
@@ -41,6 +42,7 @@ from scannerd.core.judges.alerts import Alerts
 from scannerd.core.judges.authority import Authority
 from scannerd.core.judges.betting import Betting
 from scannerd.core.judges.builder import EventBuilder
+from scannerd.core.judges.confirmation import Confirmation
 from scannerd.core.judges.deal import Deal
 from scannerd.core.judges.deck_check import DeckCheck
 from scannerd.core.judges.judge import CommandRejected, Judge
@@ -74,6 +76,7 @@ SAVED = (
     "shoe_device",
     "recall",
     "recall_open",
+    "running",
 )
 """A snapshot's keys in the order it has always kept them, whichever judge keeps each: the outbox and
 every recording's header hold it, and a state saved again keeps its bytes."""
@@ -97,20 +100,22 @@ class Validator:
         )
         self._betting = betting = Betting(rules, events, top, shoe_judge, deal, authority)
         self._alerts = alerts = Alerts(rules, events, top, deal, authority)
+        self._confirmation = confirmation = Confirmation(rules, game, events, top, deal, authority)
         self._sensors = ShoeSensors(events, top, deal, alerts)
         self._recall = Recall()  # the last hands, folded from the events as they are published
         # Each judge names the commands it judges, so a command enters one judge's file; together
         # they are the catalogue's commands, each once (tests/core/test_judges_shape.py).
-        judges: tuple[Judge, ...] = (deal, betting, alerts, reveal, authority, deck_check)
+        judges: tuple[Judge, ...] = (deal, betting, alerts, reveal, authority, deck_check, confirmation)
         self._commands = {name: handler for judge in judges for name, handler in judge.commands().items()}
 
     def run_under(self, running: Mapping[str, Any]) -> None:
         """State ``running`` (the software and configuration judging) in every identity from now on.
 
-        Not in the constructor: a restore makes the validator, and what runs is this start's, not the
-        snapshot's.
+        Not in the constructor: a restore makes the validator under what ran when its snapshot was
+        taken, so that the inputs journalled after it are judged again into the same events; the
+        start then says what runs now.
         """
-        self._events.identity = self._rules.identity(running)
+        self._events.run_under(running)
 
     # ------------------------------------------------------------------ input
 
@@ -151,6 +156,11 @@ class Validator:
         self._recall.observe(out)
         return out
 
+    @property
+    def confirms_results(self) -> bool:
+        """Whether the shoe's buttons are the dealer's word on a hand (``[rules] confirm_result``)."""
+        return self._rules.confirm_result
+
     def sensed_anew(self, lid_open: bool, jam: bool) -> bool:
         """Whether the shoe's lid and jam report says something new: only then is it judged."""
         return self._sensors.differs(lid_open, jam)
@@ -174,6 +184,7 @@ class Validator:
         ts = inp.ts
         self._betting.close_if_over(ts)
         self._reveal.overdue(ts)
+        self._confirmation.overdue(ts)
         self._deal.check_stall(ts)
         if isinstance(inp, CardDrawn):
             self._deal.card(ts, inp.card, inp.device_burn)
@@ -187,6 +198,8 @@ class Validator:
             self._alerts.fault(inp)
         elif isinstance(inp, ShoeSensed):
             self._sensors.sensed(inp)
+        elif isinstance(inp, ButtonPressed):
+            self._confirmation.button(ts, inp.name)
         elif not isinstance(inp, Tick):
             raise TypeError(f"not a validator input: {inp!r}")
         self._suspend(ts)
@@ -215,18 +228,15 @@ class Validator:
         return self._deal.stalls_at(ts)
 
     def acts_at(self, ts: float) -> bool:
-        """Whether a ``Tick`` at ``ts`` would change anything: a stall, the betting time over, a reveal due.
+        """Whether a ``Tick`` at ``ts`` would change anything: a stall, the betting time over, a reveal due,
+        the dealer's word overdue.
 
         A replay asks it to skip the ticks of a quiet table without judging them itself. Betting
         closes at the moment its time ran out, whichever input finds it over, so a live tick
         and a replayed one, a fraction of a second apart, close it with the same event.
         """
-        betting_ends, reveal = self._betting.ends(), self._reveal.next_due()
-        return (
-            self.stalls_at(ts)
-            or (betting_ends is not None and ts >= betting_ends)
-            or (reveal is not None and ts >= reveal)
-        )
+        due = (self._betting.ends(), self._reveal.next_due(), self._confirmation.next_due())
+        return self.stalls_at(ts) or any(at is not None and ts >= at for at in due)
 
     def acts_from(self) -> float | None:
         """The earliest time a ``Tick`` could act (see ``acts_at``), or None while none can.
@@ -234,7 +244,12 @@ class Validator:
         A replay steps the tick grid through a quiet table's hours and nights; before this time
         it need not ask. A bound from below, never late.
         """
-        times = (self._deal.stall_from(), self._betting.ends(), self._reveal.next_due())
+        times = (
+            self._deal.stall_from(),
+            self._betting.ends(),
+            self._reveal.next_due(),
+            self._confirmation.next_due(),
+        )
         return min((t for t in times if t is not None), default=None)
 
     # ------------------------------------------------------------------ state

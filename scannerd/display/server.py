@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -332,8 +332,11 @@ class Display(TableListener):
         )
         app.router.add_post("/api/ack", self._ack)
         app.router.add_post("/api/dealer/{action:sign_in|sign_out}", self._dealer)
-        app.router.add_post("/api/resume", self._resume)
-        app.router.add_post("/api/deck_check", self._deck_check)
+        app.router.add_post("/api/resume", self._button("resume", True, "table resume at the display"))
+        app.router.add_post("/api/deck_check", self._button("deck_check", False, "deck check at the display"))
+        app.router.add_post(
+            "/api/confirm_result", self._button("confirm_result", False, "result declared at the display")
+        )
         return app
 
     async def _ack(self, request: web.Request) -> web.Response:
@@ -364,25 +367,26 @@ class Display(TableListener):
         log.info("dealer sign-in at the display", command=command, status=response.status, **args)
         return ack_answer(response)
 
-    async def _resume(self, request: web.Request) -> web.Response:
-        """A supervisor resumes a suspended table: ``{"reason": ..., "staff_id": ..., "pin": ...}``."""
-        parsed = await parsed_with_credentials(request, "resume")
-        if isinstance(parsed, web.Response):
-            return parsed
-        args, staff_id, pin = parsed
-        response = await self._act("resume", args, (staff_id, pin), True)
-        log.info("table resume at the display", status=response.status, by=staff_id)
-        return ack_answer(response)
+    def _button(
+        self, command: str, needs_pin: bool, said: str
+    ) -> Callable[[web.Request], Awaitable[web.Response]]:
+        """A page's button that runs ``command``: its body (``staff_id`` and ``pin`` beside the command's
+        own arguments) judged by the game server's parser, run as the staff list says, logged, answered.
 
-    async def _deck_check(self, request: web.Request) -> web.Response:
-        """The count button: ``{"action": "start"}`` once the shoe is finished, ``{"action": "end"}``."""
-        parsed = await parsed_with_credentials(request, "deck_check")
-        if isinstance(parsed, web.Response):
-            return parsed
-        args, staff_id, pin = parsed
-        response = await self._act("deck_check", args, (staff_id, pin), False)
-        log.info("deck check at the display", status=response.status, **args)
-        return ack_answer(response)
+        The supervisor's RESUME (``{"reason": ...}``, a PIN needed), COUNT SHOE / END COUNT
+        (``{"action": "start"}`` or ``"end"``) and the winner's buttons (``{"winner": ...}``).
+        """
+
+        async def run(request: web.Request) -> web.Response:
+            parsed = await parsed_with_credentials(request, command)
+            if isinstance(parsed, web.Response):
+                return parsed
+            args, staff_id, pin = parsed
+            response = await self._act(command, args, (staff_id, pin), needs_pin)
+            log.info(said, status=response.status, by=staff_id, **args)
+            return ack_answer(response)
+
+        return run
 
     async def _act(
         self, command: str, args: dict[str, Any], typed: tuple[Any, Any], needs_pin: bool

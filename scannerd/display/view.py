@@ -429,8 +429,9 @@ class TableView:
             shoe is not None and shoe["last_hand_no"] is not None and shoe["last_hand_no"] == rnd["hand_no"]
         )
         # A round whose cards are held is "dealing" until they are shown: that the table judged it
-        # complete would tell that no third card is due, which only the held faces may tell.
-        phase = "dealing" if held and rnd["phase"] == "complete" else rnd["phase"]
+        # complete (or awaiting the dealer's word on it) would tell that no third card is due, which
+        # only the held faces may tell.
+        phase = "dealing" if held and rnd["phase"] in ("complete", "confirming") else rnd["phase"]
         return {
             "round_id": rnd["round_id"],
             "phase": phase,
@@ -485,6 +486,8 @@ class TableView:
             return "SHOE FINISHED - DO NOT DRAW", "stop"
         if rnd is not None and rnd["next_position"]:
             return f"NEXT: {position_words(rnd['next_position'])} CARD", "go"
+        if rnd is not None and rnd["phase"] == "confirming":
+            return "DECLARE THE WINNER", "go"
         if self.round is not None and self.round["hidden"] and rnd is not None and rnd["phase"] != "void":
             return "SQUEEZE - WAIT FOR THE REVEAL", "wait"
         if shoe is not None and shoe["status"] == "burning":
@@ -527,6 +530,7 @@ class TableView:
     def snapshot(self) -> dict[str, Any]:
         """Everything the page and the terminal view draw, JSON-ready."""
         text, tone = self.next_action()
+        rnd = self.round_view()
         return {
             "table_id": self.table_id,
             "suspended": self.suspended,
@@ -538,7 +542,11 @@ class TableView:
             "link": self.link,
             "device": self.device,
             "shoe": dict(self.shoe) if self.shoe else None,
-            "round": self.round_view(),
+            "round": rnd,
+            # The winner's buttons, while a hand awaits the dealer's word ([rules] confirm_result).
+            "declare": [*self.game.sides, "tie"]
+            if rnd is not None and rnd["phase"] == "confirming"
+            else None,
             "last_card": self.last_card,
             "alerts": self.open_alerts(),
             "notice": self.notice,

@@ -35,6 +35,7 @@ COMPILED: tuple[str, ...] = (
     "scannerd.core.judges.authority",
     "scannerd.core.judges.betting",
     "scannerd.core.judges.builder",
+    "scannerd.core.judges.confirmation",
     "scannerd.core.judges.deal",
     "scannerd.core.judges.deck_check",
     "scannerd.core.judges.judge",

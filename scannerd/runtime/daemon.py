@@ -158,19 +158,17 @@ class Daemon:
         config, device = self.config, self.config.device
 
         def make_table(saved: SavedState | None) -> Table:
-            return Table(
-                self.table_id,
-                config.rules,
-                driver=device.driver,
-                channel=device.port,
-                saved=saved,
-                running=GameIdentity.running(__version__, self.software, self.effective.digest),
-            )
+            return Table(self.table_id, config.rules, driver=device.driver, channel=device.port, saved=saved)
 
         opened = open_table(
             self.outbox, self._ceiling, make_table, Topics(config.mqtt.prefix, self.table_id), self.clock()
         )
         self.table, self._state_lost = opened.table, opened.state_lost
+        # The journal was judged again under what ran when it was written (the snapshot's); from
+        # here on, what runs now. The first store after a start is a snapshot, which keeps it.
+        self.table.validator.run_under(
+            GameIdentity.running(__version__, self.software, self.effective.digest)
+        )
         self._restored = opened.saved is not None
         return opened.saved
 

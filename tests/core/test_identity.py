@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from scannerd.contract.events import GameIdentity, RoundEvent, ShoeEvent, Software
 from scannerd.contract.table_state import TableState
 from scannerd.core.house import HouseRules
+from scannerd.core.inputs import Command
 from scannerd.core.validator import Validator
 from tests.support.table import Table
 
@@ -69,9 +70,19 @@ def test_what_judged_the_hand_is_stated_beside_the_game_and_a_restore_keeps_stat
     }
     assert dict(t.last_round().identity) == dict(shoe.identity) == want
     GameIdentity.model_validate(want)
-    # What runs is the start's, never the snapshot's: a table restored without it states none.
-    restored = Validator.restore("T1", t.v._rules, t.v.snapshot())
-    assert "version" not in restored.state()["shoe"]["identity"]
+    # A restore states what ran when the snapshot was taken, so the inputs journalled after it are
+    # judged again into the same events; a start then states what runs now.
+    restored = Validator.restore("T1", t.v._rules, json.loads(json.dumps(t.v.snapshot())))
+    assert restored.snapshot() == t.v.snapshot()
+    restored.run_under(GameIdentity.running("1.2.4", None, None))
+    restored.handle(Command(2e9, "new_shoe", {"shoe_id": "S2"}))
+    assert restored.state()["shoe"]["identity"] == {
+        "game": "punto_banco",
+        "variant": "standard",
+        "version": "1.2.4",
+    }
+    # A table from before (no start has said what runs) keeps its snapshot's bytes.
+    assert "running" not in Table(burn="none").v.snapshot()
 
 
 def test_a_table_not_from_a_wheel_states_no_digest_but_its_build() -> None:

@@ -462,3 +462,55 @@ def test_the_last_ten_hands_are_recalled_at_a_touch_while_the_table_is_suspended
     assert m["firstText"].startswith(f"#{newest['hand_no']}") and "VOID DEVICE FAULT" in m["firstText"]
     browser.find_element("id", "recall-close").click()
     wait_for(browser, lambda b: not b.find_element("id", "recall").is_displayed(), 10, "the panel closed")
+
+
+DECLARE = """
+const box = (el) => { const r = el.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+const shoe = box(document.getElementById('shoe'));
+return [...document.querySelectorAll('#declare button')].map((b) => ({
+  winner: b.dataset.winner, text: b.textContent, box: box(b), shoe,
+  cut: b.scrollWidth > b.clientWidth + 1 || b.scrollHeight > b.clientHeight + 1,
+}));
+"""
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_the_dealer_declares_the_winner_at_the_display_on_every_monitor(browser, shown, size):
+    table = shown("confirming", size)
+    wait_for(browser, lambda b: b.find_element("id", "declare").is_displayed(), 10, "the winner's buttons")
+    assert action(browser) == "DECLARE THE WINNER"
+    buttons = browser.execute_script(DECLARE)
+    assert [(b["winner"], b["text"]) for b in buttons] == [
+        ("player", "PLAYER"),
+        ("banker", "BANKER"),
+        ("tie", "TIE"),
+    ]
+    for b in buttons:
+        assert _inside(b["box"], b["shoe"]) and not b["cut"], f"{size}: {b['text']} cut or out of its panel"
+        assert b["box"][3] - b["box"][1] >= 44, f"{size}: {b['text']} under a finger's height"
+    check_layout(browser, 6)  # the widest hands and the buttons, none over another
+    assert "WINS" not in text(browser, "side0-marks") + text(browser, "side1-marks")  # no result yet
+    browser.find_element("css selector", "#declare button[data-winner='player']").click()
+    wait_for(browser, lambda b: len(banners(b)) == 1, 10, "the mismatch")
+    assert "player declared, the cards say tie" in banners(browser)[0].text
+    assert table.state()["round"]["phase"] == "confirming"
+    check_layout(browser, 6)
+    browser.find_element("css selector", "#declare button[data-winner='tie']").click()
+    wait_for(browser, lambda b: not b.find_element("id", "declare").is_displayed(), 10, "the word taken")
+    marks = js(browser, "[...document.querySelectorAll('.hand .mark')].map((m) => m.textContent)")
+    assert marks.count("TIE") == 2
+    (complete,) = [
+        e for e in table.events if e.kind == "round" and e.round_id == "R31" and e.phase == "complete"
+    ]
+    assert complete["confirmed_via"] == "display"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_dragon_tigers_winner_buttons_are_whole_on_every_monitor(browser, shown, size):
+    shown("confirming-dragon-tiger", size)
+    wait_for(browser, lambda b: b.find_element("id", "declare").is_displayed(), 10, "the winner's buttons")
+    buttons = browser.execute_script(DECLARE)
+    assert [b["text"] for b in buttons] == ["DRAGON", "TIGER", "TIE"]
+    for b in buttons:
+        assert _inside(b["box"], b["shoe"]) and not b["cut"], f"{size}: {b['text']} cut or out of its panel"
+    check_layout(browser, 2)

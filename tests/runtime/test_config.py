@@ -246,6 +246,7 @@ DURATIONS = {
     "device.stale_after_s": ("0.5 to 3600", "[device]", 5.0),
     "rules.stall_timeout_s": ("1 to 3600", "[rules]", 30.0),
     "rules.reveal_timeout_s": ("1 to 600", "[rules]", 60.0),
+    "rules.confirm_within_s": ("1 to 600", "[rules]", 30.0),
     "rules.pin_lockout_s": ("1 to 86400", "[rules]", 300.0),
     "mqtt.health_interval_s": ("0.1 to 3600", "[mqtt]", 30.0),
     "clock.max_error_s": ("0.001 to 60", "[clock]", 0.1),

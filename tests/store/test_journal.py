@@ -17,6 +17,7 @@ from scannerd.core.house import HouseRules
 from scannerd.core.inputs import (
     Actor,
     Anchored,
+    ButtonPressed,
     CardDrawn,
     ClockStepped,
     Command,
@@ -61,6 +62,7 @@ def test_every_kind_of_input_comes_back_as_it_went_in() -> None:
         ConfigChanged(T0 + 10, "cd" * 32, "ab" * 32, ["mqtt.host", "mqtt.password"]),
         ShoeSensed(T0 + 11, lid_open=True, jam=False),
         DeviceNamed(T0 + 12, "FS-8", "SN-0042"),
+        ButtonPressed(T0 + 13, "banker"),
     ]
     assert {type(i) for i in inputs} == set(get_args(ValidatorInput))  # a new kind must be added here
     assert decode(encode(inputs, {"boot": 7, "ack": 12})) == (inputs, {"boot": 7, "ack": 12})

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from scannerd.contract.alert_catalogue import ALERTS, message
+from scannerd.contract.events import EventData
 from scannerd.contract.requests import Response, parse_request
 from scannerd.core.cards import ALL_CARDS, CARD_POINTS
+from scannerd.core.games import played
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import Actor, CardDrawn, CutCardSeen, Fault, ValidatorInput
 from scannerd.core.table import execute
@@ -52,6 +54,7 @@ class Table:
         self.validator = Validator(table_id, rules or HouseRules(burn="none", suspend_on=()))
         self.lock = threading.Lock()
         self.ts = 1_700_000_000.0
+        self.events: list[EventData] = []  # every event the display was given, in order
         self.display = Display(
             settings or DisplaySettings(listen="127.0.0.1:0"),
             table_id,
@@ -69,7 +72,9 @@ class Table:
 
     def feed(self, inp: ValidatorInput) -> None:
         with self.lock:
-            self.display.on_events(self.validator.handle(inp))
+            events = self.validator.handle(inp)
+            self.events += events
+            self.display.on_events(events)
 
     def command(self, name: str, **args: Any) -> Response:
         return self.request(name, args)
@@ -79,6 +84,7 @@ class Table:
             self.ts += 1
             parsed = parse_request(command, json.dumps(args).encode())
             response, events = execute(parsed, self.validator, self.ts, actor)
+            self.events += events
             self.display.on_events(events)
             return response
 
@@ -101,6 +107,15 @@ class Table:
             self.command("betting_close")
             while self.state()["round"]["phase"] == "dealing":
                 self.card(cards.pop())
+            self.declare()
+
+    def declare(self) -> None:
+        """The dealer's word on a hand awaiting it, the cards' winner (``[rules] confirm_result``)."""
+        rnd = self.state()["round"]
+        if rnd["phase"] == "confirming":
+            game = played(self.validator.rules.game)
+            totals = [rnd[side]["total"] for side in game.sides]
+            self.command("confirm_result", winner=game.winner(*totals))
 
     def extra_cards(self, count: int) -> None:
         """``count`` cards drawn with none due, the most common misdeal: one open alert each."""
@@ -286,7 +301,15 @@ def squeezed(table: Table) -> None:
     table.round("R31", *NATURAL_ROUND)
 
 
+def confirming(table: Table) -> None:
+    """A table that confirms results: the widest hands dealt, a tie, awaiting the dealer's word."""
+    table.shoe_under_way()
+    table.round("R31", *SIX_CARD_TIE)
+
+
 STATES = {
+    "confirming": confirming,
+    "confirming-dragon-tiger": lambda table: table.round("R1", "KS", "2C"),
     "dealing": dealing,
     "tie": tie,
     "betting": betting,
@@ -314,6 +337,10 @@ RULES = {
     "dragon-tiger-dealing": HouseRules(game="dragon_tiger", burn="none", suspend_on=()),
     "dragon-tiger-tie": HouseRules(game="dragon_tiger", burn="none", suspend_on=()),
     "squeezed": HouseRules(burn="none", squeeze=True, suspend_on=()),
+    "confirming": HouseRules(burn="none", confirm_result=True, suspend_on=()),
+    "confirming-dragon-tiger": HouseRules(
+        game="dragon_tiger", burn="none", confirm_result=True, suspend_on=()
+    ),
     "ez-dragon-7": HouseRules(burn="none", commission="ez", suspend_on=()),
     "super-6": HouseRules(burn="none", commission="no_commission", suspend_on=()),
     "suspended": HouseRules(burn="none"),  # the house's own suspend_on

@@ -54,6 +54,10 @@ class Betting:
             raise CommandRejected(f"shoe {shoe.shoe_id} is finished: start a new shoe")
         if rnd is not None and rnd.phase == "betting":
             raise CommandRejected(f"betting is already open for round {rnd.round_id}")
+        if rnd is not None and rnd.phase == "confirming":
+            raise CommandRejected(
+                f"round {rnd.round_id} awaits the dealer's result: declare its winner first"
+            )
         if rnd is not None and rnd.phase == "dealing" and rnd.last_hand:
             raise CommandRejected(
                 f"round {rnd.round_id} is the last hand of the shoe and still has cards due: "

@@ -11,6 +11,7 @@ numbers it, so ``seq`` and ``alert_id`` follow the order the judges speak in.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from scannerd.contract.alert_catalogue import ALERTS
@@ -55,6 +56,7 @@ class EventBuilder:
         self.out: list[EventData] = []
         self.suspending: dict[str, Any] | None = None
         self.identity = rules.identity()  # stated on each complete round
+        self.running: dict[str, Any] | None = None  # what judges, as a start said it (``run_under``)
 
     def begin(self) -> list[EventData]:
         """A new input: the list its events go to, in publish order."""
@@ -199,6 +201,10 @@ class EventBuilder:
         if complete and self.identity is not None:
             event["facts"] = Data(game.facts(p, b))
             event["identity"] = Data(self.identity)
+        if complete and rnd.confirmed_via is not None:  # the dealer's word it waited for
+            if rnd.confirmed_by is not None:
+                event["confirmed_by"] = rnd.confirmed_by
+            event["confirmed_via"] = rnd.confirmed_via
         if acted:
             event.update(acted)
         self._emit(event)
@@ -320,11 +326,21 @@ class EventBuilder:
             )
         )
 
+    def run_under(self, running: Mapping[str, Any]) -> None:
+        """What judges from now on, stated in every identity (``HouseRules.identity``)."""
+        self.running = dict(running)
+        self.identity = self.rules.identity(running)
+
     def saved(self) -> dict[str, Any]:
-        """The builder's part of the snapshot."""
-        return {"next_seq": self.next_seq, "open_alerts": [dict(a) for a in self.open_alerts.values()]}
+        """The builder's part of the snapshot; what judges only once a start has said it."""
+        saved = {"next_seq": self.next_seq, "open_alerts": [dict(a) for a in self.open_alerts.values()]}
+        if self.running is not None:
+            saved["running"] = self.running
+        return saved
 
     def restore(self, snap: dict[str, Any]) -> None:
+        if snap.get("running") is not None:
+            self.run_under(snap["running"])
         self.next_seq = int(snap["next_seq"])
         for raw in snap["open_alerts"]:
             alert = AlertData.of(AlertEvent.model_validate(raw))

@@ -100,7 +100,10 @@ class Deal:
         if ends is not None:
             rnd = top.round
             assert rnd is not None
-            self._end_round(ts, rnd, ends)
+            if ends == "complete" and self.rules.confirm_result:
+                self._await_word(ts, rnd)
+            else:
+                self._end_round(ts, rnd, ends)
             shoe_changed = top.shoe is not None  # the shoe is published after every round
         if shoe_changed:
             judge.publish(ts)
@@ -127,6 +130,10 @@ class Deal:
             self.shoe_judge.foreign_alert(ts, foreign, round_id)
         elif device_burn:
             events.card(ts, "burn", card, None, card_no)
+        elif rnd is not None and rnd.phase == "confirming":
+            events.card(ts, "discard", card, None, card_no)
+            said = message("EXTRA_CARD", "confirming", card=card, hand_no=rnd.hand_no)
+            events.alert(ts, "EXTRA_CARD", said, card, rnd.round_id)
         elif betting and rnd is not None:
             events.card(ts, "discard", card, rnd.round_id, card_no)
             said = message("CARD_BEFORE_BETS_CLOSED", card=card)
@@ -214,6 +221,20 @@ class Deal:
         rnd.phase = "dealing"
         rnd.last_activity = rnd.dealing_from = ts
         self.events.round(ts, rnd)
+
+    def _await_word(self, ts: float, rnd: RoundState) -> None:
+        """The hand's cards are all in, at a table that confirms results: its result waits for the dealer
+        (``confirmation.py``); its cards and totals are published, its winner not yet."""
+        rnd.phase = "confirming"
+        rnd.confirm_due = ts + self.rules.confirm_within_s
+        self.events.round(ts, rnd)
+
+    def settle(self, ts: float, rnd: RoundState) -> None:
+        """The dealer's word agreed with the cards: the round completes now, then the shoe is published."""
+        rnd.phase = "complete"
+        self._end_round(ts, rnd, "complete")
+        if self.top.shoe is not None:
+            self.shoe_judge.publish(ts)
 
     def _end_round(
         self, ts: float, rnd: RoundState, how: str, detail: str | None = None, acted: Acted | None = None
@@ -346,7 +367,7 @@ class Deal:
 
     def new_shoe(self, ts: float, args: dict[str, Any], actor: Actor | None) -> None:
         rnd = self.top.round
-        if rnd is not None and rnd.phase in ("betting", "dealing"):
+        if rnd is not None and rnd.open:
             raise CommandRejected(f"round {rnd.round_id} is still open: void it or finish it first")
         shoe_id = optional_id(args, "shoe_id") or f"S{_stamp(ts)}"
         acted = self.authority.acted(ts, actor)
@@ -361,7 +382,7 @@ class Deal:
 
     def void_round(self, ts: float, args: dict[str, Any], actor: Actor | None) -> None:
         rnd = self.top.round
-        if rnd is None or rnd.phase not in ("betting", "dealing"):
+        if rnd is None or not rnd.open:
             raise CommandRejected("no open round to void")
         reason = args.get("reason")
         if reason is not None and not isinstance(reason, str):

@@ -88,7 +88,7 @@ class DeckCheck:
         shoe, rnd = self.top.shoe, self.top.round
         if shoe is None:
             raise CommandRejected("no shoe to count: start one with new_shoe")
-        if rnd is not None and rnd.phase in ("betting", "dealing"):
+        if rnd is not None and rnd.open:
             raise CommandRejected(
                 f"round {rnd.round_id} is still open: finish it or void it before the count"
             )

@@ -4,7 +4,8 @@ Every judge reads them; each part has one writer, so a fact of the deal is
 changed in one place. The shoe judge (``shoe.py``) writes the shoe and the
 round's ``last_hand``; the deal (``deal.py``) puts a round on the table and
 writes its cards, phase and times; the reveal (``reveal.py``) writes the cards
-it holds face down (``hidden``). The betting time is the round's from its
+it holds face down (``hidden``); the confirmation (``confirmation.py``) the
+dealer's word on its result. The betting time is the round's from its
 opening. Only a step of the wall clock moves the round's times all at once.
 """
 
@@ -32,7 +33,7 @@ class ShoeState:
 class RoundState:
     round_id: str
     hand_no: int
-    phase: str  # betting | dealing | complete | void
+    phase: str  # betting | dealing | confirming | complete | void
     last_activity: float
     last_hand: bool = False
     stalled: bool = False
@@ -45,6 +46,16 @@ class RoundState:
     dealing_from: float | None = None  # when its dealing began: betting closed, or its first card
     # Squeeze: the cards the screens still hold face down, each [position, when it was drawn].
     hidden: list[list[Any]] = field(default_factory=list)
+    # confirm_result: when the dealer's word is overdue, the alert saying so, and whose word it was.
+    confirm_due: float | None = None
+    unconfirmed_alert: int | None = None
+    confirmed_by: str | None = None
+    confirmed_via: str | None = None
+
+    @property
+    def open(self) -> bool:
+        """Not over: cards are due, or its result awaits the dealer's word. No new round or shoe yet."""
+        return self.phase in ("betting", "dealing", "confirming")
 
     def shift(self, step: float) -> None:
         """The wall clock stepped: the round has waited as long as it really has, whatever it says now.
@@ -58,6 +69,8 @@ class RoundState:
             self.opened += step
         if self.dealing_from is not None:
             self.dealing_from += step
+        if self.confirm_due is not None:
+            self.confirm_due += step
         # A squeezed card waits its time, whatever the clock did. New entries, not changed
         # ones: a snapshot taken before shares the old (``plain`` copies the list only).
         self.hidden = [[position, drawn + step] for position, drawn in self.hidden]

@@ -26,6 +26,7 @@ function render(view) {
   renderRound(view.round, view.last_card, view.game);
   renderShoe(view.shoe, view.notice);
   renderCount(view.count_offered, view.deck_check);
+  renderDeclare(view.declare);
   if (!$("recall").hidden) drawRecall($("recall-items"), view.recall, view.game);
   drawHistory(view.history, view.game);
   alarm(view.alerts);
@@ -378,6 +379,31 @@ $("count").addEventListener("click", async () => {
   const answer = await post("/api/deck_check", { action: counting ? "end" : "start" });
   if (answer.status !== "ok") $("notice").textContent = `Not counted: ${answer.error}`;
 });
+
+// The dealer's word on the hand ([rules] confirm_result): one button per result, while a hand awaits it.
+function renderDeclare(winners) {
+  const box = $("declare");
+  box.hidden = !winners;
+  const names = winners || [];
+  if (box.dataset.names === names.join()) return; // drawn already: a redraw would lose a press
+  box.dataset.names = names.join();
+  box.replaceChildren(
+    ...names.map((winner) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = `declare ${winner}`;
+      button.dataset.winner = winner;
+      button.textContent = winner.toUpperCase();
+      button.addEventListener("click", () => declare(winner));
+      return button;
+    })
+  );
+}
+
+async function declare(winner) {
+  const answer = await post("/api/confirm_result", { winner });
+  if (answer.status !== "ok") $("notice").textContent = `Not declared: ${answer.error}`;
+}
 
 window.addEventListener("resize", () => display.view && drawHistory(display.view.history, display.view.game));
 
