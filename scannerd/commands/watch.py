@@ -48,6 +48,10 @@ _WINNER_STYLE = {result: f"bold white on {colour}" for result, colour in _COLOUR
 _SIDE_STYLE = {result: f"bold {colour}" for result, colour in _COLOURS.items()}
 _BEAD_COLUMNS = 16  # the last columns of each road that are shown
 _BIG_COLUMNS = 24
+_DERIVED_COLUMNS = 12
+# A derived road's mark: filled red, hollow blue, so the shape says it where a terminal has no colour.
+_MARK = {"red": Text("\u25cf", style="bold red"), "blue": Text("\u25cb", style="bold blue")}
+_DERIVED_NAMES = {"big_eye_boy": "Big Eye Boy", "small_road": "Small Road", "cockroach_pig": "Cockroach Pig"}
 
 
 class TableWatch:
@@ -432,8 +436,30 @@ def _roads_panel(history: dict[str, Any], marks: dict[str, str]) -> Panel:
         _road(history, "bead", _BEAD_COLUMNS, lambda c: _bead_mark(c, marks), " \u00b7"),
         _road(history, "big", _BIG_COLUMNS, lambda c: _big_mark(c, marks), " \u00b7 "),
     )
+    derived = Table.grid(padding=(0, 3))
+    derived.add_row(*(Text(name, style="dim") for name in _DERIVED_NAMES.values()), Text("Ask", style="dim"))
+    derived.add_row(
+        *(_road(history, road, _DERIVED_COLUMNS, _derived_mark, "\u00b7") for road in _DERIVED_NAMES),
+        _ask(history["ask"], marks),
+    )
     sides = "  ".join(f"{k.upper()} ({marks[k]}) {counts[k]}" for k in marks)  # the game's order and marks
-    return Panel(roads, title=f"{sides}  \u00b7  {counts['hands']} hands", title_align="left")
+    return Panel(Group(roads, derived), title=f"{sides}  \u00b7  {counts['hands']} hands", title_align="left")
+
+
+def _derived_mark(cell: dict[str, Any]) -> Text:
+    return _MARK[cell["mark"]]
+
+
+def _ask(asked: dict[str, dict[str, str | None]], marks: dict[str, str]) -> Text:
+    """For a next hand of each side, the mark each derived road would add, in the roads' order."""
+    out = Text()
+    for side, roads in asked.items():
+        out.append(f"{marks[side]} ", style=_SIDE_STYLE.get(side, ""))
+        for mark in roads.values():
+            out.append_text(_MARK[mark] if mark else Text("-", style="dim"))
+        out.append("\n")
+    out.rstrip()
+    return out
 
 
 # ------------------------------------------------------------------ the command

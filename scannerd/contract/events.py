@@ -18,8 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scannerd.contract.alert_catalogue import ALERT_CODES, Severity
 from scannerd.core.games.names import Position as Place
-from scannerd.core.games.names import Winner
+from scannerd.core.games.names import Side, Winner
 from scannerd.core.house import MAX_DECKS, GameName
+from scannerd.core.roads import DerivedRoad, Mark
 
 # --------------------------------------------------------------------------
 # Outputs (pydantic: they are the published contract)
@@ -337,6 +338,36 @@ class AlertEvent(EventBase):
     via: Via
 
 
+BeadCode = Annotated[str, Field(pattern=r"^[BPTDG]n?p?b?$")]
+BigCode = Annotated[str, Field(pattern=r"^[BPTDG]p?b?[0-9]*$")]
+
+
+class ShoeRoads(BaseModel):
+    """The shoe's scoreboard as data (docs/rules.md, "The scoreboard"): every road as its columns, left
+    to right, each of ``rows`` cells top to bottom, null where nothing is drawn, placed as the table's
+    own boards place them (dragon tails included); and the ask marks. A game server draws the same
+    scoreboard from these without deriving it again."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rows: int = Field(description="Cells in every column (6).")
+    bead: list[list[BeadCode | None]] = Field(
+        description="Every hand in order, ties included: the winner's letter (B, P, T; D, G, T at Dragon "
+        "Tiger), then n for a natural, p and b for a player and a banker pair."
+    )
+    big: list[list[BigCode | None]] = Field(
+        description="The decisions: the winner's letter, then p and b for the pairs, then the number of "
+        "ties marked on the cell (no digits: none). A first cell of ties before any decision is T with "
+        "their number."
+    )
+    big_eye_boy: list[list[Mark | None]]
+    small_road: list[list[Mark | None]]
+    cockroach_pig: list[list[Mark | None]]
+    ask: dict[Side, dict[DerivedRoad, Mark | None]] = Field(
+        description="For a next hand of each side: the mark each derived road would add (null: none)."
+    )
+
+
 class ShoeEvent(EventBase):
     """The shoe's state: published when it changes phase and after every round."""
 
@@ -351,6 +382,9 @@ class ShoeEvent(EventBase):
     hands_dealt: Count = 0
     last_hand_no: Count | None = None
     identity: GameIdentity | None = Field(**_OPTIONAL, description="The game the shoe is dealt at.")
+    roads: ShoeRoads | None = Field(
+        **_OPTIONAL, description="The shoe's scoreboard, as its hands so far draw it; empty at its start."
+    )
     by: By
     via: Via
 

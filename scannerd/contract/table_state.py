@@ -23,12 +23,12 @@ from scannerd.contract.events import (
     Phase,
     Position,
     PuntoBancoFacts,
+    ShoeRoads,
     ShoeStatus,
     Winner,
 )
 from scannerd.core.games.names import Side
 from scannerd.core.house import MAX_DECKS, GameName
-from scannerd.core.roads import DerivedRoad, Mark
 
 
 class ShoeView(BaseModel):
@@ -88,64 +88,6 @@ class HandResult(BaseModel):
     natural: bool
     player_pair: bool
     banker_pair: bool
-
-
-class BeadCellView(BaseModel):
-    """A hand on the bead road: every hand, ties included, six to a column."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    col: int
-    row: int
-    winner: Winner
-    player_pair: bool
-    banker_pair: bool
-    natural: bool
-
-
-class BigCellView(BaseModel):
-    """A decision on the big road; ties are counted on the decision before (or a first cell of their own)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    col: int
-    row: int
-    winner: Side | None = Field(description="Null only for ties before the shoe's first decision.")
-    ties: int
-    player_pair: bool
-    banker_pair: bool
-
-
-class MarkView(BaseModel):
-    """A derived road's mark: red, the big road repeats its shape there; blue, it does not."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    col: int
-    row: int
-    mark: Mark
-
-
-class Scoreboard(BaseModel):
-    """The shoe's five roads, placed as boards draw them (docs/rules.md, "The scoreboard"), and the ask
-    marks: a game server draws the table's own scoreboard from these without deriving it again."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    rows: int = Field(description="Rows of every road's grid (6).")
-    bead: list[BeadCellView]
-    bead_columns: int
-    big: list[BigCellView]
-    big_columns: int
-    big_eye_boy: list[MarkView]
-    big_eye_boy_columns: int
-    small_road: list[MarkView]
-    small_road_columns: int
-    cockroach_pig: list[MarkView]
-    cockroach_pig_columns: int
-    ask: dict[Side, dict[DerivedRoad, Mark | None]] = Field(
-        description="For a next hand of each side: the mark each derived road would add (null: none)."
-    )
 
 
 class SuspensionView(BaseModel):
@@ -220,7 +162,9 @@ class TableState(BaseModel):
     results: list[HandResult] | None = Field(
         None, description="The shoe's completed hands, oldest first: in get_state's answer only."
     )
-    roads: Scoreboard | None = Field(None, description="The shoe's scoreboard: in get_state's answer only.")
+    roads: ShoeRoads | None = Field(
+        None, description="The shoe's scoreboard, as its shoe events carry it: in get_state's answer only."
+    )
     recall: list[RecalledHand] | None = Field(
         None, description="The last ten hands, oldest first, across shoes: in get_state's answer only."
     )

@@ -71,46 +71,41 @@ def bead_road(results: list[Result], rows: int = ROWS) -> list[BeadCell]:
 
 def big_road(results: list[Result], rows: int = ROWS) -> list[BigCell]:
     """Each decision in its cell, ties marked on the one before (or on a first cell of their own)."""
-    cells: list[BigCell] = []
-    for result in results:
-        if result.winner == "tie":
-            if not cells:
-                cells.append(BigCell(0, 0, None))
-            cells[-1].ties += 1
-        elif cells and cells[-1].winner is None:
-            # Ties opened the shoe: the first decision is drawn in their cell.
-            cells[-1].winner = result.winner
-            cells[-1].player_pair, cells[-1].banker_pair = result.player_pair, result.banker_pair
-        else:
-            cells.append(BigCell(0, 0, result.winner, 0, result.player_pair, result.banker_pair))
-    for cell, (col, row) in zip(cells, _places([c.winner for c in cells], rows), strict=True):
-        cell.col, cell.row = col, row
-    return cells
+    return _fold(results, rows).big
 
 
-def _places(labels: Sequence[str | None], rows: int) -> list[tuple[int, int]]:
-    """Where each of a road's entries goes: a run of one label down a column, the next run in the
-    next free column. A run longer than the board is tall, or one that runs into an earlier tail,
-    turns right along its last free row: the "dragon tail"."""
-    out: list[tuple[int, int]] = []
-    taken: set[tuple[int, int]] = set()
-    streak_col = -1  # column where the current run started
-    turned = False  # the current run is running right along its tail
-    for n, label in enumerate(labels):
-        if n and labels[n - 1] == label:
-            col, row = out[-1]
-            if not turned and row + 1 < rows and (col, row + 1) not in taken:
+class Placer:
+    """Where each of a road's entries goes, as it comes: a run of one label down a column, the next run
+    in the next free column. A run longer than the board is tall, or one that runs into an earlier
+    tail, turns right along its last free row: the "dragon tail"."""
+
+    def __init__(self, rows: int = ROWS) -> None:
+        self.rows = rows
+        self.taken: set[tuple[int, int]] = set()
+        self.streak_col = -1  # column where the current run started
+        self.turned = False  # the current run is running right along its tail
+        self.at: tuple[int, int] | None = None  # the last entry's place
+        self.last: str | None = None  # ... and its label
+
+    def add(self, label: str | None) -> tuple[int, int]:
+        if self.at is not None and self.last == label:
+            col, row = self.at
+            if not self.turned and row + 1 < self.rows and (col, row + 1) not in self.taken:
                 place = (col, row + 1)
             else:
-                place, turned = (col + 1, row), True
+                place, self.turned = (col + 1, row), True
         else:
-            streak_col += 1
-            while (streak_col, 0) in taken:  # an earlier tail ran along the top row
-                streak_col += 1
-            place, turned = (streak_col, 0), False
-        out.append(place)
-        taken.add(place)
-    return out
+            self.streak_col += 1
+            while (self.streak_col, 0) in self.taken:  # an earlier tail ran along the top row
+                self.streak_col += 1
+            place, self.turned = (self.streak_col, 0), False
+        self.at, self.last = place, label
+        self.taken.add(place)
+        return place
+
+    def relabel(self, label: str) -> None:
+        """The last entry is ``label`` after all: the big road's first cell, ties alone until a decision."""
+        self.last = label
 
 
 def columns(cells: Sequence[BeadCell] | Sequence[BigCell] | Sequence[MarkCell]) -> int:
@@ -141,21 +136,12 @@ def streaks(results: Sequence[Result]) -> list[int]:
     A run that turned right along a dragon tail keeps its whole length: the derived roads read the
     big road's columns as runs, not as the cells they were drawn in.
     """
-    lengths: list[int] = []
-    last: str | None = None
-    for result in results:
-        if result.winner == "tie":
-            continue
-        if result.winner == last:
-            lengths[-1] += 1
-        else:
-            lengths.append(1)
-            last = result.winner
-    return lengths
+    return _fold(results).lengths
 
 
-def derived_marks(lengths: Sequence[int], offset: int) -> list[Mark]:
-    """A derived road's marks in order, one for each decision from its start on.
+def _mark(lengths: Sequence[int], col: int, row: int, offset: int) -> Mark | None:
+    """The mark a derived road gives the big road's win at ``col``, ``row``; None before the road starts.
+    It reads only the columns before ``col``: ``lengths`` need not hold that column yet.
 
     It starts at the big road's column ``offset`` + 1, second row (counting from one), or, if that
     column has a single win, at the first row of the column after it. A decision that opens a
@@ -163,40 +149,161 @@ def derived_marks(lengths: Sequence[int], offset: int) -> list[Mark]:
     other looks ``offset`` columns back at its own row: a win there, red; none there but one just
     above it, blue; neither, red.
     """
-    marks: list[Mark] = []
-    for col, length in enumerate(lengths):
-        for row in range(length):
-            if col < offset or (col == offset and row == 0):
-                continue
-            if row == 0:
-                marks.append("red" if lengths[col - 1] == lengths[col - 1 - offset] else "blue")
-            else:
-                back = lengths[col - offset]
-                marks.append("blue" if back == row else "red")
-    return marks
+    if col < offset or (col == offset and row == 0):
+        return None
+    if row == 0:
+        return "red" if lengths[col - 1] == lengths[col - 1 - offset] else "blue"
+    return "blue" if lengths[col - offset] == row else "red"
+
+
+def derived_marks(lengths: Sequence[int], offset: int) -> list[Mark]:
+    """A derived road's marks in order, one for each decision from its start on (``_mark``)."""
+    marks = (_mark(lengths, col, row, offset) for col, length in enumerate(lengths) for row in range(length))
+    return [m for m in marks if m is not None]
 
 
 def placed(marks: Sequence[Mark], rows: int = ROWS) -> list[MarkCell]:
     """A derived road's marks on its grid: a run of one colour down a column, as the big road's wins."""
-    return [MarkCell(col, row, mark) for mark, (col, row) in zip(marks, _places(marks, rows), strict=True)]
+    placer = Placer(rows)
+    return [MarkCell(*placer.add(mark), mark) for mark in marks]
 
 
 def ask(results: Sequence[Result], side: Side) -> dict[DerivedRoad, Mark | None]:
     """What each derived road would add if the next hand were ``side``'s (问路): None where it adds none."""
-    now, then = streaks(results), streaks([*results, Result(side)])
-    out: dict[DerivedRoad, Mark | None] = {}
-    for name, offset in DERIVED.items():
-        before, after = derived_marks(now, offset), derived_marks(then, offset)
-        out[name] = after[-1] if len(after) > len(before) else None
-    return out
+    return _fold(results).ask(side)
+
+
+# ------------------------------------------------------------------ the roads, hand by hand
+
+
+def code(result: Result, letters: Mapping[str, str]) -> str:
+    """A hand's result as the shoe keeps it and the feed's bead road shows it: the winner's letter
+    (``letters``: the game's, by winner), then ``n`` for a natural, ``p`` / ``b`` for a player / banker
+    pair."""
+    return letters[result.winner] + "n" * result.natural + "p" * result.player_pair + "b" * result.banker_pair
+
+
+def decoded(codes: Sequence[str], initials: Mapping[str, str]) -> list[Result]:
+    """The results ``code`` made (``initials``: the game's winners by letter)."""
+    return [Result(initials[c[0]], "p" in c, "b" in c, "n" in c) for c in codes]  # type: ignore[arg-type]
+
+
+class Roads:
+    """A shoe's roads as its hands complete: each hand places its marks once, as a board draws them.
+
+    What the feed carries (``columns``: the ``roads`` of a shoe event and of ``get_state``) is kept
+    column by column, each column replaced, never changed, when a hand touches it: an event that
+    carried the roads keeps what it said while the shoe goes on.
+    """
+
+    def __init__(self, letters: Mapping[str, str], rows: int = ROWS) -> None:
+        self.letters = letters  # the game's letter for each winner (``Game.initials``, reversed)
+        self.rows = rows
+        self.count = 0
+        self.big: list[BigCell] = []
+        self.lengths: list[int] = []
+        self.derived: dict[DerivedRoad, list[MarkCell]] = {name: [] for name in DERIVED}
+        self._big = Placer(rows)
+        self._placers = {name: Placer(rows) for name in DERIVED}
+        self._grid: dict[str, list[tuple[str | None, ...]]] = {road: [] for road in ("bead", "big", *DERIVED)}
+        self._columns: dict[str, Any] | None = None
+
+    def add(self, result: Result) -> str:
+        """One more hand of the shoe; its ``code``."""
+        said = code(result, self.letters)
+        self._put("bead", self.count // self.rows, self.count % self.rows, said)
+        self.count += 1
+        self._columns = None
+        if result.winner == "tie":
+            if not self.big:
+                self.big.append(BigCell(*self._big.add(None), None))
+            self.big[-1].ties += 1
+            self._put_big(self.big[-1])
+            return said
+        first = self.big[-1] if self.big and self.big[-1].winner is None else None
+        if first is not None:  # ties opened the shoe: the first decision is drawn in their cell
+            first.winner, first.player_pair, first.banker_pair = (
+                result.winner,
+                result.player_pair,
+                result.banker_pair,
+            )
+            self._big.relabel(result.winner)
+            self._put_big(first)
+            self.lengths.append(1)
+        else:
+            same = bool(self.big) and self.big[-1].winner == result.winner
+            cell = BigCell(
+                *self._big.add(result.winner), result.winner, 0, result.player_pair, result.banker_pair
+            )
+            self.big.append(cell)
+            self._put_big(cell)
+            if same:
+                self.lengths[-1] += 1
+            else:
+                self.lengths.append(1)
+        col, row = len(self.lengths) - 1, self.lengths[-1] - 1
+        for name, offset in DERIVED.items():
+            mark = _mark(self.lengths, col, row, offset)
+            if mark is not None:
+                cell_ = MarkCell(*self._placers[name].add(mark), mark)
+                self.derived[name].append(cell_)
+                self._put(name, cell_.col, cell_.row, mark)
+        return said
+
+    def ask(self, side: Side) -> dict[DerivedRoad, Mark | None]:
+        """What each derived road would add if the next hand were ``side``'s (问路): None where none."""
+        lengths = self.lengths
+        # The run goes on a row, or the next column opens. A mark reads only the columns before its
+        # own (``_mark``), so the lengths as they are serve: no copy with the next hand in it.
+        if lengths and self.big[-1].winner == side:
+            col, row = len(lengths) - 1, lengths[-1]
+        else:
+            col, row = len(lengths), 0
+        return {name: _mark(lengths, col, row, offset) for name, offset in DERIVED.items()}
+
+    def columns(self, sides: Sequence[Side]) -> dict[str, Any]:
+        """The roads as the feed carries them (``ShoeRoads``): each road's columns of ``rows`` cells, top
+        to bottom, null where nothing is drawn; the ask marks for a next hand of each of ``sides``."""
+        if self._columns is None:
+            self._columns = {
+                "rows": self.rows,
+                **{road: list(grid) for road, grid in self._grid.items()},
+                "ask": {side: self.ask(side) for side in sides},
+            }
+        return self._columns
+
+    def _put_big(self, cell: BigCell) -> None:
+        letter = self.letters[cell.winner] if cell.winner is not None else self.letters["tie"]
+        flags = "p" * cell.player_pair + "b" * cell.banker_pair
+        self._put("big", cell.col, cell.row, letter + flags + (str(cell.ties) if cell.ties else ""))
+
+    def _put(self, road: str, col: int, row: int, value: str) -> None:
+        grid = self._grid[road]
+        while len(grid) <= col:
+            grid.append((None,) * self.rows)
+        column = grid[col]
+        grid[col] = (*column[:row], value, *column[row + 1 :])
+
+
+def _fold(results: Sequence[Result], rows: int = ROWS) -> Roads:
+    """The roads of ``results``, hand by hand: the one way every road is derived."""
+    roads = Roads(_LETTERS, rows)
+    for result in results:
+        roads.add(result)
+    return roads
+
+
+_LETTERS = {"banker": "B", "player": "P", "dragon": "D", "tiger": "G", "tie": "T"}
+"""Each winner's letter, both games' (``Game.initials``); a fold for a screen's cells uses no code."""
 
 
 def scoreboard(results: Sequence[Result], sides: Sequence[Side]) -> dict[str, Any]:
-    """The shoe's five roads and the ask marks, JSON-ready: what every board draws, as data.
+    """The shoe's five roads and the ask marks as the screens draw them, cell by cell.
 
     ``sides``: the game's, in its order; the ask marks are given for a next hand of each.
     """
-    bead, big, lengths = bead_road(list(results)), big_road(list(results)), streaks(results)
+    roads = _fold(results)
+    bead = bead_road(list(results))
     board: dict[str, Any] = {
         "rows": ROWS,
         "bead": [
@@ -220,13 +327,12 @@ def scoreboard(results: Sequence[Result], sides: Sequence[Side]) -> dict[str, An
                 "player_pair": c.player_pair,
                 "banker_pair": c.banker_pair,
             }
-            for c in big
+            for c in roads.big
         ],
-        "big_columns": columns(big),
+        "big_columns": columns(roads.big),
     }
-    for name, offset in DERIVED.items():
-        cells = placed(derived_marks(lengths, offset))
+    for name, cells in roads.derived.items():
         board[name] = [{"col": c.col, "row": c.row, "mark": c.mark} for c in cells]
         board[f"{name}_columns"] = columns(cells)
-    board["ask"] = {side: ask(results, side) for side in sides}
+    board["ask"] = {side: roads.ask(side) for side in sides}
     return board

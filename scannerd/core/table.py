@@ -26,7 +26,6 @@ from scannerd.contract.command_catalogue import READS_ONLY
 from scannerd.contract.events import EventData
 from scannerd.contract.payloads import DevicePayload
 from scannerd.contract.requests import Request, RequestError, Response, parse_request
-from scannerd.core.games import played
 from scannerd.core.house import HouseRules
 from scannerd.core.ingest import DeviceView, to_input
 from scannerd.core.inputs import (
@@ -39,7 +38,6 @@ from scannerd.core.inputs import (
     Tick,
     ValidatorInput,
 )
-from scannerd.core.roads import results_of, scoreboard
 from scannerd.core.validator import CommandRejected, Validator
 
 
@@ -220,6 +218,4 @@ def execute(
     # Only get_state carries the shoe's results: they grow with every hand, and a command's
     # answer needs the round and shoe it changed, not the scoreboard (docs/mqtt.md).
     state = validator.state(results=request.command == "get_state")
-    if "results" in state:  # the scoreboard as data too, so a game server draws what the table shows
-        state["roads"] = scoreboard(results_of(state["results"]), played(validator.rules.game).sides)
     return Response(command=request.command, status="ok", transaction=request.transaction, data=state), events

@@ -282,8 +282,9 @@ class Validator:
             state["suspended"] = dict(self.suspended)
         if self.dealer_id is not None:  # present only while a dealer is signed in
             state["dealer_id"] = self.dealer_id
-        if results:
+        if results:  # the scoreboard as data too, so a game server draws what the table shows
             state["results"] = self._deal.results_view()
+            state["roads"] = self._deal.roads_view()
             state["recall"] = self._recall.view()
         return state
 

@@ -186,8 +186,8 @@ class TableView:
                 self._round(event)
             case "alert":
                 self._alert(event)
-            case "shoe":
-                self._set_shoe({k: v for k, v in event.items() if k not in ("seq", "ts", "kind")})
+            case "shoe":  # its roads are the screens' to draw from the results, held back at a squeeze
+                self._set_shoe({k: v for k, v in event.items() if k not in ("seq", "ts", "kind", "roads")})
             case "dealer":
                 self.dealer_id = event.get("dealer_id")
             case "reveal":

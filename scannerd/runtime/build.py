@@ -44,6 +44,7 @@ COMPILED: tuple[str, ...] = (
     "scannerd.core.judges.shoe",
     "scannerd.core.judges.table_top",
     "scannerd.core.recall",
+    "scannerd.core.roads",
     "scannerd.core.shoe_order",
     "scannerd.core.shuffle_check",
     "scannerd.core.table",

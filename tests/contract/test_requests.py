@@ -134,7 +134,7 @@ def test_only_get_state_answers_with_the_shoes_results() -> None:
     assert (
         "roads" not in opened.data
         and "recall" not in opened.data
-        and [c["winner"] for c in state.data["roads"]["big"]] == ["player"]
+        and state.data["roads"]["big"] == [("P", None, None, None, None, None)]
     )
 
 

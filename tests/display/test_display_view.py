@@ -322,3 +322,31 @@ def test_watch_lines_hold_a_squeezed_rounds_winner_back():
     complete = next(e for e in events if e.kind == "round" and e.phase == "complete")
     assert "winner=" not in describe("round", dict(complete), squeeze=True)
     assert "winner=player" in describe("round", dict(complete))
+
+
+def test_watch_draws_the_three_derived_roads_and_the_ask_marks() -> None:
+    """B B B | P P | B B | P | B B B B, the worked shoe of docs/rules.md: Big Eye Boy red, blue, red, red,
+    blue, blue, red, red; a next Banker would add red to it (col 5 row 5: neither), a next Player blue."""
+    v = Validator("T1", HouseRules(round_control="auto", burn="none"))
+    view = TableView("T1", "auto")
+    view.load_state(v.state())
+    hands = {"B": ("2S", "9H", "3C", "KD"), "P": ("9H", "2S", "KC", "3D")}  # naturals: four cards a hand
+    ts = 0.0
+    for side in "BBBPPBBPBBBB":
+        for card in hands[side]:
+            ts += 1
+            for e in v.handle(CardDrawn(ts, card)):
+                view.apply(e)
+    snap = view.snapshot()
+    assert [c["mark"][0] for c in snap["history"]["big_eye_boy"]] == list("rbrrbbrr")
+    text = Console(width=160, record=True)
+    text.print(render(snap, "online", True, "broker"))
+    shown = text.export_text()
+    assert "Big Eye Boy" in shown and "Small Road" in shown and "Cockroach Pig" in shown and "Ask" in shown
+    # The marks as shapes: filled red, hollow blue; eight on Big Eye Boy, six on Small Road, four on
+    # Cockroach Pig.
+    assert shown.count("\u25cf") + shown.count("\u25cb") == 8 + 6 + 4 + sum(
+        m is not None for side in snap["history"]["ask"].values() for m in side.values()
+    )
+    assert snap["history"]["ask"]["banker"]["big_eye_boy"] == "red"
+    assert snap["history"]["ask"]["player"]["big_eye_boy"] == "blue"

@@ -222,6 +222,9 @@ class EventBuilder:
         )
         if "identity" in figures:
             event["identity"] = Data(figures["identity"])
+        roads = self.top.roads
+        if roads is not None:  # the columns of the last hand, never changed once carried
+            event["roads"] = Data(roads.columns(self.game.sides))
         if acted:
             event.update(acted)
         self._emit(event)

@@ -25,6 +25,7 @@ from scannerd.core.judges.judge import CommandRejected, Handler, optional_id
 from scannerd.core.judges.reveal import Reveal
 from scannerd.core.judges.shoe import ShoeJudge
 from scannerd.core.judges.table_top import RoundState, TableTop, plain
+from scannerd.core.roads import Result, Roads, code, decoded
 
 RESULTS_KEPT_WITHOUT_SHOE = 104
 """Hands of results kept while no shoe is known: as many as an 8-deck shoe can deal."""
@@ -248,13 +249,15 @@ class Deal:
             # In auto mode no betting_open ends the clearing, so cards go straight to the next round.
             self.clearing = self.rules.round_control == "server"
         else:
-            result = self.events.round(ts, rnd)
-            self.results.append(
-                self.initials[result["winner"]]
-                + "n" * bool(result["natural"])
-                + "p" * bool(result["player_pair"])
-                + "b" * bool(result["banker_pair"])
+            event = self.events.round(ts, rnd)
+            result = Result(
+                event["winner"],
+                bool(event["player_pair"]),
+                bool(event["banker_pair"]),
+                bool(event["natural"]),
             )
+            roads = self.top.roads
+            self.results.append(roads.add(result) if roads is not None else code(result, self.initials))
             if self.top.shoe is None:
                 # No new_shoe ever resets them (auto mode without a game server), and the state is
                 # written with every card: keep the latest hands only.
@@ -376,6 +379,7 @@ class Deal:
         self.reveal.layout_cleared(ts)
         self.round_id_suffix = ""  # a new shoe's id is new: its hands' ids are too
         self.results = []
+        self.top.roads = Roads(self.initials)
         self.top.round = None
         self.clearing = False
         self.shoe_judge.start(ts, shoe_id, acted)
@@ -423,13 +427,22 @@ class Deal:
         """The shoe's results as ``get_state`` shows them, for the scoreboard roads."""
         return [
             {
-                "winner": self.game.initials[code[0]],
-                "natural": "n" in code,
-                "player_pair": "p" in code,
-                "banker_pair": "b" in code,
+                "winner": r.winner,
+                "natural": r.natural,
+                "player_pair": r.player_pair,
+                "banker_pair": r.banker_pair,
             }
-            for code in self.results
+            for r in decoded(self.results, self.game.initials)
         ]
+
+    def roads_view(self) -> dict[str, Any]:
+        """The shoe's roads as ``get_state`` and every shoe event carry them (``ShoeRoads``)."""
+        roads = self.top.roads
+        if roads is None:  # no shoe: the hands kept since the start, drawn once for this answer
+            roads = Roads(self.initials)
+            for result in decoded(self.results, self.game.initials):
+                roads.add(result)
+        return roads.columns(self.game.sides)
 
     # ------------------------------------------------------------------ snapshot
 
@@ -451,6 +464,10 @@ class Deal:
         self.rounds_started = int(snap["rounds_started"])
         self.round_id_suffix = str(snap.get("round_id_suffix", ""))
         self.results = list(snap.get("results", []))
+        if self.top.shoe is not None:  # the shoe judge restores first: the roads are its shoe's
+            self.top.roads = roads = Roads(self.initials)
+            for result in decoded(self.results, self.game.initials):
+                roads.add(result)
 
 
 def _stamp(ts: float) -> str:

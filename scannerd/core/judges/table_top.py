@@ -5,7 +5,7 @@ changed in one place. The shoe judge (``shoe.py``) writes the shoe and the
 round's ``last_hand``; the deal (``deal.py``) puts a round on the table and
 writes its cards, phase and times; the reveal (``reveal.py``) writes the cards
 it holds face down (``hidden``); the confirmation (``confirmation.py``) the
-dealer's word on its result. The betting time is the round's from its
+dealer's word on its result; the deal the shoe's roads. The betting time is the round's from its
 opening. Only a step of the wall clock moves the round's times all at once.
 """
 
@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from typing import Any
+
+from scannerd.core.roads import Roads
 
 
 @dataclass(slots=True)
@@ -104,3 +106,6 @@ class TableTop:
     def __init__(self) -> None:
         self.shoe: ShoeState | None = None
         self.round: RoundState | None = None
+        # The shoe's roads, hand by hand (the deal's; rebuilt from its results on a restore), which
+        # every shoe event carries: None while no shoe is known.
+        self.roads: Roads | None = None
