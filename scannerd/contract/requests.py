@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from scannerd.contract.command_catalogue import COMMANDS, usable_transaction
+from scannerd.contract.request_fast_path import fast_args
 from scannerd.settings.config_errors import TOO_MANY_DIGITS
 
 MAX_REQUEST_BYTES = 16 * 1024
@@ -91,6 +92,9 @@ def parse_request(command: str, payload: bytes, max_bytes: int = MAX_REQUEST_BYT
     if model is None:
         known = ", ".join(COMMANDS)
         raise RequestError(command, f"unknown command {command!r} (known: {known})", transaction)
+    fast = fast_args(command, raw)  # a round's requests, well-formed: what the model would give
+    if fast is not None:
+        return Request(command, *fast)
     try:
         parsed = model.model_validate(raw)
     except ValidationError as exc:
