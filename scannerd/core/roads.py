@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from scannerd.core.games import GAMES
 from scannerd.core.games.names import Side, Winner
 
 ROWS = 6
@@ -293,8 +294,8 @@ def _fold(results: Sequence[Result], rows: int = ROWS) -> Roads:
     return roads
 
 
-_LETTERS = {"banker": "B", "player": "P", "dragon": "D", "tiger": "G", "tie": "T"}
-"""Each winner's letter, both games' (``Game.initials``); a fold for a screen's cells uses no code."""
+_LETTERS = {winner: letter for game in GAMES.values() for letter, winner in game.initials.items()}
+"""Each winner's letter, every game's (``Game.initials``); a fold for a screen's cells uses no code."""
 
 
 def scoreboard(results: Sequence[Result], sides: Sequence[Side]) -> dict[str, Any]:
