@@ -75,8 +75,7 @@ def ship(seaweed: Seaweed, week: Week, bucket: str, tmp_path: Path) -> str:
         shipper.start()
         try:
             # The bound is for a hang only: under the suite's load a retried put waits out its backoff.
-            what = f"{table} archived (health then: {shipper.health()})"
-            wait_until(lambda s=shipper: s.health().archived == 2, 120, what)
+            wait_until(lambda s=shipper: s.health().archived == 2, 120, f"{table} archived")
         finally:
             shipper.stop()
     return f"s3://{bucket}/casino"
