@@ -8,17 +8,9 @@ import pytest
 from scannerd.cli import main
 from scannerd.commands.schema import Response, documents
 from scannerd.contract.command_catalogue import COMMANDS
-from scannerd.contract.events import (
-    AnchorEvent,
-    ConfigEvent,
-    DealerEvent,
-    DeckCheckEvent,
-    RevealEvent,
-    SuspensionEvent,
-)
 from scannerd.contract.requests import RequestError, parse_request
 from scannerd.contract.topics import EVENT_KINDS, RETAINED_KINDS, STATE_TOPICS, Topics
-from tests.support.broker import as_built, sample_events
+from tests.support.broker import as_built, sample_events, the_other_kinds
 
 SCHEMA_DIR = Path(__file__).resolve().parents[2] / "docs" / "schema"
 
@@ -58,26 +50,7 @@ def test_asyncapi_describes_every_topic_with_the_delivery_the_publisher_uses() -
     doc = json.loads(documents()["asyncapi.json"])
     assert doc["asyncapi"] == "3.0.0"
     topics = Topics("casino/tables", "{table_id}")
-    dealer = DealerEvent(seq=5, ts=1_700_000_005.0, table_id="{table_id}", dealer_id="D-117")
-    anchor = AnchorEvent(seq=6, ts=1_700_000_006.0, table_id="{table_id}", file="f", lines=3, digest="0" * 64)
-    reveal = RevealEvent(
-        seq=7, ts=1_700_000_007.0, table_id="{table_id}", round_id="R1", positions=["player1"],
-        reason="request",
-    )  # fmt: skip
-    suspension = SuspensionEvent(
-        seq=8, ts=1_700_000_008.0, table_id="{table_id}", suspended=True, cause="DEVICE_FAULT", alert_id=7,
-        since=1_700_000_008.0, message="Shoe alarm 3: see the shoe",
-    )  # fmt: skip
-    config = ConfigEvent(
-        seq=8, ts=1_700_000_008.0, table_id="{table_id}", digest="1" * 64, previous_digest="0" * 64,
-        changed=["mqtt.host"],
-    )  # fmt: skip
-    deck_check = DeckCheckEvent(
-        seq=9, ts=1_700_000_009.0, table_id="{table_id}", status="counting", started=1_700_000_009.0,
-        expected=416, dealt=402, counted=0, device=None,
-    )  # fmt: skip
-    samples = sample_events(1, 4, table_id="{table_id}")
-    events = as_built([*samples, dealer, anchor, reveal, suspension, config, deck_check])
+    events = as_built([*sample_events(1, 4, table_id="{table_id}"), *the_other_kinds(5, "{table_id}")])
     for event in events:
         message = topics.message(event)
         op = doc["operations"][f"publish_{event.kind}"]

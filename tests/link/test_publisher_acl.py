@@ -11,14 +11,6 @@ import paho.mqtt.client as mqtt
 import pytest
 import structlog
 
-from scannerd.contract.events import (
-    AnchorEvent,
-    ConfigEvent,
-    DealerEvent,
-    DeckCheckEvent,
-    RevealEvent,
-    SuspensionEvent,
-)
 from scannerd.contract.requests import Request, Response
 from scannerd.contract.topics import EVENT_KINDS, STATE_TOPICS
 from scannerd.display.settings import DisplaySettings
@@ -33,6 +25,7 @@ from tests.support.broker import (
     event_seqs,
     sample_events,
     store,
+    the_other_kinds,
     wait_until,
 )
 
@@ -94,38 +87,7 @@ def test_a_table_publishes_its_own_topics_and_answers_the_game_server(
     (the dealer's, once) is refused with MQTT 5, and the refused event holds back all after it."""
     gs = game_server(broker, ["casino/tables/#"])
     pub = table("T1", "T1")
-    signed_in = DealerEvent(seq=9, ts=1_700_000_009.0, table_id="T1", shoe_id="S1", dealer_id="D-7")
-    anchor = AnchorEvent(
-        seq=10, ts=1_700_000_010.0, table_id="T1", file="T1.jsonl.gz", lines=9, digest="0" * 64
-    )
-    reveal = RevealEvent(
-        seq=11, ts=1_700_000_011.0, table_id="T1", round_id="R1", positions=["player1"], reason="timeout"
-    )
-    config = ConfigEvent(
-        seq=12,
-        ts=1_700_000_012.0,
-        table_id="T1",
-        digest="1" * 64,
-        previous_digest="0" * 64,
-        changed=["mqtt.host"],
-    )
-    suspension = SuspensionEvent(
-        seq=13,
-        ts=1_700_000_013.0,
-        table_id="T1",
-        suspended=True,
-        cause="FOREIGN_CARD",
-        alert_id=12,
-        since=1_700_000_013.0,
-        message="Foreign card 9H: more than 8 in this shoe - call the supervisor",
-    )
-    deck_check = DeckCheckEvent(
-        seq=14, ts=1_700_000_014.0, table_id="T1", status="counting", started=1_700_000_014.0,
-        expected=416, dealt=402, counted=0, device=None,
-    )  # fmt: skip
-    events = [
-        *sample_events(1, 8), signed_in, anchor, reveal, config, suspension, deck_check, *sample_events(15, 1)
-    ]  # fmt: skip
+    events = [*sample_events(1, 8), *the_other_kinds(9), *sample_events(15, 1)]
     assert {e.kind for e in events} == set(EVENT_KINDS)
     store(pub, events)
     assert pub.flush(30)

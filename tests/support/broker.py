@@ -25,11 +25,17 @@ from paho.mqtt.enums import CallbackAPIVersion
 
 from scannerd.contract.events import (
     AlertEvent,
+    AnchorEvent,
     CardEvent,
+    ConfigEvent,
+    DealerEvent,
+    DeckCheckEvent,
     Event,
     EventData,
+    RevealEvent,
     RoundEvent,
     ShoeEvent,
+    SuspensionEvent,
 )
 from scannerd.contract.requests import Request, Response
 from scannerd.contract.topics import EVENT_KINDS
@@ -331,6 +337,34 @@ def sample_events(first: int, n: int, table_id: str = "T1") -> list[Event]:
         else:
             out.append(AlertEvent(**common, alert_id=seq, code="EXTRA_CARD", severity="misdeal", message="x"))
     return out
+
+
+def the_other_kinds(first: int, table_id: str = "T1") -> list[Event]:
+    """One event of every kind ``sample_events`` does not make, with seq first..first+5: with them, every
+    kind there is (``EVENT_KINDS``); a kind added to the contract is added here."""
+    ts = 1_700_000_000.0 + first
+    common: dict[str, Any] = {"table_id": table_id, "shoe_id": "S1"}
+    return [
+        DealerEvent(seq=first, ts=ts, **common, dealer_id="D-7"),
+        AnchorEvent(
+            seq=first + 1, ts=ts + 1, table_id=table_id, file="T1.jsonl.gz", lines=9, digest="0" * 64
+        ),
+        RevealEvent(
+            seq=first + 2, ts=ts + 2, **common, round_id="R1", positions=["player1"], reason="timeout"
+        ),
+        ConfigEvent(
+            seq=first + 3, ts=ts + 3, table_id=table_id, digest="1" * 64, previous_digest="0" * 64,
+            changed=["mqtt.host"],
+        ),
+        SuspensionEvent(
+            seq=first + 4, ts=ts + 4, **common, suspended=True, cause="FOREIGN_CARD", alert_id=first,
+            since=ts + 4, message="Foreign card 9H: more than 8 in this shoe - call the supervisor",
+        ),
+        DeckCheckEvent(
+            seq=first + 5, ts=ts + 5, **common, status="counting", started=ts + 5, expected=416, dealt=402,
+            counted=0, device=None,
+        ),
+    ]  # fmt: skip
 
 
 def answer_get_state(seq: int, table_id: str = "T1") -> Callable[[Request], Response]:
