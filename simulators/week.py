@@ -86,12 +86,16 @@ def write_week(
     first_day: date = date(2024, 5, 6),
     key: Ed25519PrivateKey | None = None,
     crew: Crew | None = None,
+    part: tuple[int, int] = (0, 1),
 ) -> list[WeekShoe]:
     """Write ``tables`` x ``days`` x ``shoes_per_day`` shoes into ``out``; every shoe dealt, in order.
 
     ``lazy`` shoes, drawn with ``seed`` among those that follow another shoe
     of their table, are made by a lazy shuffle; the rest by the full procedure.
     ``crew``: the dealers who take turns and how they work (default: ``DEALERS`` nameless ones).
+    ``part`` (k, n) writes only the tables whose index is k modulo n: n
+    processes with the same arguments write one casino together, each table
+    as a single process would (a table's files depend on its own shoes only).
     ValueError names a count that leaves no week to write.
     """
     for name, count in (("tables", tables), ("days", days), ("shoes per day", shoes_per_day)):
@@ -99,6 +103,9 @@ def write_week(
             raise ValueError(f"{name} must be at least 1, not {count}")
     if lazy < 0:
         raise ValueError(f"lazy shoes cannot be fewer than none, not {lazy}")
+    k, n = part
+    if not 0 <= k < n:
+        raise ValueError(f"part {k} of {n} is not one of the parts")
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     plan = [(t, d, s) for t in range(tables) for d in range(days) for s in range(shoes_per_day)]
@@ -106,7 +113,7 @@ def write_week(
     chosen = rng.sample(followers, min(lazy, len(followers)))
     kinds = {p: LAZY_KINDS[i % len(LAZY_KINDS)] for i, p in enumerate(sorted(chosen))}
     shoes: list[WeekShoe] = []
-    for t in range(tables):
+    for t in range(k, tables, n):
         table = _Table(out, f"BAC-{t + 1:02d}", seed * 1000 + t, key, crew)
         for d in range(days):
             day = first_day + timedelta(days=d)
