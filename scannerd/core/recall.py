@@ -24,6 +24,14 @@ _OPEN_KEPT = 4
 state lost with it) must not grow the saved state."""
 
 
+_PLACES = {
+    name: tuple((position, game.side_of(position), game.slot(position)) for position in game.positions)
+    for name, game in GAMES.items()
+}
+"""Each game's positions in deal order with the side and the card of its hand each is: asked once here,
+not at every hand recalled."""
+
+
 def _game_of(event: Mapping[str, Any]) -> Game:
     return next((game for game in GAMES.values() if game.sides[0] in event), GAMES["punto_banco"])
 
@@ -35,11 +43,11 @@ def entry(event: Mapping[str, Any], misdeals: list[str]) -> dict[str, Any]:
     """
     game = _game_of(event)
     held = [list(event[side]["cards"]) for side in game.sides]
-    cards = []
-    for position in game.positions:
-        side, slot = game.side_of(position), game.slot(position)
-        if slot < len(held[side]):
-            cards.append({"position": position, "card": held[side][slot]})
+    cards = [
+        {"position": position, "card": held[side][slot]}
+        for position, side, slot in _PLACES[game.name]
+        if slot < len(held[side])
+    ]
     times = event.get("times")
     return {
         "round_id": event["round_id"],

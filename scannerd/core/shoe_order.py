@@ -169,17 +169,14 @@ class OwnOrder:
         """
         if total <= 0:
             return []
-        crossed = [
-            evidence
-            for evidence, after, before in (
-                (self.new_decks, _NEW_AFTER[x], _NEW_BEFORE[x]),
-                (self.own, followed, 0),
-            )
-            if evidence.step(after, before, y, counts, decks, total)
-        ]
+        # Both relations step with every pair, whichever crosses: their figures go on.
+        new_decks = self.new_decks.step(_NEW_AFTER[x], _NEW_BEFORE[x], y, counts, decks, total)
+        own = self.own.step(followed, 0, y, counts, decks, total)
         if self.new_decks.alert_id is not None or self.own.alert_id is not None:
             return []
-        return crossed[:1]
+        if new_decks:
+            return [self.new_decks]
+        return [self.own] if own else []
 
     def finish(self) -> list[OrderEvidence]:
         """At the shoe's end, once: the evidence that raised an alert, its figures now final."""
