@@ -50,6 +50,7 @@ from simulators.week import write_week
 
 YEAR_DAYS = 365
 WEEK_DAYS = 7
+RUNS = ("one_worker", "workers", "dask", "week_replay")
 
 
 def _write_part(out: str, key: str, tables: int, days: int, parts: int, part: int) -> int:
@@ -116,6 +117,13 @@ def first_week(files: Path, into: Path) -> Path:
     return into
 
 
+def replay_week(files: Path, into: Path, workers: int) -> dict[str, float]:
+    """``scannerd replay --fast`` over the casino's first week on ``workers``: what an investigator runs."""
+    week = first_week(files, into)
+    cmd = [sys.executable, "-m", "scannerd", "replay", "--fast", "--emit", "jsonl", "--workers", str(workers)]
+    return timed([*cmd, str(week)])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", type=int, default=100)
@@ -126,8 +134,19 @@ def main() -> None:
     )
     parser.add_argument("--keep", action="store_true", help="keep the casino written and say where")
     parser.add_argument("--no-dask", action="store_true", help="leave the Dask cluster out")
+    parser.add_argument(
+        "--runs",
+        default=",".join(RUNS),
+        help="which runs, comma-separated (one_worker is always run: it is the figure per core); "
+        "a whole year on every core and on Dask is hours more than the figure needs",
+    )
     parser.add_argument("--out", type=Path, help="directory for casino_year.json")
     args = parser.parse_args()
+    wanted = set(args.runs.split(",")) | {"one_worker"}
+    if wanted - set(RUNS):
+        parser.error(
+            f"--runs: not a run: {', '.join(sorted(wanted - set(RUNS)))}; the runs: {', '.join(RUNS)}"
+        )
 
     at_start = machine()
     root = work_dir("casino-year")
@@ -139,8 +158,9 @@ def main() -> None:
     n = args.workers
     runs: dict[str, dict[str, float]] = {}
     runs["one_worker"] = audit(files, key, root / "one", "--workers", "1")
-    runs["workers"] = audit(files, key, root / "n", "--workers", str(n))
-    if not args.no_dask:
+    if "workers" in wanted:
+        runs["workers"] = audit(files, key, root / "n", "--workers", str(n))
+    if "dask" in wanted and not args.no_dask:
         try:
             from distributed import LocalCluster
         except ImportError:
@@ -150,20 +170,8 @@ def main() -> None:
                 n_workers=n, processes=True, threads_per_worker=1, dashboard_address=None
             ) as cluster:
                 runs["dask"] = audit(files, key, root / "dask", "--cluster", cluster.scheduler_address)
-    week = first_week(files, root / "week")
-    replay = [
-        sys.executable,
-        "-m",
-        "scannerd",
-        "replay",
-        "--fast",
-        "--emit",
-        "jsonl",
-        "--workers",
-        str(n),
-        str(week),
-    ]
-    runs["week_replay"] = timed(replay)
+    if "week_replay" in wanted:
+        runs["week_replay"] = replay_week(files, root / "week", n)
 
     totals = json.loads((root / "one" / "report.json").read_text())["totals"]
     paths = recordings_under([files])
