@@ -97,6 +97,9 @@ class OrderEvidence:
     peak: float = 0.0  # the largest of the cusums at any card of this shoe
     alert_id: int | None = None
     final: bool = False
+    # The largest of the cusums now. At 0 every cusum is, and a miss leaves them there (its log
+    # ratio is never above 0): most pairs of a proper shoe are such misses, and cost no loop.
+    level: float = 0.0
 
     def figures(self) -> dict[str, Any]:
         """What an alert says of it (``ShuffleEvidence``): what it was judged against, the statistic."""
@@ -133,13 +136,15 @@ class OrderEvidence:
                 ratio = (a_f if forward else a_b) / p + rest[k]
                 cusums[k] = max(0.0, cusums[k] + math.log(ratio))
         elif after or before:
+            if self.level == 0.0:
+                return False
             miss = _MISS[self.against][after != 0, before != 0]
             for k, m in enumerate(miss):
                 value = cusums[k] + m
                 cusums[k] = value if value > 0.0 else 0.0
         else:
             return False
-        top = max(cusums)
+        self.level = top = max(cusums)
         if top > self.peak:
             self.peak = top
         return top >= THRESHOLD and self.alert_id is None
@@ -199,5 +204,6 @@ class OwnOrder:
                 against, [float(v) for v in cusums], int(pairs), int(forward), int(backward)
             )
             evidence.peak, evidence.alert_id, evidence.final = float(peak), alert_id, bool(final)
+            evidence.level = max(evidence.cusums, default=0.0)
             setattr(order, against, evidence)
         return order

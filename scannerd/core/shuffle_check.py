@@ -220,9 +220,11 @@ class ShuffleCheck:
         self.comparisons: list[Comparison] = []
         # The comparisons not cleared, each with its earlier shoe's tables: what a card is judged by.
         self.active: list[tuple[Comparison, Neighbours]] = []
-        # This shoe's cards by face as ``seen`` last had them, and all of ``seen`` then (see _judge).
+        # This shoe's cards by face as ``seen`` last had them, and all of ``seen`` then (see _count).
         self.counts: list[int] = [0] * (N + 1)
         self.counted = 0
+        # The shoe's cards drawn, readable or not, when ``seen`` was last read: -1 until it is read.
+        self.dealt = -1
         self.order = OwnOrder()  # this shoe against new decks and itself: no earlier shoe needed
 
     def new_shoe(self, shoe_id: str) -> None:
@@ -235,6 +237,7 @@ class ShuffleCheck:
         self.comparisons = [Comparison(fp.shoe_id) for fp in self.history]
         self.counts = [0] * (N + 1)
         self.counted = 0
+        self.dealt = 0
         self.order = OwnOrder()
         self._activate()
 
@@ -250,33 +253,42 @@ class ShuffleCheck:
             comparison.final = True
         return [*done, *self.order.finish()]
 
-    def card(self, card: str | None, seen: Mapping[str, int], decks: int) -> list[Comparison | OrderEvidence]:
+    def card(
+        self, card: str | None, seen: Mapping[str, int], decks: int, dealt: int | None = None
+    ) -> list[Comparison | OrderEvidence]:
         """One card out of the shoe; the comparisons it made overwhelming (none raised before).
 
         ``seen`` counts this shoe's cards, this one included, and only grows until the next
-        shoe: what is left in the shoe is ``decks`` of each face less those. An unreadable card
-        breaks the chain of neighbours.
+        shoe: what is left in the shoe is ``decks`` of each face less those. ``dealt`` is the
+        shoe's cards drawn so far, this one and unreadable ones included, when the caller counts
+        them (see ``_count``). An unreadable card breaks the chain of neighbours.
         """
         fp = self.current
         if fp is None:
             return []
-        face = FACES.get(card) if card is not None else None
-        if card is None or face is None:
+        if card is None:
+            self.tail = []
+            self._count(None, 0, seen, dealt)
+            return []
+        face = FACES.get(card)
+        held = seen.get(card, 0)
+        self._count(face, held, seen, dealt)
+        if face is None:
             self.tail = []
             return []
         crossed: list[Comparison | OrderEvidence] = []
         tail = self.tail
         rows = fp.rows
-        if tail:
-            held = seen.get(card, 0)
-            if held <= decks:  # else a foreign copy, which only a miscounted shoe has
-                x, total = tail[-1], self._count(face, held, seen, decks)
-                if self.active:
-                    crossed += self._judge(x, face, total, decks)
-                counts = self.counts
-                counts[face] -= 1  # its own order is judged by the cards left before this one
-                crossed += self.order.judge(x, face, rows[x], counts, decks, total)
-                counts[face] += 1
+        if tail and held <= decks:  # else a foreign copy, which only a miscounted shoe has
+            x = tail[-1]
+            # Cards left before this one was drawn: what a proper shuffle drew it from.
+            total = decks * N - self.counted + 1
+            if self.active:
+                crossed += self._judge(x, face, total, decks)
+            counts = self.counts
+            counts[face] -= 1  # its own order is judged by the cards left before this one
+            crossed += self.order.judge(x, face, rows[x], counts, decks, total)
+            counts[face] += 1
         bit = 1 << face
         for prev in tail:
             rows[prev] |= bit
@@ -286,23 +298,27 @@ class ShuffleCheck:
         tail.append(face)
         return crossed
 
-    def _count(self, y: int, held: int, seen: Mapping[str, int], decks: int) -> int:
-        """Bring the counts by face up to ``seen`` (which holds ``held`` y): the cards left before y.
+    def _count(self, y: int | None, held: int, seen: Mapping[str, int], dealt: int | None) -> None:
+        """Bring the counts by face up to ``seen``, which holds ``held`` of the card drawn (face ``y``).
 
-        Between two cards ``seen`` gains this card only, so one count is set; should it have
-        changed otherwise (a check restored from a snapshot, which keeps no counts), the sums
-        differ and the counts are read again whole: ``seen`` only ever grows in a shoe and the
-        counts are earlier readings of it, so equal sums mean equal counts.
+        When the shoe drew exactly this card since the last one (``dealt`` one more), ``seen`` gained
+        this card only, so one count is set: a card a time, with no sum over ``seen``. Otherwise (a
+        check restored from a snapshot, which keeps no counts; a caller that does not count) the
+        counts are read again whole.
         """
-        counts = self.counts
-        self.counted += held - counts[y]
-        counts[y] = held
-        in_shoe = sum(seen.values())
-        if self.counted != in_shoe:
-            self.counts = [seen.get(c, 0) for c in ALL_CARDS] + [0]
-            self.counted = in_shoe
-        # Cards left before this one was drawn: what a proper shuffle drew it from.
-        return decks * N - in_shoe + 1
+        if dealt is not None and dealt == self.dealt + 1:
+            self.dealt = dealt
+            if held:
+                counts = self.counts
+                if y is None:  # a card no deck has: in ``seen``, in no count by face
+                    self.counted += 1
+                else:
+                    self.counted += held - counts[y]
+                    counts[y] = held
+            return
+        self.dealt = -1 if dealt is None else dealt
+        self.counts = [seen.get(c, 0) for c in ALL_CARDS] + [0]
+        self.counted = sum(seen.values())
 
     def _judge(self, x: int, y: int, total: int, decks: int) -> list[Comparison]:
         """Each active comparison's factor for the pair (x, y), y counted, ``total`` cards left before it.

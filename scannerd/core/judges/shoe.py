@@ -125,7 +125,7 @@ class ShoeJudge:
         self._unreadable_run(ts, card)
         shoe = self.top.shoe
         if shoe is not None:
-            for comparison in self.shuffle.card(card, shoe.counts, self.rules.decks):
+            for comparison in self.shuffle.card(card, shoe.counts, self.rules.decks, shoe.cards_dealt):
                 self._shuffle_alert(ts, comparison)
 
     def _unreadable_run(self, ts: float, card: str | None) -> None:
