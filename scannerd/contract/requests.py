@@ -9,6 +9,7 @@ is a JSON object, so even a rejected request can be matched to its answer.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -101,6 +102,28 @@ def parse_request(command: str, payload: bytes, max_bytes: int = MAX_REQUEST_BYT
         raise RequestError(command, _explain(exc), transaction) from None
     args = parsed.model_dump(exclude={"transaction"}, exclude_none=True)
     return Request(command, parsed.transaction, args)
+
+
+def parse_request_data(command: str, args: Mapping[str, Any]) -> Request:
+    """A request given as data (a recording's ``cmd`` line, a display's button): exactly as if its
+    JSON had come over MQTT, the same request or the same refusal.
+
+    A round's well-formed requests are read as they are, without the trip through JSON text: the
+    fast path vouches only for ids, choices and a transaction that is a short string (ids and
+    choices are short too), so such a request is far inside ``MAX_REQUEST_BYTES`` and its JSON
+    reads back as this data. Anything else takes that trip.
+    """
+    transaction = args.get("transaction")
+    if command in COMMANDS and (transaction is None or isinstance(transaction, str) or _short(transaction)):
+        fast = fast_args(command, args)
+        if fast is not None:
+            return Request(command, *fast)
+    return parse_request(command, json.dumps(args).encode())
+
+
+def _short(transaction: object) -> bool:
+    """An integer transaction whose JSON is a few bytes (an integer's may be too long for a request)."""
+    return type(transaction) is int and -(10**18) < transaction < 10**18
 
 
 def _explain(exc: ValidationError) -> str:

@@ -16,7 +16,6 @@ recording replays to exactly what the table published.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -25,7 +24,7 @@ from drivers.events import DeviceButton, DeviceEvent, DeviceHello, DeviceStatus
 from scannerd.contract.command_catalogue import READS_ONLY
 from scannerd.contract.events import EventData
 from scannerd.contract.payloads import DevicePayload
-from scannerd.contract.requests import Request, RequestError, Response, parse_request
+from scannerd.contract.requests import Request, RequestError, Response, parse_request_data
 from scannerd.core.house import HouseRules
 from scannerd.core.ingest import DeviceView, to_input
 from scannerd.core.inputs import (
@@ -172,7 +171,7 @@ class Table:
         checks a game server's request is; a refused one is answered and judges nothing.
         """
         try:
-            request = parse_request(name, json.dumps(args).encode())
+            request = parse_request_data(name, args)
         except RequestError as exc:
             return Outcome(response=exc.response())
         return self.request(request, ts, actor)

@@ -7,12 +7,11 @@ list's check (``scannerd.staff.roster``), and is never logged.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from aiohttp import web
 
-from scannerd.contract.requests import RequestError, parse_request
+from scannerd.contract.requests import RequestError, parse_request_data
 from scannerd.display.stream import ack_error, json_body
 
 TYPED = ("staff_id", "pin")
@@ -48,6 +47,6 @@ async def parsed_with_credentials(
 def parsed_as_request(command: str, body: dict[str, Any]) -> dict[str, Any] | web.Response:
     """``body`` judged by the game server's parser: the command's arguments, or the refusal."""
     try:
-        return parse_request(command, json.dumps(body).encode()).args
+        return parse_request_data(command, body).args
     except RequestError as exc:
         return web.json_response(exc.response().model_dump(mode="json"), status=400)

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from scannerd.contract.command_catalogue import COMMANDS
 from scannerd.contract.request_fast_path import fast_args
-from scannerd.contract.requests import RequestError, parse_request
+from scannerd.contract.requests import Request, RequestError, parse_request, parse_request_data
 
 IDS = st.one_of(
     st.sampled_from(["S1-R12", "R1", "D-117", " x", "a" * 64, "a" * 65, "", "   ", "R\u200b1", "R\n1", "é"]),
@@ -29,6 +29,7 @@ VALUES = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(min_value=-5, max_value=10**20),
+    st.sampled_from([10**18, -(10**18), 10**4200, 10**5000]),  # long integers, one too long to write
     st.floats(allow_nan=True),
     st.sampled_from(["start", "end", "player", "banker", "tie", "dragon", "tiger", "player1", "Banker"]),
     st.lists(st.integers(), max_size=2),
@@ -98,3 +99,28 @@ def test_what_it_doubts_is_the_models_to_refuse_in_its_own_words() -> None:
         with pytest.raises(RequestError) as refused:
             parse_request(command, payload)
         assert said in str(refused.value), (command, str(refused.value))
+
+
+def by_json(command: str, raw: dict[str, Any]) -> Request | str:
+    try:
+        return parse_request(command, json.dumps(raw).encode())
+    except RequestError as exc:
+        return str(exc)
+    except ValueError as exc:  # an integer too long for Python to write as text
+        return f"ValueError {exc}"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(requests(), st.one_of(st.none(), VALUES))
+def test_a_request_given_as_data_is_read_as_its_json_would_be(
+    request: tuple[str, dict[str, Any]], transaction: Any
+) -> None:
+    command, raw = request
+    raw = raw | {"transaction": transaction} if transaction is not None else raw
+    try:
+        as_data: Request | str = parse_request_data(command, raw)
+    except RequestError as exc:
+        as_data = str(exc)
+    except ValueError as exc:
+        as_data = f"ValueError {exc}"
+    assert as_data == by_json(command, raw)
