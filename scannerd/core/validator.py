@@ -122,7 +122,9 @@ class Validator:
     def handle(self, inp: ValidatorInput) -> list[EventData]:
         """Apply one input; returns the events it caused, in publish order."""
         out = self._events.begin()
-        if isinstance(inp, Command):
+        if isinstance(inp, CardDrawn):  # nearly every input: judged without asking what else it is
+            self._table(inp)
+        elif isinstance(inp, Command):
             # No stall check here: a rejected command must leave the state untouched,
             # and no command leaves a round overdue (the next card or tick judges that).
             try:
