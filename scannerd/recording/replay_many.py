@@ -12,8 +12,11 @@ The output comes in one defined order, whatever order the workers finish
 in: by the table id in each file's header, then by file name. The recorder
 names a table's files so that name order is the order they were begun
 (``Recorder._new_path``), so each table's files come out in the order they
-were recorded. The largest files are handed out first, so that one long day
-does not start last and leave the other workers idle at the end.
+were recorded. At most ``IN_FLIGHT`` files are out at once, and a result
+is let go of once handed on: an archive of a casino's year goes through in
+the memory of a few dozen files, not of the year. Within the first of them
+the largest go first, so that one long day in a directory does not start
+last and leave the other workers idle at the end.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ from scannerd.recording.source import Recorded, size_of
 
 Emit = Literal["summary", "jsonl"]
 T = TypeVar("T")
+
+IN_FLIGHT = 64
+"""Files handed to the workers and not yet handed on: enough to keep 64 cores busy."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,11 +125,18 @@ def each_file(
         for path in ordered:
             yield job(path, **options)
         return
-    by_size = sorted(ordered, key=size_of, reverse=True)
-    futures: dict[Recorded, Future[T]] = {p: executor.submit(job, p, **options) for p in by_size}
+    first = ordered[:IN_FLIGHT]
+    futures: dict[Recorded, Future[T]] = {
+        p: executor.submit(job, p, **options) for p in sorted(first, key=size_of, reverse=True)
+    }
+    following = iter(ordered[IN_FLIGHT:])
     try:
         for path in ordered:
-            yield _result(path, futures[path], lost)
+            result = _result(path, futures.pop(path), lost)
+            after = next(following, None)
+            if after is not None:
+                futures[after] = executor.submit(job, after, **options)
+            yield result
     finally:
         for future in futures.values():
             future.cancel()

@@ -12,12 +12,20 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from scannerd.recording.format import RecordingReader, recordings_under
-from scannerd.recording.replay_many import executor_for, replay_file, replay_many
+from scannerd.recording.replay_many import (
+    IN_FLIGHT,
+    FileReplay,
+    each_file,
+    executor_for,
+    replay_file,
+    replay_many,
+)
 from tests.sessions import DIR, golden_path, recordings, render
 
 pytestmark = pytest.mark.timeout(300)
@@ -171,3 +179,34 @@ def test_a_worker_killed_mid_replay_fails_its_files_and_nothing_else_breaks(tabl
     for r in results:
         if not r.failed:
             assert r.text == render(r.path)
+
+
+class CountingPool(ThreadPoolExecutor):
+    """A real pool that remembers how many files it was given that were not yet handed on."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=4)
+        self.out = 0
+        self.most_out = 0
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.out += 1
+        self.most_out = max(self.most_out, self.out)
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_an_archive_goes_through_a_few_dozen_files_at_a_time_not_all_at_once(tmp_path: Path) -> None:
+    """A casino's year is tens of thousands of files: given to the workers all at once, every result
+    waits in memory for its turn, and the audit of a year is killed by the kernel for memory."""
+    paths = []
+    for n in range(3 * IN_FLIGHT):
+        path = tmp_path / f"f{n:04d}.jsonl"
+        path.write_text("not a recording\n")
+        paths.append(path)
+    with CountingPool() as pool:
+        results = each_file(paths, replay_file, FileReplay, pool)
+        for result in results:
+            pool.out -= 1
+            assert result.failed
+    assert pool.most_out <= IN_FLIGHT + 1
+    assert [r.path for r in replay_many(paths, None)] == sorted(paths)
