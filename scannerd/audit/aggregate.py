@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any
@@ -47,6 +47,7 @@ from scannerd.audit.suspensions import Period, periods
 from scannerd.audit.tally import GameTally
 from scannerd.core.games import GAMES
 from scannerd.recording.signing import fingerprint
+from scannerd.recording.source import Recorded
 from scannerd.recording.verify import Verdict, judge
 
 if TYPE_CHECKING:
@@ -213,28 +214,27 @@ class _Tally:
             shoe.files.append(f.path.name)
             shoe.required = shoe.required or f.deck_check_required
 
-    def mark_closed(self) -> None:
-        """Every shoe of a table but its latest is over: a later one began."""
-        by_table: dict[str, list[_Shoe]] = {}
-        for shoe in self.shoes.values():
-            by_table.setdefault(shoe.table_id, []).append(shoe)
-        for shoes in by_table.values():
-            dealt = sorted((s for s in shoes if s.first is not None), key=lambda s: s.first or 0.0)
-            for shoe in dealt[:-1]:
-                shoe.closed = True
+    def close_table(self, table: str) -> list[_Shoe]:
+        """A table whose files are all in: its shoes, each over unless the latest, suspects counted.
 
-    def mark_suspects(self) -> None:
-        """A suspect shoe counts against its table, itself, its dealers and its days."""
-        for (table, shoe_id), shoe in self.shoes.items():
+        A suspect shoe counts against its table, itself, its dealers and its days.
+        """
+        shoes = list(self.shoes.values())  # every one of this table: the tables before it were closed
+        self.shoes.clear()
+        dealt = sorted((s for s in shoes if s.first is not None), key=lambda s: s.first or 0.0)
+        for shoe in dealt[:-1]:
+            shoe.closed = True  # a later one began
+        for shoe in shoes:
             if shoe.shuffle is None:
                 continue
-            suspect = (table, shoe_id)
+            suspect = (table, shoe.shoe_id)
             self.total.suspect.add(suspect)
             self.group_of("tables", table).suspect.add(suspect)
-            self.group_of("shoes", f"{table}/{shoe_id}").suspect.add(suspect)
+            self.group_of("shoes", f"{table}/{shoe.shoe_id}").suspect.add(suspect)
             for kind, keys in (("dealers", shoe.dealers), ("days", _shoe_days(shoe))):
                 for k in keys:
                     self.group_of(kind, k).suspect.add(suspect)
+        return shoes
 
 
 def build(
@@ -245,20 +245,47 @@ def build(
 ) -> dict[str, Any]:
     """The whole report, as JSON-ready data: what report.json holds and report.html shows.
 
-    ``zone``: the surveillance system's, in which the hands to review give the line to type.
+    ``facts`` come table by table (``each_file``'s order: by table id, then name), and each
+    table's are let go of once its rows are written: a casino's year of files does not fit in
+    memory at once, its rows and groups do. ``zone``: the surveillance system's, in which the hands
+    to review give the line to type.
     """
-    facts = sorted(facts, key=lambda f: (f.table_id, f.path.name))
-    good = [f for f in facts if f.error is None]
-    verdict = judge([f.chained for f in good if f.chained is not None], key)
-    replay_checks = _replay_checks(good)
     tally = _Tally(zone)
-    for table, table_files in itertools.groupby(good, key=lambda f: f.table_id):
-        tally.add_table(table, _told_apart(list(table_files)))
-    tally.mark_suspects()
-    tally.mark_closed()
+    file_rows: list[dict[str, Any]] = []
+    shoe_rows: list[dict[str, Any]] = []
+    verdict_notes: list[str] = []
+    file_notes: list[str] = []
+    used: set[Chances] = set()
+    done: set[str] = set()
+    unplaced: list[FileFacts] = []  # unusable before its header named the table: listed first
+
+    def placed() -> Iterator[FileFacts]:
+        for f in facts:
+            if f.table_id:
+                yield f
+            else:
+                unplaced.append(f)
+
+    for table, in_table in itertools.groupby(placed(), key=lambda f: f.table_id):
+        if table in done:
+            raise ValueError(f"facts of table {table!r} come apart: they must come table by table")
+        done.add(table)
+        files = sorted(in_table, key=lambda f: f.path.name)
+        good = [f for f in files if f.error is None]
+        verdict = judge([f.chained for f in good if f.chained is not None], key)
+        replay_checks = _replay_checks(good)
+        if good:
+            tally.add_table(table, _told_apart(good))
+        paths = {f.path.name: f.path for f in good}
+        shoes = tally.close_table(table)
+        shoe_rows += [_shoe_row(shoe, tally.groups["shoes"], verdict, paths) for shoe in shoes]
+        file_rows += [_file_row(f, verdict, replay_checks, key) for f in files]
+        verdict_notes += verdict.notes
+        file_notes += [note for f in good for note in f.notes]
+        used |= {chances(f.game, f.decks) for f in good}
+        del files, good, paths, verdict  # not held while the next table's files come in
+    file_rows[:0] = [_file_row(f, Verdict(), {}, key) for f in sorted(unplaced, key=lambda f: f.path.name)]
     groups = tally.groups
-    file_rows = [_file_row(f, verdict, replay_checks, key) for f in facts]
-    shoe_rows = [_shoe_row(shoe, groups["shoes"], verdict, good) for shoe in tally.shoes.values()]
     totals = tally.total.to_json()
     tables = [g.to_json() for _, g in sorted(groups["tables"].items())]
     flags = _flags(shoe_rows, file_rows) + _fact_flags([(None, totals), *((t["key"], t) for t in tables)])
@@ -271,7 +298,7 @@ def build(
         "flagged": bool(flags),
         "flags": flags,
         "review": {"zone": str(zone), "pad_s": review.PAD_S, "hands": tally.to_review},
-        **_odds(good),
+        **_odds(used),
         "totals": totals,
         "tables": tables,
         "dealers": [g.to_json() for _, g in sorted(groups["dealers"].items())],
@@ -280,13 +307,13 @@ def build(
         "suspensions": suspensions.report(groups["tables"], tally.suspended),
         "shoes": shoe_rows,
         "files": file_rows,
-        "notes": verdict.notes + [note for f in good for note in f.notes],
+        "notes": verdict_notes + file_notes,
     }
 
 
-def _odds(good: list[FileFacts]) -> dict[str, Any]:
+def _odds(chances_used: set[Chances]) -> dict[str, Any]:
     """The exact odds of every game and deck count the archive holds, and the bands they are held to."""
-    used = sorted({chances(f.game, f.decks) for f in good}, key=_in_order)
+    used = sorted(chances_used, key=_in_order)
     return {
         "odds": _by_game(used, lambda c: {r: round(p, 6) for r, p in c.results.items()}),
         "fact_odds": _by_game(
@@ -409,14 +436,13 @@ def _shoe_days(shoe: _Shoe) -> list[str]:
 
 
 def _replay_checks(files: list[FileFacts]) -> dict[str, str]:
-    """For each file whose predecessor is here: '' when its replay ends in the state this file begins with."""
+    """For each of a table's files whose successor is here: '' when its replay ends in the state the
+    next begins with."""
     checks: dict[str, str] = {}
-    for _, table_files in itertools.groupby(files, key=lambda f: f.table_id):
-        for before, after in itertools.pairwise(table_files):
-            if after.begins is None or before.ends is None or not _consecutive(before, after):
-                continue
-            found = differences(before.ends, after.begins)
-            checks[before.path.name] = "; ".join(found)
+    for before, after in itertools.pairwise(files):
+        if after.begins is None or before.ends is None or not _consecutive(before, after):
+            continue
+        checks[before.path.name] = "; ".join(differences(before.ends, after.begins))
     return checks
 
 
@@ -460,11 +486,11 @@ def _file_row(
 
 
 def _shoe_row(
-    shoe: _Shoe, groups: dict[str, Group], verdict: Verdict, files: list[FileFacts]
+    shoe: _Shoe, groups: dict[str, Group], verdict: Verdict, paths: dict[str, Recorded]
 ) -> dict[str, Any]:
+    """``paths``: its table's usable files, by name."""
     key = f"{shoe.table_id}/{shoe.shoe_id}"
     group = groups.get(key) or Group(key)
-    paths = {f.path.name: f.path for f in files}
     problems = [p for name in shoe.files for p in verdict.by_file.get(paths[name], [])]
     s = shoe.shuffle
     return group.to_json() | {

@@ -98,10 +98,9 @@ def run(args: argparse.Namespace) -> int:
     except ClusterUnavailable as exc:
         return _bad(str(exc))
     try:
-        facts = list(each_file(paths, collect, lost, executor))
+        report = build(each_file(paths, collect, lost, executor), key, [str(p) for p in args.paths], zone)
     finally:
         release()
-    report = build(facts, key, sources=[str(p) for p in args.paths], zone=zone)
     try:
         report_json.write(report, args.out)
         report_html.write(report, args.out)

@@ -12,6 +12,7 @@ its geometry at 1920x1080.
 
 from __future__ import annotations
 
+import gc
 import gzip
 import json
 import os
@@ -19,6 +20,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import weakref
 import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -27,6 +29,8 @@ from typing import Any
 
 import pytest
 
+from scannerd.audit.aggregate import build
+from scannerd.audit.facts import FileFacts, collect, lost
 from scannerd.core.shuffle_check import SHOES_KEPT
 from scannerd.recording.chain import Chain
 from scannerd.recording.format import (
@@ -38,7 +42,8 @@ from scannerd.recording.format import (
     RecordingWriter,
     RestartLine,
 )
-from scannerd.recording.signing import load_private_key, write_key_pair
+from scannerd.recording.replay_many import each_file
+from scannerd.recording.signing import load_private_key, load_public_key, write_key_pair
 from simulators.week import WeekShoe, write_week
 from simulators.week import main as week_main
 from tests.support.browser import VIEWPORT, screenshot
@@ -394,6 +399,30 @@ def test_a_gzip_bomb_is_named_by_verify_and_audit_in_bounded_memory(week, tmp_pa
         ("chain", bomb.name, finding.removeprefix(f"{bomb}: "))
     ]
     assert "Traceback" not in audit.stderr
+
+
+def test_an_audit_holds_one_tables_files_at_a_time_and_reports_as_if_it_held_them_all(week):
+    """A casino's year of files (36,500 of them) does not fit in memory at once: held together, the
+    audit of a year grew past 24 GB and the kernel killed it. Each table's facts go once its rows
+    are written, and the report is the one the week's audit wrote from every file."""
+    paths = [p for p in sorted(week.dir.iterdir()) if p.name.endswith(".jsonl.gz")]
+    seen: list[tuple[str, weakref.ref[FileFacts]]] = []
+    tables_let_go: list[str] = []
+
+    def facts() -> Iterator[FileFacts]:
+        for f in each_file(paths, collect, lost):
+            tables = list(dict.fromkeys(t for t, _ in seen))
+            if f.table_id not in tables and len(tables) >= 2:  # a third table begins
+                gc.collect()
+                done = tables[-2]  # the one before the table still being read
+                assert all(ref() is None for t, ref in seen if t == done), f"{done}'s files still held"
+                tables_let_go.append(done)
+            seen.append((f.table_id, weakref.ref(f)))
+            yield f
+
+    report = build(facts(), load_public_key(week.pub), sources=[str(week.dir)])
+    assert len(tables_let_go) == TABLES - 2
+    assert json.loads(json.dumps(report)) == week.report
 
 
 def test_tables_whose_files_hold_no_hand_are_counted_as_tables(tmp_path, capsys):
