@@ -75,7 +75,8 @@ def write_archive(archive: Path, tables: int, days: int, workers: int) -> tuple[
 
 def timed(cmd: list[str], ok: tuple[int, ...] = (0,)) -> dict[str, float]:
     """The command's wall time and CPU time: its own, with a pool's only where the pool's processes are
-    its children (not the audit's, started by a fork server, nor a cluster's)."""
+    its children (not the audit's, started by a fork server, nor a cluster's); and the peak resident
+    memory of any command run so far (the kernel keeps only the largest), the first run's its own."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with open(os.devnull, "wb") as sink:
@@ -86,7 +87,8 @@ def timed(cmd: list[str], ok: tuple[int, ...] = (0,)) -> dict[str, float]:
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-    return {"seconds": round(wall, 2), "cpu_s": round(cpu, 2)}
+    peak_mb = after.ru_maxrss / 1024  # Linux counts it in KiB
+    return {"seconds": round(wall, 2), "cpu_s": round(cpu, 2), "peak_rss_mb_so_far": round(peak_mb, 1)}
 
 
 def audit(files: Path, key: Path, out: Path, *where: str) -> dict[str, float]:
