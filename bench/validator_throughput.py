@@ -13,6 +13,10 @@ building the same events again from their fields), and encoding them
 (``topics.encode_data``). ``shuffle_check_us_per_card`` is the shuffle check
 alone over the same cards, as the validator calls it: what it costs of the
 judging, and ``validator_without_shuffle_check_cards_per_s`` the rest.
+``roads_us_per_card`` and ``recall_us_per_card`` are the scoreboard's roads
+(a result added and the columns every complete round carries) and the hand
+recall (folding in every event published), each alone over the same shoes:
+the other two things the table keeps up with at every hand.
 ``models_us_per_card`` is what the contract's pydantic models take for the
 same events in the same run, validating and encoding each: what the hot
 path paid before it built plain data.
@@ -30,8 +34,11 @@ import time
 from scannerd.contract.events import Data, EventData
 from scannerd.contract.topics import encode, encode_data
 from scannerd.core.cards import ALL_CARDS
+from scannerd.core.games import PUNTO_BANCO
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import CardDrawn, Command
+from scannerd.core.recall import Recall
+from scannerd.core.roads import Result, Roads
 from scannerd.core.shuffle_check import ShuffleCheck
 from scannerd.core.validator import Validator
 from scannerd.runtime import build
@@ -93,6 +100,36 @@ def run_shuffle_check(inputs: list) -> float:
     return time.perf_counter() - t0
 
 
+def run_roads(events: list[EventData]) -> float:
+    """The roads alone, as the deal keeps them: each complete round's result added, its columns drawn."""
+    initials = {winner: initial for initial, winner in PUNTO_BANCO.initials.items()}
+    roads = Roads(initials)
+    t0 = time.perf_counter()
+    for event in events:
+        if event.get("kind") == "shoe" and event.get("status") == "closed":  # the next shoe starts afresh
+            roads = Roads(initials)
+        elif event.get("phase") == "complete":
+            roads.add(
+                Result(
+                    event["winner"],
+                    bool(event["player_pair"]),
+                    bool(event["banker_pair"]),
+                    bool(event["natural"]),
+                )
+            )
+            roads.columns(PUNTO_BANCO.sides)
+    return time.perf_counter() - t0
+
+
+def run_recall(events: list[EventData]) -> float:
+    """The recall alone, folding in the events as the validator publishes them."""
+    recall = Recall()
+    t0 = time.perf_counter()
+    for event in events:
+        recall.observe((event,))
+    return time.perf_counter() - t0
+
+
 def rebuild(event: EventData) -> EventData:
     """The same event built again from its fields, as the validator builds it: by keywords, nested
     hands and evidence too (the scan for them makes this an estimate from above)."""
@@ -120,6 +157,8 @@ def run_stages(inputs: list) -> dict[str, float]:
         encode(model)
     t5 = time.perf_counter()
     return {
+        "roads": run_roads(events),
+        "recall": run_recall(events),
         "judging": (t1 - t0) - (t2 - t1),
         "building": t2 - t1,
         "encoding": t3 - t2,
@@ -180,6 +219,8 @@ def main() -> None:
                 "events_per_card": round(stage["events"] / cards, 2),
                 "stages_us_per_card": per_card("judging", "building", "encoding"),
                 "shuffle_check_us_per_card": round(s_s / cards * 1e6, 2),
+                "roads_us_per_card": round(stage["roads"] / cards * 1e6, 2),
+                "recall_us_per_card": round(stage["recall"] / cards * 1e6, 2),
                 "models_us_per_card": per_card("models_building", "models_encoding"),
                 "goal_cards_per_s": GOAL_CARDS_PER_S,
                 "goal_speed_vs_baseline": GOAL_SPEED_VS_BASELINE,
