@@ -107,4 +107,12 @@ class Recall:
 
     @classmethod
     def restore(cls, snap: Mapping[str, Any]) -> Recall:
-        return cls(copy.deepcopy(snap.get("recall") or []), copy.deepcopy(snap.get("recall_open") or {}))
+        """The recall a saved state holds; TypeError for one of another shape, rather than a table that
+        fails at its next hand."""
+        hands, open_misdeals = snap.get("recall") or [], snap.get("recall_open") or {}
+        if not isinstance(hands, list) or not all(isinstance(hand, dict) for hand in hands):
+            raise TypeError("recall: not a list of hands")
+        codes = open_misdeals.values() if isinstance(open_misdeals, dict) else [None]
+        if not all(isinstance(said, list) and all(isinstance(c, str) for c in said) for said in codes):
+            raise TypeError("recall_open: not each open round's misdeal codes")
+        return cls(copy.deepcopy(hands), copy.deepcopy(open_misdeals))

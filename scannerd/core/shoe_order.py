@@ -200,6 +200,8 @@ class OwnOrder:
     def restore(cls, snap: list[list[Any]]) -> OwnOrder:
         order = cls()
         for against, cusums, pairs, forward, backward, peak, alert_id, final in snap:
+            if against not in _ALTERNATIVES or len(cusums) != len(_ALTERNATIVES[against]):
+                raise ValueError(f"shoe order: no relation {against!r} with {len(cusums)} figures")
             evidence = OrderEvidence(
                 against, [float(v) for v in cusums], int(pairs), int(forward), int(backward)
             )

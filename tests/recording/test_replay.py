@@ -7,7 +7,9 @@ import logging
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -257,6 +259,39 @@ def test_replay_command_refuses_a_header_state_that_is_not_one(tmp_path: Path, c
     path.write_text(json.dumps(header) + "\n")
     assert scannerd("replay", "--fast", str(path)) == 2
     assert f"{path}:1: bad header: state" in capsys.readouterr().err
+
+
+def saved_with(change: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """A table's real saved state a card into a shoe, then changed as a tampered or damaged file has it."""
+    validator = Validator("T1", HouseRules())
+    validator.handle(Command(START_TS, "new_shoe", {}))
+    validator.handle(CardDrawn(START_TS + 1, "AS"))
+    snap = validator.snapshot()
+    change(snap)
+    return {"validator": snap}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda s: s.update(recall={"hands": 5}),
+        lambda s: s.update(recall=[1, 2]),
+        lambda s: s.update(recall_open={"R1": "MISDEAL"}),
+        lambda s: s["shuffle"]["order"][0].__setitem__(0, "__class__"),
+        lambda s: s["shuffle"]["order"][1].__setitem__(1, [0.0]),
+    ],
+    ids=["recall-not-a-list", "recall-not-hands", "open-misdeals-not-codes", "order-unknown", "order-short"],
+)
+def test_a_header_state_whose_parts_are_of_another_shape_is_refused_at_the_header(
+    tmp_path: Path, capsys, change: Callable[[dict[str, Any]], None]
+) -> None:
+    """Not taken as it is and failed on at the first hand, with a traceback: named at line 1."""
+    header = json.loads(SESSION.read_text().splitlines()[0]) | {"state": saved_with(change)}
+    path = tmp_path / "s.jsonl"
+    path.write_text(json.dumps(header) + "\n")
+    assert scannerd("replay", "--fast", str(path)) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:1: bad header: state" in err and "Traceback" not in err
 
 
 def test_replay_command_names_a_driver_it_does_not_have(tmp_path: Path, capsys) -> None:
