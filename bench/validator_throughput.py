@@ -88,15 +88,17 @@ def run_shuffle_check(inputs: list) -> float:
     """The shuffle check alone, called with each card as the validator calls it (no burn: every card)."""
     check = ShuffleCheck()
     seen: dict[str, int] = {}
+    dealt = 0
     t0 = time.perf_counter()
     for inp in inputs:
         if isinstance(inp, CardDrawn):
             seen[inp.card] = seen.get(inp.card, 0) + 1
-            check.card(inp.card, seen, RULES.decks)
+            dealt += 1
+            check.card(inp.card, seen, RULES.decks, dealt)
         elif inp.name == "new_shoe":
             check.finish()
             check.new_shoe(f"S{inp.ts}")
-            seen = {}
+            seen, dealt = {}, 0
     return time.perf_counter() - t0
 
 
