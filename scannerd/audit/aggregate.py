@@ -251,11 +251,7 @@ def build(
     to review give the line to type.
     """
     tally = _Tally(zone)
-    file_rows: list[dict[str, Any]] = []
-    shoe_rows: list[dict[str, Any]] = []
-    verdict_notes: list[str] = []
-    file_notes: list[str] = []
-    used: set[Chances] = set()
+    rows = _Rows()
     done: set[str] = set()
     unplaced: list[FileFacts] = []  # unusable before its header named the table: listed first
 
@@ -270,21 +266,9 @@ def build(
         if table in done:
             raise ValueError(f"facts of table {table!r} come apart: they must come table by table")
         done.add(table)
-        files = sorted(in_table, key=lambda f: f.path.name)
-        good = [f for f in files if f.error is None]
-        verdict = judge([f.chained for f in good if f.chained is not None], key)
-        replay_checks = _replay_checks(good)
-        if good:
-            tally.add_table(table, _told_apart(good))
-        paths = {f.path.name: f.path for f in good}
-        shoes = tally.close_table(table)
-        shoe_rows += [_shoe_row(shoe, tally.groups["shoes"], verdict, paths) for shoe in shoes]
-        file_rows += [_file_row(f, verdict, replay_checks, key) for f in files]
-        verdict_notes += verdict.notes
-        file_notes += [note for f in good for note in f.notes]
-        used |= {chances(f.game, f.decks) for f in good}
-        del files, good, paths, verdict  # not held while the next table's files come in
-    file_rows[:0] = [_file_row(f, Verdict(), {}, key) for f in sorted(unplaced, key=lambda f: f.path.name)]
+        rows.add_table(tally, table, sorted(in_table, key=lambda f: f.path.name), key)
+    rows.files[:0] = [_file_row(f, Verdict(), {}, key) for f in sorted(unplaced, key=lambda f: f.path.name)]
+    file_rows, shoe_rows = rows.files, rows.shoes
     groups = tally.groups
     totals = tally.total.to_json()
     tables = [g.to_json() for _, g in sorted(groups["tables"].items())]
@@ -298,7 +282,7 @@ def build(
         "flagged": bool(flags),
         "flags": flags,
         "review": {"zone": str(zone), "pad_s": review.PAD_S, "hands": tally.to_review},
-        **_odds(used),
+        **_odds(rows.used),
         "totals": totals,
         "tables": tables,
         "dealers": [g.to_json() for _, g in sorted(groups["dealers"].items())],
@@ -307,8 +291,37 @@ def build(
         "suspensions": suspensions.report(groups["tables"], tally.suspended),
         "shoes": shoe_rows,
         "files": file_rows,
-        "notes": verdict_notes + file_notes,
+        "notes": rows.verdict_notes + rows.file_notes,
     }
+
+
+@dataclass
+class _Rows:
+    """What the report lists, table by table: each table's rows are written once its files are in,
+    and its files let go of."""
+
+    files: list[dict[str, Any]] = field(default_factory=list)
+    shoes: list[dict[str, Any]] = field(default_factory=list)
+    verdict_notes: list[str] = field(default_factory=list)
+    file_notes: list[str] = field(default_factory=list)
+    used: set[Chances] = field(default_factory=set)  # each game and deck count dealt
+
+    def add_table(
+        self, tally: _Tally, table: str, files: list[FileFacts], key: Ed25519PublicKey | None
+    ) -> None:
+        good = [f for f in files if f.error is None]
+        verdict = judge([f.chained for f in good if f.chained is not None], key)
+        replay_checks = _replay_checks(good)
+        if good:
+            tally.add_table(table, _told_apart(good))
+        paths = {f.path.name: f.path for f in good}
+        self.shoes += [
+            _shoe_row(shoe, tally.groups["shoes"], verdict, paths) for shoe in tally.close_table(table)
+        ]
+        self.files += [_file_row(f, verdict, replay_checks, key) for f in files]
+        self.verdict_notes += verdict.notes
+        self.file_notes += [note for f in good for note in f.notes]
+        self.used |= {chances(f.game, f.decks) for f in good}
 
 
 def _odds(chances_used: set[Chances]) -> dict[str, Any]:
