@@ -156,6 +156,10 @@ def test_a_start_judges_a_long_journal_again(tmp_path, mosquitto: Broker) -> Non
     assert not [e for e in kept(server) if e["kind"] == "alert" and e["code"] == "STATE_LOST"]
 
 
+def links_up(server: GameServer) -> int:
+    return len([m for m in server.messages("/device") if b'"link":"up"' in m.payload])
+
+
 DAMAGE = {
     # A card in the row made other than it was: the inputs no longer make the events stored with it.
     "edited": "UPDATE journal SET entry = replace(entry, '\"2S\"', '\"3S\"') WHERE entry LIKE '%\"2S\"%'",
@@ -179,10 +183,13 @@ def test_a_damaged_journal_row_is_a_lost_state_not_a_wrong_one(tmp_path, mosquit
         with sqlite3.connect(outbox) as db:
             assert db.execute(DAMAGE[damage]).rowcount == 1
         published = max(e["seq"] for e in kept(server))
+        opened = links_up(server)
         table.start()
         server.wait_for(
             lambda _: any(e["kind"] == "alert" and e["code"] == "STATE_LOST" for e in kept(server))
         )
+        # The card is dealt once the shoe's port is open again, as the other restart tests deal it.
+        server.wait_for(lambda _: links_up(server) > opened)
         port.write(beetek("3C", crlf=False))
         server.wait_for(lambda _: any(e.get("card") == "3C" for e in kept(server)))
         assert table.kill(signal.SIGTERM) == 0
