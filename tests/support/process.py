@@ -259,13 +259,15 @@ def log_lines(log: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
 
 
-def wait_shoe_open(server: GameServer, base: str = "casino/tables/T1") -> None:
-    """Until the daemon has the shoe's port open (its device topic says so): a card sent before is lost."""
+def shoe_opened(got: list[Any], base: str = "casino/tables/T1") -> int:
+    """How many times the daemon has reported the shoe's port open in ``got`` (its device topic)."""
+    return sum(m.topic == f"{base}/device" and json.loads(m.payload)["link"] == "up" for m in got)
 
-    def link_up(got: list[Any]) -> bool:
-        return any(m.topic == f"{base}/device" and json.loads(m.payload)["link"] == "up" for m in got)
 
-    server.wait_for(link_up, 30)
+def wait_shoe_open(server: GameServer, base: str = "casino/tables/T1", times: int = 1) -> None:
+    """Until the daemon has had the shoe's port open ``times`` times: a card sent before is lost
+    (the tty's input waiting while nobody reads is discarded when the port is opened again)."""
+    server.wait_for(lambda got: shoe_opened(got, base) >= times, 30)
 
 
 IDLE_CONNECTIONS = 1100

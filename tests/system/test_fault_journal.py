@@ -31,7 +31,7 @@ from scannerd.store.outbox import Outbox
 from tests.support.broker import Broker, GameServer, wait_until
 from tests.support.fault import deduplicated
 from tests.support.frames import beetek
-from tests.support.process import live_table, log_lines, wait_shoe_open
+from tests.support.process import live_table, log_lines, shoe_opened, wait_shoe_open
 
 BASE = "casino/tables/T1"
 SHOE = random.Random(3).sample([c for c in ALL_CARDS for _ in range(8)], 8 * len(ALL_CARDS))
@@ -156,10 +156,6 @@ def test_a_start_judges_a_long_journal_again(tmp_path, mosquitto: Broker) -> Non
     assert not [e for e in kept(server) if e["kind"] == "alert" and e["code"] == "STATE_LOST"]
 
 
-def links_up(server: GameServer) -> int:
-    return len([m for m in server.messages("/device") if b'"link":"up"' in m.payload])
-
-
 DAMAGE = {
     # A card in the row made other than it was: the inputs no longer make the events stored with it.
     "edited": "UPDATE journal SET entry = replace(entry, '\"2S\"', '\"3S\"') WHERE entry LIKE '%\"2S\"%'",
@@ -183,13 +179,12 @@ def test_a_damaged_journal_row_is_a_lost_state_not_a_wrong_one(tmp_path, mosquit
         with sqlite3.connect(outbox) as db:
             assert db.execute(DAMAGE[damage]).rowcount == 1
         published = max(e["seq"] for e in kept(server))
-        opened = links_up(server)
+        opened = shoe_opened(server.messages())
         table.start()
         server.wait_for(
             lambda _: any(e["kind"] == "alert" and e["code"] == "STATE_LOST" for e in kept(server))
         )
-        # The card is dealt once the shoe's port is open again, as the other restart tests deal it.
-        server.wait_for(lambda _: links_up(server) > opened)
+        wait_shoe_open(server, times=opened + 1)  # the card is dealt once the port is open again
         port.write(beetek("3C", crlf=False))
         server.wait_for(lambda _: any(e.get("card") == "3C" for e in kept(server)))
         assert table.kill(signal.SIGTERM) == 0

@@ -20,7 +20,7 @@ from drivers.events import DeviceCard
 from tests.support.broker import Broker, GameServer
 from tests.support.fault import deduplicated
 from tests.support.frames import beetek
-from tests.support.process import live_table
+from tests.support.process import live_table, shoe_opened, wait_shoe_open
 
 BASE = "casino/tables/T1"
 
@@ -37,15 +37,6 @@ def round_ends(server: GameServer) -> list[dict]:
     return [r for r in kept(server, "round") if r["phase"] in ("complete", "void")]
 
 
-def wait_shoe_open(server: GameServer, opened: int) -> None:
-    """Until the daemon has the port open for the ``opened``-th time: bytes before that are discarded."""
-    server.wait_for(
-        lambda got: (
-            len([m for m in got if m.topic.endswith("/device") and b'"link":"up"' in m.payload]) >= opened
-        )
-    )
-
-
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
 def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
@@ -53,7 +44,7 @@ def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
 ) -> None:
     with live_table(tmp_path, mosquitto, "beetek") as table:
         server, port = table.server, table.port
-        wait_shoe_open(server, 1)
+        wait_shoe_open(server)
         for card in ("9H", "2S"):
             port.write(beetek(card, crlf=False))
         server.wait_for(lambda got: len([m for m in got if m.topic.endswith("/card")]) == 2)
@@ -61,10 +52,10 @@ def test_a_beetek_round_open_across_a_restart_is_void_not_misjudged(
         # Dealt while nobody reads: it waits in the tty, which the next open discards.
         port.write(beetek("9C", crlf=False))
         time.sleep(0.2)
-        opened = len([m for m in server.messages("/device") if b'"link":"up"' in m.payload])
+        opened = shoe_opened(server.messages())
         table.start()
         server.wait_for(lambda got: any(m.topic.endswith("/round") and b'"void"' in m.payload for m in got))
-        wait_shoe_open(server, opened + 1)
+        wait_shoe_open(server, times=opened + 1)
         # The dealer, unaware, deals the void round on: its last card must not open a new round.
         port.write(beetek("3D", crlf=False))
         server.wait_for(lambda _: len(kept(server, "card")) == 3)

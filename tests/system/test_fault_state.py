@@ -23,7 +23,7 @@ from simulators.serial_pty import PtyPort
 from tests.support.broker import Broker, GameServer, wait_until
 from tests.support.config import write_config
 from tests.support.frames import beetek
-from tests.support.process import live_table
+from tests.support.process import live_table, shoe_opened, wait_shoe_open
 
 BASE = "casino/tables/T1"
 RULES = {"round_control": "auto", "burn": "none"}
@@ -44,14 +44,6 @@ def deal_round(port: PtyPort, server: GameServer) -> None:
     server.wait_for(lambda _: len([p for p in server.payloads("/round") if p["phase"] == "complete"]) > done)
 
 
-def wait_open(server: GameServer, times: int) -> None:
-    server.wait_for(
-        lambda got: (
-            len([m for m in got if m.topic.endswith("/device") and b'"link":"up"' in m.payload]) >= times
-        )
-    )
-
-
 def acknowledge_state_lost(server: GameServer) -> None:
     """Wait for the table's STATE_LOST alert and acknowledge it, as the dealer does before dealing on."""
     server.wait_for(lambda _: any(a["code"] == "STATE_LOST" for a in server.payloads("/alert")))
@@ -66,11 +58,6 @@ def assert_new_round_ids(server: GameServer, before: int) -> None:
     earlier = {r["round_id"] for r in rounds if r["seq"] <= before}
     later = {r["round_id"] for r in rounds if r["seq"] > before}
     assert earlier and later and not earlier & later, (earlier, later)
-
-
-def ups(server: GameServer) -> int:
-    """How many times the shoe was reported open so far."""
-    return len([m for m in server.messages("/device") if b'"link":"up"' in m.payload])
 
 
 def lose(outbox: Path, how: str) -> None:
@@ -90,14 +77,14 @@ def test_seq_never_goes_back_when_the_outbox_is_lost_and_the_loss_is_loud(
 ) -> None:
     with live_table(tmp_path, mosquitto, "beetek", log={"format": "json"}) as table:
         server, port, log = table.server, table.port, table.log
-        wait_open(server, 1)
+        wait_shoe_open(server)
         deal_round(port, server)
         table.kill(signal.SIGTERM)
         before = max(event_seqs(server))
         lose(tmp_path / "outbox.sqlite3", how)
-        opened = ups(server)
+        opened = shoe_opened(server.messages())
         table.start()
-        wait_open(server, opened + 1)
+        wait_shoe_open(server, times=opened + 1)
         acknowledge_state_lost(server)  # the dealer clears the table and acknowledges; then the next round
         deal_round(port, server)
 
@@ -117,7 +104,7 @@ def test_a_new_table_starts_seq_from_its_clock(tmp_path, mosquitto: Broker) -> N
     began = time.time()
     with live_table(tmp_path, mosquitto, "beetek") as table:
         server = table.server
-        wait_open(server, 1)
+        wait_shoe_open(server)
         deal_round(table.port, server)
     seqs = event_seqs(server)
     assert seqs[0] >= int(began * 1000) and seqs == list(range(seqs[0], seqs[0] + len(seqs)))
@@ -129,7 +116,7 @@ def test_a_second_daemon_on_the_same_config_refuses_to_start(tmp_path, mosquitto
     with live_table(tmp_path, mosquitto, "beetek") as table:
         server, first = table.server, table.proc
         assert first is not None
-        wait_open(server, 1)
+        wait_shoe_open(server)
         said = table.refused()
         # The table id's lock is the first a second daemon meets: the line operations.md quotes.
         line = (
@@ -151,7 +138,7 @@ def test_a_second_daemon_with_its_own_outbox_cannot_take_the_shoe(tmp_path, mosq
     # The game server hears both tables, so a card of the first's shoe published as the second's shows.
     with live_table(one, mosquitto, "beetek", topics=["casino/tables/#"]) as first:
         server, port = first.server, first.port
-        wait_open(server, 1)
+        wait_shoe_open(server)
         with live_table(two, mosquitto, "beetek", channel=port.path, table_id="T2") as second:
             wait_until(
                 lambda: "cannot open" in second.log.read_text(), 20, "the second daemon refused the port"
@@ -173,7 +160,7 @@ def test_a_second_table_on_the_same_outbox_refuses_to_start(tmp_path, mosquitto:
     with live_table(one, mosquitto, "beetek") as table:
         server, first = table.server, table.proc
         assert first is not None
-        wait_open(server, 1)
+        wait_shoe_open(server)
         said = table.refused(config2)
         line = (
             f"another scannerd (pid {first.pid}) is already running for this table: "
@@ -196,7 +183,7 @@ def test_a_second_config_for_the_same_table_refuses_to_start(tmp_path, mosquitto
     with live_table(one, mosquitto, "beetek") as table:
         server, first = table.server, table.proc
         assert first is not None
-        wait_open(server, 1)
+        wait_shoe_open(server)
         said = table.refused(config2)
         assert f"(pid {first.pid}) is already running for table T1" in said, said
         deal_round(table.port, server)
@@ -211,7 +198,7 @@ def test_a_lost_outbox_is_loud_when_the_ceiling_file_is_damaged_too(
 ) -> None:
     with live_table(tmp_path, mosquitto, "beetek", log={"format": "json"}) as table:
         server = table.server
-        wait_open(server, 1)
+        wait_shoe_open(server)
         table.kill(signal.SIGTERM)
         lose(tmp_path / "outbox.sqlite3", "deleted")
         (tmp_path / "outbox.seq").write_bytes(damage)
@@ -228,12 +215,12 @@ def test_the_recording_after_a_lost_outbox_replays_what_followed_the_loss(
     record = tmp_path / "rec"
     with live_table(tmp_path, mosquitto, "beetek", record={"dir": str(record), "compress": False}) as table:
         server = table.server
-        wait_open(server, 1)
+        wait_shoe_open(server)
         table.kill(signal.SIGTERM)
         lose(tmp_path / "outbox.sqlite3", "deleted")
-        opened = ups(server)
+        opened = shoe_opened(server.messages())
         table.start()
-        wait_open(server, opened + 1)
+        wait_shoe_open(server, times=opened + 1)
         acknowledge_state_lost(server)
         deal_round(table.port, server)
     (after,) = [f for f in record.glob("*.jsonl") if '"STATE_LOST"' in f.read_text()]
@@ -250,23 +237,23 @@ def test_an_outbox_put_back_from_a_copy_does_not_reuse_seq(tmp_path, mosquitto: 
     outbox = tmp_path / "outbox.sqlite3"
     with live_table(tmp_path, mosquitto, "beetek", log={"format": "json"}) as table:
         server, port, log = table.server, table.port, table.log
-        wait_open(server, 1)
+        wait_shoe_open(server)
         deal_round(port, server)
         table.kill(signal.SIGTERM)
         copy = tmp_path / "copy.sqlite3"
         copy.write_bytes(outbox.read_bytes())  # a clean stop leaves the whole state in the main file
-        opened = ups(server)
+        opened = shoe_opened(server.messages())
         table.start()
-        wait_open(server, opened + 1)
+        wait_shoe_open(server, times=opened + 1)
         deal_round(port, server)
         table.kill(signal.SIGTERM)
         before = max(event_seqs(server))
         outbox.write_bytes(copy.read_bytes())
         for suffix in ("-wal", "-shm"):
             Path(f"{outbox}{suffix}").unlink(missing_ok=True)
-        opened = ups(server)
+        opened = shoe_opened(server.messages())
         table.start()
-        wait_open(server, opened + 1)
+        wait_shoe_open(server, times=opened + 1)
         acknowledge_state_lost(server)
         deal_round(port, server)  # the copy's round counter is behind: its next number went out since
     seqs = event_seqs(server)
