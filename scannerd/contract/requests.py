@@ -113,17 +113,17 @@ def parse_request_data(command: str, args: Mapping[str, Any]) -> Request:
     choices are short too), so such a request is far inside ``MAX_REQUEST_BYTES`` and its JSON
     reads back as this data. Anything else takes that trip.
     """
-    transaction = args.get("transaction")
-    if command in COMMANDS and (transaction is None or isinstance(transaction, str) or _short(transaction)):
+    if not _long_integer(args.get("transaction")):
         fast = fast_args(command, args)
         if fast is not None:
             return Request(command, *fast)
     return parse_request(command, json.dumps(args).encode())
 
 
-def _short(transaction: object) -> bool:
-    """An integer transaction whose JSON is a few bytes (an integer's may be too long for a request)."""
-    return type(transaction) is int and -(10**18) < transaction < 10**18
+def _long_integer(transaction: object) -> bool:
+    """An integer transaction whose JSON may be too long for a request: the fast path vouches for
+    the others (``fast_args`` checks a string's length and every other kind)."""
+    return type(transaction) is int and not -(10**18) < transaction < 10**18
 
 
 def _explain(exc: ValidationError) -> str:
