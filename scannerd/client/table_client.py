@@ -453,7 +453,8 @@ class TableClient:
         The error says what the broker last answered, if it answered at all: a broker that refuses
         the login or the protocol version is there, and waiting longer will not change its mind.
         With ``timeout=None`` it returns at once and keeps trying in the background (a screen that
-        says it is disconnected until the broker is there, rather than giving up).
+        says it is disconnected until the broker is there, rather than giving up); a refusal then
+        never raises, however soon it comes: the caller reads it from ``refusal``.
         """
         self._connect_to(*self._brokers.current)
         self._delivery.start()
@@ -463,7 +464,7 @@ class TableClient:
             if self._last_refusal is not None:
                 raise self._last_refusal
             raise ConnectionError(f"no MQTT broker answered at {self._brokers} within {timeout} s")
-        if self.refusal is not None:
+        if timeout is not None and self.refusal is not None:  # unwaited, a refusal is only ``refusal``
             self.stop()
             raise self.refusal
 

@@ -299,6 +299,27 @@ def test_attended_a_refused_version_is_not_retried_and_says_which(embedded_broke
     assert refused.value.version == "5" and client.refused.is_set()
 
 
+def test_unwaited_a_refusal_that_comes_before_start_returns_is_read_not_raised(embedded_broker):
+    """A watch's start must not throw the refusal it reads later: that was a traceback, not a line."""
+    client = TableClient(
+        embedded_broker.host, embedded_broker.port, client_id="pit", marks=":memory:", on_event=print,
+        attended=True,
+    )  # fmt: skip
+    loop_start = client._client.loop_start
+
+    def refused_before_start_returns() -> mqtt.MQTTErrorCode:
+        started = loop_start()
+        assert client.refused.wait(20), "the broker's refusal"
+        return started
+
+    client._client.loop_start = refused_before_start_returns  # type: ignore[method-assign]
+    try:
+        client.start(timeout=None)
+        assert isinstance(client.refusal, ProtocolRefused)
+    finally:
+        client.stop()
+
+
 def test_a_retained_event_is_not_taken_for_the_stream(mosquitto, make_client, table):
     raw = GameServer(mosquitto, ["unused/topic"])
     shoe = next(e for e in sample_events(FLOOR, 4) if e.kind == "shoe")
