@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
 import subprocess
 import sysconfig
 import time
@@ -95,6 +94,8 @@ class Seaweed:
             f"-master.port.grpc={master_grpc}",
             "-master.telemetry=false",
             "-master.volumeSizeLimitMB=64",
+            # Started again on its data, a lone master waits out a whole election before it leads.
+            "-master.electionTimeout=1s",
             f"-volume.port={volume}",
             f"-volume.port.grpc={volume_grpc}",
             "-volume.max=1000",  # each bucket takes volumes of its own, seven at a time
@@ -139,22 +140,16 @@ class Seaweed:
                     raise RuntimeError(f"SeaweedFS did not answer on {self.s3_port}:\n{self.log}") from None
                 time.sleep(0.1)
 
-    def stop(self, *, keep: bool = True) -> None:
-        """Stop the server; ``keep``: as an administrator does, its data there for the next start (it
-        takes weed some 15 s). Without, killed at once: the end of a module, its data thrown away."""
+    def stop(self) -> None:
+        """Stop the server as a crash or a power switch does, its data there for the next start.
+
+        Killed, not asked: asked, weed's filer waits 15 s on its own S3 gateway's stream before it
+        gives up on going gracefully. What it wrote is the kernel's by then, so a kill keeps it.
+        """
         if self.proc is None:
             return
-        if not keep:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
-            self.proc = None
-            return
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+        self.proc.kill()
+        self.proc.wait(timeout=10)
         self.proc = None
 
     def client(self, who: Credentials = ADMIN) -> S3Client:
@@ -242,4 +237,4 @@ def seaweed_server(directory: Path) -> Iterator[Seaweed]:
     try:
         yield server
     finally:
-        server.stop(keep=False)
+        server.stop()
