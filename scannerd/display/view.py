@@ -14,6 +14,7 @@ mid-shoe (or after a daemon restart) draws the whole shoe's roads.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any, assert_never
@@ -30,11 +31,13 @@ from scannerd.core.roads import Result, results_of, scoreboard
 _HANDS_KEPT = 256  # round ids remembered for naming an alert's hand: a long shoe, and then some
 
 
+@functools.lru_cache(maxsize=1024)
 def dealer_text(message: str, card: str | None) -> str:
     """An alert's message with its card named as the dealer reads it (``10\u2660``, not ``TS``).
 
     The validator's message carries the card code, as the MQTT payload must; only the screens
     translate it, and only the code of the alert's own card, so no other word can be touched.
+    Kept: every snapshot names every open alert again, and a table nobody acknowledges has hundreds.
     """
     if not card:
         return message
@@ -126,6 +129,7 @@ class TableView:
         self._hands: dict[str, int] = {}  # round_id -> hand_no, for naming an alert's hand
         self._alert_hands: dict[int, str] = {}  # alert_id -> the hand it belongs to, as shown
         self.results: list[tuple[str, Result]] = []  # (round_id, result) of this shoe, in order
+        self._history: tuple[tuple[Any, ...], dict[str, Any]] | None = None  # the last board, and of what
         self.dealer_id: str | None = None  # the dealer signed in at the table
         self.counting: dict[str, Any] | None = None  # a deck check under way: the cards counted so far
         self.counted: str | None = None  # the shoe whose receipt the table gave, not to be offered again
@@ -510,12 +514,17 @@ class TableView:
 
     def history(self) -> dict[str, Any]:
         """The shoe's scoreboard as every board draws it (``scannerd/core/roads.py``), with its counts."""
-        results = [r for _, r in self.results]
+        results = tuple(r for _, r in self.results)
+        drawn = (self.game.sides, *results)
+        if self._history is not None and self._history[0] == drawn:
+            return self._history[1]  # a snapshot at every event, a hand's result every few of them
         counts = {side: sum(r.winner == side for r in results) for side in reversed(self.game.sides)}
-        return {
-            **scoreboard(results, self.game.sides),
+        board: dict[str, Any] = {
+            **scoreboard(list(results), self.game.sides),
             "counts": {**counts, "tie": sum(r.winner == "tie" for r in results), "hands": len(results)},
         }
+        self._history = (drawn, board)
+        return board
 
     def game_view(self) -> dict[str, Any]:
         """The game as the pages lay it out: its name, its two sides and its positions in deal order."""
