@@ -139,6 +139,11 @@ class RecalledHand(BaseModel):
     dealing_s: float | None
 
 
+ALERTS_ANSWERED = 20
+"""The open alerts a command's answer carries at most, the newest (``get_state``'s carries all):
+a table whose alerts nobody acknowledges would otherwise answer every command with all of them."""
+
+
 class TableState(BaseModel):
     """What a table is doing now: its shoe, its round, its open alerts, and (``get_state`` only) results."""
 
@@ -154,7 +159,15 @@ class TableState(BaseModel):
     link_up: bool = Field(description="Whether the table reads its shoe now.")
     shoe: ShoeView | None
     round: RoundView | None
-    alerts: list[AlertEvent] = Field(description="Every open alert, as it was published.")
+    alerts: list[AlertEvent] = Field(
+        description="The open alerts, oldest first, as they were published: every one in get_state's"
+        f" answer, the newest {ALERTS_ANSWERED} in another command's."
+    )
+    alerts_open: Count | None = Field(
+        None,
+        description="Present only in a command's answer that leaves older open alerts out: how many are"
+        " open (get_state's answer carries them all).",
+    )
     suspended: SuspensionView | None = Field(
         None, description="Present only while the table is suspended: no betting, no dealing."
     )

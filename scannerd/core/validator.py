@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scannerd.contract.events import AlertData, EventData
+from scannerd.contract.table_state import ALERTS_ANSWERED
 from scannerd.core.actors import Lockouts
 from scannerd.core.games import played
 from scannerd.core.house import HouseRules
@@ -259,8 +260,10 @@ class Validator:
     def state(self, *, results: bool = True) -> dict[str, Any]:
         """What the game server's ``get_state`` sees: shoe, current round, open alerts, results and recall.
 
-        ``results=False`` leaves out the shoe's results and the last hands recalled: what a
-        command's answer carries (docs/mqtt.md), so a shoe's answers do not grow with it.
+        ``results=False`` leaves out the shoe's results and the last hands recalled, and carries
+        only the newest ``ALERTS_ANSWERED`` open alerts with the count of all: what a command's
+        answer carries (docs/mqtt.md), so a shoe's answers do not grow with it, nor a table's
+        with the alerts nobody acknowledges.
         """
         rules = self._rules
         state: dict[str, Any] = {"table_id": self.table_id}
@@ -275,8 +278,10 @@ class Validator:
             "link_up": self.link_up,
             "shoe": self._shoe_judge.view(),
             "round": self._deal.round_view(),
-            "alerts": [dict(a) for a in self.open_alerts.values()],
+            "alerts": self._alerts_view(everyone=results),
         }
+        if not results and len(self.open_alerts) > ALERTS_ANSWERED:
+            state["alerts_open"] = len(self.open_alerts)
         counting = self._deck_check.view()
         if counting is not None:  # present only while the shoe is counted
             state["deck_check"] = counting
@@ -289,6 +294,13 @@ class Validator:
             state["roads"] = self._deal.roads_view()
             state["recall"] = self._recall.view()
         return state
+
+    def _alerts_view(self, *, everyone: bool) -> list[dict[str, Any]]:
+        """The open alerts oldest first: all of them, or the newest ``ALERTS_ANSWERED``."""
+        alerts = self.open_alerts.values()
+        if everyone or len(alerts) <= ALERTS_ANSWERED:
+            return [dict(a) for a in alerts]
+        return [dict(a) for a in list(alerts)[-ALERTS_ANSWERED:]]
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state as JSON-ready data; ``restore`` rebuilds an identical validator."""

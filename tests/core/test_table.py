@@ -8,6 +8,7 @@ from drivers.events import DeviceButton, DeviceCard, DeviceHello, DeviceStatus, 
 from scannerd.contract.events import CardData
 from scannerd.contract.payloads import DevicePayload
 from scannerd.contract.requests import parse_request
+from scannerd.contract.table_state import ALERTS_ANSWERED, TableState
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import TICK_S, Tick
 from scannerd.core.table import SavedState, Table
@@ -108,3 +109,31 @@ def test_the_tick_grid_judges_only_the_ticks_that_do_something() -> None:
     assert stalled[0].judged.ts == T0 + 31 * TICK_S  # the first tick of the grid past the stall
     assert [e.code for e in stalled[0].events if e.kind == "alert"] == ["ROUND_STALLED"]
     assert table.ticks(T0 + 40) == []  # the grid went on; nothing is judged twice
+
+
+def test_a_commands_answer_carries_the_newest_open_alerts_and_how_many_get_state_carries_them_all() -> None:
+    """Nobody acknowledging, a table's open alerts only grow: every answer carrying them all grew each
+    betting command's answer with the table's age, and its replay and audit with the square of it."""
+    table = Table("T1", HouseRules(), driver="beetek")
+    table.request(parse_request("new_shoe", b"{}"), T0)
+    for n in range(40):  # the same card over and over: a foreign card each time, none acknowledged
+        table.device_event(T0 + 1 + n, DeviceCard("9H"))
+    open_ids = list(table.validator.open_alerts)
+    assert len(open_ids) > ALERTS_ANSWERED
+
+    answer = table.request(parse_request("dealer_sign_in", b'{"dealer_id": "D-1"}'), T0 + 60).response
+    assert answer is not None and answer.status == "ok" and answer.data is not None
+    assert [a["alert_id"] for a in answer.data["alerts"]] == open_ids[-ALERTS_ANSWERED:]
+    assert answer.data["alerts_open"] == len(open_ids)
+    TableState.model_validate(answer.data)
+
+    whole = table.request(parse_request("get_state", b"{}"), T0 + 60).response
+    assert whole is not None and whole.data is not None
+    assert [a["alert_id"] for a in whole.data["alerts"]] == open_ids and "alerts_open" not in whole.data
+
+
+def test_with_few_alerts_open_an_answer_is_as_it_always_was() -> None:
+    table = dealing()
+    table.device_event(T0 + 1, DeviceCard("9H"))
+    answer = table.request(parse_request("dealer_sign_in", b'{"dealer_id": "D-1"}'), T0 + 2).response
+    assert answer is not None and answer.data is not None and "alerts_open" not in answer.data

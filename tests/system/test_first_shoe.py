@@ -22,7 +22,7 @@ from tests.support.broker import Broker, GameServer
 from tests.support.process import live_table
 from tests.system.test_fault_shuffle import BASE, cards_of, kept, open_shoe
 
-SHOES = 12
+SHOES = 5
 """Proper shoes dealt through the daemon, one after another; the hundred the false-alarm figure asks
 for are dealt by the simulator and replayed (tests/recording/test_shuffle_sim.py), faster."""
 
