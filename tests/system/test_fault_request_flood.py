@@ -9,6 +9,9 @@ and the requests the table cannot take must be answered ``busy`` rather than pil
 from __future__ import annotations
 
 import json
+import queue
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -17,7 +20,7 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 
 from simulators.serial_pty import PtyPort
-from tests.support.broker import Broker, GameServer
+from tests.support.broker import Broker
 from tests.support.frames import beetek
 from tests.support.process import live_table, wait_shoe_open
 
@@ -29,19 +32,52 @@ CARD_DELAY_BOUND_S = 1.0
 thousands of answers (seconds, before the request path had its own thread and bounds)."""
 
 
+_CLOCK = """
+import sys, time
+import paho.mqtt.client as mqtt
+
+host, port, topic = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="card-clock")
+client.on_connect = lambda c, userdata, flags, reason, props: c.subscribe(topic, qos=1)
+client.on_subscribe = lambda c, userdata, mid, reasons, props: print("ready", flush=True)
+client.on_message = lambda c, userdata, message: print(time.monotonic(), flush=True)
+client.connect(host, port)
+client.loop_forever()
+"""
+
+
 class CardClock:
-    """A consumer of the card topic alone, so nothing queued for it at the broker stands ahead of a card."""
+    """A consumer of the card topic alone, in a process of its own, as a game server's would be.
+
+    So nothing queued for it at the broker stands ahead of a card, and the flood's ten thousand
+    answers, taken by this process's other consumer, hold no card's arrival back behind the GIL:
+    it notes each card's arrival on the machine's monotonic clock, which this process shares.
+    """
 
     def __init__(self, broker: Broker) -> None:
-        self.server = GameServer(broker, [f"{BASE}/card"])
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _CLOCK, broker.host, str(broker.port), f"{BASE}/card"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.arrivals: queue.Queue[str] = queue.Queue()
+        threading.Thread(target=self._read, name="card-clock", daemon=True).start()
+        assert self.arrivals.get(timeout=30) == "ready", "the card clock's subscription"
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.arrivals.put(line.strip())
 
     def deal(self, shoe: PtyPort, card: str) -> float:
         """Deal ``card``; seconds from the shoe sending it to its event reaching the consumer."""
-        before = len(self.server.messages())
         sent = time.monotonic()
         shoe.write(beetek(card))
-        self.server.wait_for(lambda got: len(got) > before, 30)
-        return time.monotonic() - sent
+        return float(self.arrivals.get(timeout=30)) - sent
+
+    def close(self) -> None:
+        self.proc.kill()
+        self.proc.wait(10)
 
 
 def flood(broker: Broker, count: int) -> threading.Thread:
@@ -106,4 +142,4 @@ def test_a_request_flood_never_holds_cards_back_and_what_cannot_wait_is_answered
         assert 1 <= sum("answering busy" in line for line in lines) <= 20
         assert len(lines) < 200
     finally:
-        cards.server.close()
+        cards.close()
