@@ -429,13 +429,16 @@ class Recorder(TableListener):
 
         A file cut short by a crash still gives its last whole line, so the
         chain goes on from there and a verifier sees exactly where it broke.
+        One with no whole header (a power cut before it reached the disk, or
+        garbage) is passed over for the file before it: a verifier names that
+        file, and the chain goes on rather than begin again at file 1.
         """
         for path in names:  # the glob also finds a table "T1-x"'s files beside "T1"'s
             try:
                 newest = read_chained(path)
             except RecordingError as exc:
-                _say("warning", "recording chain begins again", reason=str(exc))
-                return None
+                _say("warning", "recording unreadable: chained on from the one before", reason=str(exc))
+                continue
             if newest.header.table_id == self.table_id:
                 return newest
         return None

@@ -348,6 +348,25 @@ def test_a_crash_leaves_the_cut_file_named_and_the_next_run_continuing_from_its_
     assert str(second[0]) not in out  # it continues exactly where the cut file's whole lines end
 
 
+def test_a_newest_file_a_power_cut_left_empty_is_named_and_the_chain_goes_on_from_the_one_before(
+    tmp_path: Path, keys: tuple[Path, Path], capsys
+) -> None:
+    """The file was made and the power went before its header reached the disk: zero bytes. Begun again
+    at file 1, the chain would look cut for good where only that file is lost."""
+    first = record(tmp_path / "rec", keys[0], shoes=2)
+    empty = tmp_path / "rec" / "T1-20240501T121000Z-S3.jsonl"
+    empty.write_bytes(b"")
+    second = record(tmp_path / "rec", keys[0], shoes=1, start=T0 + 3600)
+    link = json.loads(lines(second[0])[0])["chain"]
+    assert link["file"] == 3 and link["lines"] == len(lines(first[1]))
+    status, out = verify(capsys, tmp_path / "rec", "--key", keys[1])
+    assert status == 2  # a file that could not be checked, and no break in the chain
+    assert out.splitlines() == [
+        "NOT intact: 0 problem(s) in 3 file(s), 1 file(s) that could not be checked",
+        f"scannerd verify: {empty}.gz: empty file: not a scannerd recording",  # compressed at the start
+    ]
+
+
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("tamper", ["edited", "cut"])
 def test_a_file_a_kill_left_unsealed_cannot_be_edited_or_cut_unseen(
