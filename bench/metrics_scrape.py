@@ -65,7 +65,8 @@ def start(root: Path, broker: Any, sub: Subscriber, table: str) -> tuple[Bridge,
     config.write_text(config.read_text() + f'[metrics]\nlisten = "127.0.0.1:{port}"\n')
     proc = start_daemon(config, root / f"{table}.log")
     wait_device_up(sub, table)
-    return Bridge(table.lower(), table, f"{PREFIX}/{table}/card", pty, proc), f"http://127.0.0.1:{port}/metrics"
+    bridge = Bridge(table.lower(), table, f"{PREFIX}/{table}/card", pty, proc)
+    return bridge, f"http://127.0.0.1:{port}/metrics"
 
 
 def scrape(url: str, interval: float, stop: threading.Event, sizes: list[int]) -> None:
@@ -131,9 +132,7 @@ def main() -> None:
             "scrapes": len(sizes),
             "scrape_bytes": max(sizes, default=0),
             **figures,
-            "p99_ratio": p99["scraped"] / p99["unscraped"]
-            if p99["scraped"] and p99["unscraped"]
-            else None,
+            "p99_ratio": p99["scraped"] / p99["unscraped"] if p99["scraped"] and p99["unscraped"] else None,
             "target_p99_ratio": TARGET_RATIO,
             "lost": {b.name: b.lost for b in bridges},
         }

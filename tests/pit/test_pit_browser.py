@@ -488,4 +488,3 @@ def test_a_pit_that_loses_its_broker_says_so_and_shows_no_table_gone_for_it(
         assert js(browser, "window.sawOffline") == []
     finally:
         view.stop()
-

@@ -15,9 +15,7 @@ ROOT = Path(__file__).parents[2]
 @pytest.mark.timeout(200)
 def test_the_scraped_and_the_unscraped_daemon_are_both_measured() -> None:
     command = ["-m", "bench.metrics_scrape", "--shoes", "1", "--cards", "60", "--interval", "0.01"]
-    proc = subprocess.run(
-        [sys.executable, *command], capture_output=True, text=True, timeout=180, cwd=ROOT
-    )
+    proc = subprocess.run([sys.executable, *command], capture_output=True, text=True, timeout=180, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["settings"]["cards_per_daemon"] == 60

@@ -109,9 +109,7 @@ def replayed_as_published(table: LiveTable) -> None:
     assert sorted(again, key=lambda p: json.loads(p)["seq"]) == live
 
 
-def test_pins_at_the_display_a_lockout_and_an_acknowledgement_with_its_staff_id(
-    browser, tmp_path, mosquitto
-):
+def test_pins_at_the_display_a_lockout_and_an_acknowledgement_with_its_staff_id(browser, tmp_path, mosquitto):
     with staffed_table(tmp_path, mosquitto, ack_needs_pin=True, pin_attempts=5) as table:
         daemon, shoe = table.daemon, table.shoe
         assert daemon is not None and daemon.display is not None and shoe is not None
