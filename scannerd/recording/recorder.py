@@ -361,8 +361,8 @@ class Recorder(TableListener):
         started = whole_second(ts)
         self.dir.mkdir(parents=True, exist_ok=True)
         if not self._linked:
+            self._link()  # an OSError here stops recording until the next shoe or day, which tries again
             self._linked = True
-            self._link()
         prev = self._chain.digest if self._chain else None
         header = Header(
             table_id=self.table_id,
@@ -431,9 +431,13 @@ class Recorder(TableListener):
         chain goes on from there and a verifier sees exactly where it broke.
         One with no whole header (a power cut before it reached the disk, or
         garbage) is passed over for the file before it: a verifier names that
-        file, and the chain goes on rather than begin again at file 1.
+        file, and the chain goes on rather than begin again at file 1. One the
+        recorder may not open (its permissions, no file handle left) raises:
+        chained past, a file that is whole would be followed by a second of its
+        number, and a verifier that can read both would see a fork.
         """
         for path in names:  # the glob also finds a table "T1-x"'s files beside "T1"'s
+            path.open("rb").close()  # an OSError: the file is there, only not to be read now
             try:
                 newest = read_chained(path)
             except RecordingError as exc:

@@ -367,6 +367,29 @@ def test_a_newest_file_a_power_cut_left_empty_is_named_and_the_chain_goes_on_fro
     ]
 
 
+def test_a_newest_file_there_but_not_to_be_read_stops_recording_rather_than_fork_the_chain(
+    tmp_path: Path, keys: tuple[Path, Path], capsys
+) -> None:
+    """Passed over, a whole file the recorder only cannot open now would be followed by a second file
+    of its number, and a verifier that can read both sees a fork. (Root reads any file: a directory
+    under a recording's name is what cannot be opened as one here.)"""
+    first = record(tmp_path / "rec", keys[0], shoes=2)
+    (tmp_path / "rec" / "T1-20240501T121000Z-S3.jsonl").mkdir()
+    rec = Recorder(
+        RecordSettings(dir=tmp_path / "rec", rotate="shoe"),
+        table_id="T1",
+        driver="linecode",
+        rules=HouseRules(burn="none"),
+        state=lambda: shoe_state("S4"),
+        key=load_private_key(keys[0]),
+    )
+    rec.start(T0 + 3600)
+    rec.on_rx(T0 + 3601, b"A01\r\n")
+    rec.stop()
+    assert rec.health().errors >= 1 and list(rec.files) == []
+    assert verify(capsys, *first, "--key", keys[1])[0] == 0
+
+
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("tamper", ["edited", "cut"])
 def test_a_file_a_kill_left_unsealed_cannot_be_edited_or_cut_unseen(
