@@ -51,7 +51,8 @@ def test_a_listener_hears_a_card_judged_stored_then_its_bytes(tmp_path: Path, mo
         listener = Heard()
         daemon.listeners.append(listener)
         table.start()
-        wait_until(lambda: daemon.reader.link_up, 10, "link up")
+        # The reader's link is up a moment before the listeners are told, on the table's thread.
+        wait_until(lambda: len(listener.heard) >= 2, 10, "the shoe opened, as the listener hears it")
         assert listener.heard[:2] == ["device up", f"input {LinkChanged.__name__}"]  # the shoe opened
         for command in ("new_shoe", "betting_open", "betting_close"):
             daemon.request(command, {})
