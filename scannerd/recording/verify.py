@@ -390,12 +390,16 @@ def _check_places(by_name: list[ChainedFile], by_number: list[ChainedFile], verd
 
 
 def _longest_in_order(files: list[ChainedFile]) -> list[ChainedFile]:
-    """The longest run of ``files`` (not necessarily adjacent) whose chain numbers rise."""
+    """The longest run of ``files`` (not necessarily adjacent) whose chain numbers never fall.
+
+    Two files of one number in name order are both in their places: a fork, which the check of
+    each link names, not a renaming.
+    """
     tails: list[int] = []  # the smallest last number of a rising run of each length
     ends: list[int] = []  # the index in ``files`` of that run's last file
     before: list[int] = []  # each file's predecessor in the best run ending there, -1 for none
     for i, f in enumerate(files):
-        at = bisect.bisect_left(tails, f.number)
+        at = bisect.bisect_right(tails, f.number)
         tails[at : at + 1], ends[at : at + 1] = [f.number], [i]
         before.append(ends[at - 1] if at else -1)
     run, i = [], ends[-1] if ends else -1

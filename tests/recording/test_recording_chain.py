@@ -390,6 +390,22 @@ def test_a_newest_file_there_but_not_to_be_read_stops_recording_rather_than_fork
     assert verify(capsys, *first, "--key", keys[1])[0] == 0
 
 
+def test_a_fork_is_named_once_as_a_fork_not_as_a_renaming(
+    tmp_path: Path, keys: tuple[Path, Path], capsys
+) -> None:
+    """Two runs went on from the same file (one recorder could not read the other's newest file):
+    two files of one number, each in its place by name."""
+    first = record(tmp_path / "rec", keys[0], shoes=2)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / first[0].name).write_bytes(first[0].read_bytes())
+    fork = record(tmp_path / "other", keys[0], shoes=1, start=T0 + 3600)
+    assert json.loads(lines(fork[0])[0])["chain"]["file"] == 2
+    status, out = verify(capsys, *first, *fork, "--key", keys[1])
+    assert status == 1
+    assert f"{fork[0]}: is file 2 of the chain, as {first[1].name} is: one of them is not this chain's" in out
+    assert "renamed" not in out and "swapped" not in out, out
+
+
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("tamper", ["edited", "cut"])
 def test_a_file_a_kill_left_unsealed_cannot_be_edited_or_cut_unseen(
