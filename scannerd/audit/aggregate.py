@@ -237,6 +237,28 @@ class _Tally:
         return shoes
 
 
+def _placed(facts: Iterable[FileFacts], unplaced: list[FileFacts]) -> Iterator[FileFacts]:
+    """``facts`` table by table, as ``each_file`` hands them out; a file with no table goes to ``unplaced``.
+
+    A table met again after another's began had a file whose header read otherwise when the files
+    were put in order: written meanwhile, and its table's facts are no longer together.
+    """
+    done: set[str] = set()  # the tables begun
+    current = ""
+    for f in facts:
+        if not f.table_id:
+            unplaced.append(f)
+            continue
+        if f.table_id != current:
+            if f.table_id in done:
+                raise ValueError(
+                    f"{f.path}: changed while it was audited (a table still writing it?): audit again"
+                )
+            done.add(f.table_id)
+            current = f.table_id
+        yield f
+
+
 def build(
     facts: Iterable[FileFacts],
     key: Ed25519PublicKey | None = None,
@@ -252,20 +274,9 @@ def build(
     """
     tally = _Tally(zone)
     rows = _Rows()
-    done: set[str] = set()
     unplaced: list[FileFacts] = []  # unusable before its header named the table: listed first
 
-    def placed() -> Iterator[FileFacts]:
-        for f in facts:
-            if f.table_id:
-                yield f
-            else:
-                unplaced.append(f)
-
-    for table, in_table in itertools.groupby(placed(), key=lambda f: f.table_id):
-        if table in done:
-            raise ValueError(f"facts of table {table!r} come apart: they must come table by table")
-        done.add(table)
+    for table, in_table in itertools.groupby(_placed(facts, unplaced), key=lambda f: f.table_id):
         rows.add_table(tally, table, sorted(in_table, key=lambda f: f.path.name), key)
     rows.files[:0] = [_file_row(f, Verdict(), {}, key) for f in sorted(unplaced, key=lambda f: f.path.name)]
     file_rows, shoe_rows = rows.files, rows.shoes

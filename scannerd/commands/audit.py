@@ -99,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
         return _bad(str(exc))
     try:
         report = build(each_file(paths, collect, lost, executor), key, [str(p) for p in args.paths], zone)
+    except ValueError as exc:
+        return _bad(str(exc))
     finally:
         release()
     try:

@@ -425,6 +425,24 @@ def test_an_audit_holds_one_tables_files_at_a_time_and_reports_as_if_it_held_the
     assert json.loads(json.dumps(report)) == week.report
 
 
+def test_a_file_whose_header_changed_while_it_was_audited_is_named_not_a_traceback(tmp_path):
+    """A table's files are put in order by their headers, then audited: a file the table was still
+    writing had none at first, and its table's files came apart in the stream."""
+    paths = []
+    for table, day in (("T1", 6), ("T2", 6), ("T1", 7)):
+        start = datetime(2024, 5, day, 12, tzinfo=UTC)
+        paths.append(tmp_path / f"{table}-{start:%Y%m%dT%H%M%SZ}.jsonl")
+        with RecordingWriter.create(
+            paths[-1], Header(table_id=table, driver="beetek", started_at=start)
+        ) as w:
+            w.link(start.timestamp() + 1, True, "beetek on /dev/shoe")
+    with pytest.raises(ValueError) as refused:
+        build((collect(p) for p in paths), None, sources=[str(tmp_path)])
+    assert str(refused.value) == (
+        f"{paths[2]}: changed while it was audited (a table still writing it?): audit again"
+    )
+
+
 def test_tables_whose_files_hold_no_hand_are_counted_as_tables(tmp_path, capsys):
     """Three tables, two files each, the shoe never dealt: the summary counts three tables, not none."""
     (tmp_path / "archive").mkdir()
