@@ -180,8 +180,11 @@ time.sleep(3600)
 """
 
 
-def run_publisher_process(outbox: Path, broker: Broker, count: int, until: int) -> None:
-    """Run a publisher in another process and SIGKILL it once it has stored ``until`` events."""
+def run_publisher_process(
+    outbox: Path, broker: Broker, count: int, until: int, before_kill: Callable[[], None] = lambda: None
+) -> None:
+    """Run a publisher in another process and SIGKILL it once it has stored ``until`` events (and
+    ``before_kill`` has returned)."""
     args = [sys.executable, "-c", PUBLISHER_PROCESS, str(outbox), str(broker.port), str(count)]
     proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, text=True)
     try:
@@ -189,6 +192,7 @@ def run_publisher_process(outbox: Path, broker: Broker, count: int, until: int) 
         for line in proc.stdout:
             if line.startswith("stored ") and int(line.split()[1]) >= until:
                 break
+        before_kill()
         proc.send_signal(signal.SIGKILL)
     finally:
         proc.kill()
@@ -197,8 +201,15 @@ def run_publisher_process(outbox: Path, broker: Broker, count: int, until: int) 
 
 def test_a_killed_process_leaves_a_last_will(mosquitto: Broker, tmp_path: Path) -> None:
     gs = GameServer(mosquitto, [f"{BASE}/status"])
-    run_publisher_process(tmp_path / "o.sqlite3", mosquitto, count=3, until=3)
-    gs.wait_for(lambda got: [json.loads(m.payload)["state"] for m in got][-1:] == ["offline"])
+
+    def states() -> list[str]:
+        return [json.loads(m.payload)["state"] for m in gs.messages()]
+
+    def online() -> None:  # stored is not yet connected: killed before it says so, it leaves only its will
+        gs.wait_for(lambda _: states() == ["online"])
+
+    run_publisher_process(tmp_path / "o.sqlite3", mosquitto, count=3, until=3, before_kill=online)
+    gs.wait_for(lambda _: states()[-1:] == ["offline"])
     assert [p["state"] for p in gs.payloads("/status")] == ["online", "offline"]
     gs.close()
 
