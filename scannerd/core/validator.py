@@ -266,6 +266,7 @@ class Validator:
         with the alerts nobody acknowledges.
         """
         rules = self._rules
+        alerts = list(self.open_alerts.values())  # oldest first
         state: dict[str, Any] = {"table_id": self.table_id}
         if rules.game is not None:  # a table from before games were chosen answers as it did
             state["game"] = rules.game
@@ -278,10 +279,10 @@ class Validator:
             "link_up": self.link_up,
             "shoe": self._shoe_judge.view(),
             "round": self._deal.round_view(),
-            "alerts": self._alerts_view(everyone=results),
+            "alerts": [dict(a) for a in (alerts if results else alerts[-ALERTS_ANSWERED:])],
         }
-        if not results and len(self.open_alerts) > ALERTS_ANSWERED:
-            state["alerts_open"] = len(self.open_alerts)
+        if len(state["alerts"]) < len(alerts):  # some left out: how many are open
+            state["alerts_open"] = len(alerts)
         counting = self._deck_check.view()
         if counting is not None:  # present only while the shoe is counted
             state["deck_check"] = counting
@@ -294,13 +295,6 @@ class Validator:
             state["roads"] = self._deal.roads_view()
             state["recall"] = self._recall.view()
         return state
-
-    def _alerts_view(self, *, everyone: bool) -> list[dict[str, Any]]:
-        """The open alerts oldest first: all of them, or the newest ``ALERTS_ANSWERED``."""
-        alerts = self.open_alerts.values()
-        if everyone or len(alerts) <= ALERTS_ANSWERED:
-            return [dict(a) for a in alerts]
-        return [dict(a) for a in list(alerts)[-ALERTS_ANSWERED:]]
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state as JSON-ready data; ``restore`` rebuilds an identical validator."""
