@@ -237,6 +237,10 @@ class _Tally:
         return shoes
 
 
+class ChangedWhileAudited(ValueError):
+    """A file whose header read otherwise when the files were put in order: ``str()`` names it."""
+
+
 def _placed(facts: Iterable[FileFacts], unplaced: list[FileFacts]) -> Iterator[FileFacts]:
     """``facts`` table by table, as ``each_file`` hands them out; a file with no table goes to ``unplaced``.
 
@@ -251,7 +255,7 @@ def _placed(facts: Iterable[FileFacts], unplaced: list[FileFacts]) -> Iterator[F
             continue
         if f.table_id != current:
             if f.table_id in done:
-                raise ValueError(
+                raise ChangedWhileAudited(
                     f"{f.path}: changed while it was audited (a table still writing it?): audit again"
                 )
             done.add(f.table_id)

@@ -28,7 +28,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from scannerd.archive.bucket import ArchiveError
 from scannerd.archive.reading import recordings_at
 from scannerd.audit import report_html, report_json
-from scannerd.audit.aggregate import build, unreadable
+from scannerd.audit.aggregate import ChangedWhileAudited, build, unreadable
 from scannerd.audit.facts import collect, lost
 from scannerd.commands import arguments
 from scannerd.recording.format import recordings_under
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         return _bad(str(exc))
     try:
         report = build(each_file(paths, collect, lost, executor), key, [str(p) for p in args.paths], zone)
-    except ValueError as exc:
+    except ChangedWhileAudited as exc:
         return _bad(str(exc))
     finally:
         release()

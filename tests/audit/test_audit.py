@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from scannerd.audit.aggregate import build
+from scannerd.audit.aggregate import ChangedWhileAudited, build
 from scannerd.audit.facts import FileFacts, collect, lost
 from scannerd.core.shuffle_check import SHOES_KEPT
 from scannerd.recording.chain import Chain
@@ -436,7 +436,7 @@ def test_a_file_whose_header_changed_while_it_was_audited_is_named_not_a_traceba
             paths[-1], Header(table_id=table, driver="beetek", started_at=start)
         ) as w:
             w.link(start.timestamp() + 1, True, "beetek on /dev/shoe")
-    with pytest.raises(ValueError) as refused:
+    with pytest.raises(ChangedWhileAudited) as refused:
         build((collect(p) for p in paths), None, sources=[str(tmp_path)])
     assert str(refused.value) == (
         f"{paths[2]}: changed while it was audited (a table still writing it?): audit again"
