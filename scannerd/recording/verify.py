@@ -395,7 +395,7 @@ def _longest_in_order(files: list[ChainedFile]) -> list[ChainedFile]:
     Two files of one number in name order are both in their places: a fork, which the check of
     each link names, not a renaming.
     """
-    tails: list[int] = []  # the smallest last number of a rising run of each length
+    tails: list[int] = []  # the smallest last number of a run of each length
     ends: list[int] = []  # the index in ``files`` of that run's last file
     before: list[int] = []  # each file's predecessor in the best run ending there, -1 for none
     for i, f in enumerate(files):

@@ -10,6 +10,7 @@ import gzip
 import json
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -42,19 +43,26 @@ def shoe_state(shoe_id: str) -> SavedState:
     return SavedState({"shoe": {"shoe_id": shoe_id, "cards_dealt": 0, "hands_started": 0}})
 
 
+def recorder(
+    directory: Path, key: Path | None, state: Callable[[], SavedState], table_id: str = "T1"
+) -> Recorder:
+    """A table's recorder as the daemon makes it: a file per shoe, gzipped, signed with ``key``."""
+    return Recorder(
+        RecordSettings(dir=directory, rotate="shoe"),
+        table_id=table_id,
+        driver="linecode",
+        rules=HouseRules(burn="none"),
+        state=state,
+        key=load_private_key(key) if key else None,
+    )
+
+
 def record(
     directory: Path, key: Path | None, shoes: int = 3, start: float = T0, table_id: str = "T1"
 ) -> list[Path]:
     """``shoes`` files of one table, as the daemon's recorder writes them: a shoe per file, gzipped."""
     state = {"now": shoe_state("S1")}
-    rec = Recorder(
-        RecordSettings(dir=directory, rotate="shoe"),
-        table_id=table_id,
-        driver="linecode",
-        rules=HouseRules(burn="none"),
-        state=lambda: state["now"],
-        key=load_private_key(key) if key else None,
-    )
+    rec = recorder(directory, key, lambda: state["now"], table_id)
     rec.start(start)
     t = start
     for shoe in range(1, shoes + 1):
@@ -375,14 +383,7 @@ def test_a_newest_file_there_but_not_to_be_read_stops_recording_rather_than_fork
     under a recording's name is what cannot be opened as one here.)"""
     first = record(tmp_path / "rec", keys[0], shoes=2)
     (tmp_path / "rec" / "T1-20240501T121000Z-S3.jsonl").mkdir()
-    rec = Recorder(
-        RecordSettings(dir=tmp_path / "rec", rotate="shoe"),
-        table_id="T1",
-        driver="linecode",
-        rules=HouseRules(burn="none"),
-        state=lambda: shoe_state("S4"),
-        key=load_private_key(keys[0]),
-    )
+    rec = recorder(tmp_path / "rec", keys[0], lambda: shoe_state("S4"))
     rec.start(T0 + 3600)
     rec.on_rx(T0 + 3601, b"A01\r\n")
     rec.stop()
