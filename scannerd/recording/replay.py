@@ -30,7 +30,7 @@ from drivers.events import DeviceEvent, LinkDown, LinkUp
 from drivers.registry import get_driver_class
 from scannerd.contract.events import EventData, GameIdentity
 from scannerd.contract.requests import Response
-from scannerd.contract.topics import DEFAULT_PREFIX, Topics, encode
+from scannerd.contract.topics import DEFAULT_PREFIX, Topics, encode, encode_data
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import Actor, Anchored, ConfigChanged, Fault, FaultCleared, Restarted
 from scannerd.core.table import Outcome, SavedState, Table
@@ -140,8 +140,10 @@ class Replayer:
         return out
 
     def _published(self, ts: float, outcome: Outcome) -> list[Published]:
-        message = self.topics.message
-        return [Published(ts, (m := message(e)).topic, m.payload, e) for e in outcome.events]
+        # Straight from the event to what is printed or sent, in one step: the topic and the bytes
+        # the daemon's ``Topics.message`` gives, without the outbox's message in between.
+        topic = self.topics.event_topic
+        return [Published(ts, topic(e), encode_data(e), e) for e in outcome.events]
 
     def _command(self, ts: float, name: str, args: dict[str, Any], actor: Actor | None) -> list[Published]:
         outcome = self.table.command(name, args, ts, actor)
