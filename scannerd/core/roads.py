@@ -166,7 +166,11 @@ def derived_marks(lengths: Sequence[int], offset: int) -> list[Mark]:
 def placed(marks: Sequence[Mark], rows: int = ROWS) -> list[MarkCell]:
     """A derived road's marks on its grid: a run of one colour down a column, as the big road's wins."""
     placer = Placer(rows)
-    return [MarkCell(*placer.add(mark), mark) for mark in marks]
+    cells = []
+    for mark in marks:
+        col, row = placer.add(mark)
+        cells.append(MarkCell(col, row, mark))
+    return cells
 
 
 def ask(results: Sequence[Result], side: Side) -> dict[DerivedRoad, Mark | None]:
@@ -217,7 +221,8 @@ class Roads:
         self._columns = None
         if result.winner == "tie":
             if not self.big:
-                self.big.append(BigCell(*self._big.add(None), None))
+                col, row = self._big.add(None)
+                self.big.append(BigCell(col, row, None))
             self.big[-1].ties += 1
             self._put_big(self.big[-1])
             return said
@@ -233,9 +238,10 @@ class Roads:
             self.lengths.append(1)
         else:
             same = bool(self.big) and self.big[-1].winner == result.winner
-            cell = BigCell(
-                *self._big.add(result.winner), result.winner, 0, result.player_pair, result.banker_pair
-            )
+            # Each call spelt out, not ``*place``: compiled, a call with a star is a generic one, made
+            # for every hand (docs/performance.md).
+            col, row = self._big.add(result.winner)
+            cell = BigCell(col, row, result.winner, 0, result.player_pair, result.banker_pair)
             self.big.append(cell)
             self._put_big(cell)
             if same:
@@ -246,7 +252,8 @@ class Roads:
         for name, offset in DERIVED.items():
             mark = _mark(self.lengths, col, row, offset)
             if mark is not None:
-                cell_ = MarkCell(*self._placers[name].add(mark), mark)
+                at, down = self._placers[name].add(mark)
+                cell_ = MarkCell(at, down, mark)
                 self.derived[name].append(cell_)
                 self._put(name, cell_.col, cell_.row, mark)
         return said
