@@ -36,7 +36,7 @@ def _game_of(event: Mapping[str, Any]) -> Game:
     return next((game for game in GAMES.values() if game.sides[0] in event), GAMES["punto_banco"])
 
 
-def entry(event: Mapping[str, Any], misdeals: list[str]) -> dict[str, Any]:
+def entry(event: dict[str, Any], misdeals: list[str]) -> dict[str, Any]:
     """A recalled hand from its round's last event (``complete`` or ``void``) and its misdeals.
 
     The cards in the order dealt: the game's positions in deal order, those the hands hold.
@@ -76,8 +76,12 @@ class Recall:
         self.hands: list[dict[str, Any]] = hands or []
         self.open_misdeals: dict[str, list[str]] = open_misdeals or {}
 
-    def observe(self, events: Iterable[Mapping[str, Any]]) -> None:
-        """Fold published events in: a misdeal on an open round is held, a round's end makes its hand."""
+    def observe(self, events: Iterable[dict[str, Any]]) -> None:
+        """Fold published events in: a misdeal on an open round is held, a round's end makes its hand.
+
+        Dicts, not any mapping: compiled, a dict's ``get`` is read in place, where a mapping's is a
+        method looked up and called, for every event the table publishes (docs/performance.md).
+        """
         for event in events:
             kind = event.get("kind")
             if kind == "alert" and event.get("severity") == "misdeal" and not event.get("acknowledged"):

@@ -175,7 +175,7 @@ class TableView:
         self.device = dict(payload)
         self.heard_link = True
 
-    def apply(self, event: Mapping[str, Any]) -> bool:
+    def apply(self, event: dict[str, Any]) -> bool:
         """Advance by one published event (its JSON dict); False when it was old news."""
         seq = event.get("seq", 0)
         if seq <= self.seq:
