@@ -72,17 +72,17 @@ _NEW_BEFORE = [sum(1 << x for x in range(N) if _NEW_AFTER[x] >> y & 1) & ~_NEW_A
 # Each alternative's log ratio on a miss, by which of the relation's two sets has a face in it: a
 # share the relation cannot place goes to chance. (A set whose faces are all dealt still takes its
 # share: the alternative then loses that mass, which keeps the ratio's expectation at most 1.)
+# Indexed by ``_sets(after, before)``: a number, not a key to hash, at every pair.
 _REST = {
-    against: {
-        (f, b): tuple(1.0 - a_f * f - a_b * b for a_f, a_b in shares)
-        for f in (False, True)
-        for b in (False, True)
-    }
+    against: tuple(tuple(1.0 - a_f * f - a_b * b for a_f, a_b in shares) for f in (0, 1) for b in (0, 1))
     for against, shares in _ALTERNATIVES.items()
 }
-_MISS = {
-    against: {key: tuple(map(math.log, rests)) for key, rests in by.items()} for against, by in _REST.items()
-}
+_MISS = {against: tuple(tuple(map(math.log, rests)) for rests in by) for against, by in _REST.items()}
+
+
+def _sets(after: int, before: int) -> int:
+    """Which of a relation's two sets hold a face: the index into ``_REST`` and ``_MISS``."""
+    return 2 * (after != 0) + (before != 0)
 
 
 @dataclass(slots=True)
@@ -100,6 +100,17 @@ class OrderEvidence:
     # The largest of the cusums now. At 0 every cusum is, and a miss leaves them there (its log
     # ratio is never above 0): most pairs of a proper shoe are such misses, and cost no loop.
     level: float = 0.0
+    # The relation's alternatives and its tables, looked up once rather than at every pair.
+    shares: tuple[tuple[float, float], ...] = field(init=False, repr=False, compare=False)
+    rest: tuple[tuple[float, ...], ...] = field(init=False, repr=False, compare=False)
+    miss: tuple[tuple[float, ...], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.shares, self.rest, self.miss = (
+            _ALTERNATIVES[self.against],
+            _REST[self.against],
+            _MISS[self.against],
+        )
 
     def figures(self) -> dict[str, Any]:
         """What an alert says of it (``ShuffleEvidence``): what it was judged against, the statistic."""
@@ -120,7 +131,7 @@ class OrderEvidence:
         """
         self.pairs += 1
         cusums = self.cusums
-        shares = _ALTERNATIVES[self.against]
+        shares = self.shares
         if after >> y & 1 or before >> y & 1:
             forward = bool(after >> y & 1)
             related = faces(after if forward else before)
@@ -131,14 +142,14 @@ class OrderEvidence:
                 self.backward += 1
             if p <= 0:
                 return False  # no such card was left: the shoe's count is wrong, not its shuffle
-            rest = _REST[self.against][after != 0, before != 0]
+            rest = self.rest[_sets(after, before)]
             for k, (a_f, a_b) in enumerate(shares):
                 ratio = (a_f if forward else a_b) / p + rest[k]
                 cusums[k] = max(0.0, cusums[k] + math.log(ratio))
         elif after or before:
             if self.level == 0.0:
                 return False
-            miss = _MISS[self.against][after != 0, before != 0]
+            miss = self.miss[_sets(after, before)]
             for k, m in enumerate(miss):
                 value = cusums[k] + m
                 cusums[k] = value if value > 0.0 else 0.0
@@ -163,9 +174,9 @@ class OwnOrder:
 
     def judge(
         self, x: int, y: int, followed: int, counts: list[int], decks: int, total: int
-    ) -> list[OrderEvidence]:
+    ) -> OrderEvidence | None:
         """The pair (x, y): the evidence that reached its threshold with it, if the shoe has no alert
-        of its own order yet.
+        of its own order yet (None at nearly every card: no list made for each).
 
         One alert a shoe: eight new decks in their order also repeat themselves, and the pit needs
         to hear once that the shoe was not shuffled, not twice; the other relation's figures go on.
@@ -173,15 +184,15 @@ class OwnOrder:
         ``counts`` this shoe's cards by face before y was drawn, ``total`` the cards left then.
         """
         if total <= 0:
-            return []
+            return None
         # Both relations step with every pair, whichever crosses: their figures go on.
         new_decks = self.new_decks.step(_NEW_AFTER[x], _NEW_BEFORE[x], y, counts, decks, total)
         own = self.own.step(followed, 0, y, counts, decks, total)
         if self.new_decks.alert_id is not None or self.own.alert_id is not None:
-            return []
+            return None
         if new_decks:
-            return [self.new_decks]
-        return [self.own] if own else []
+            return self.new_decks
+        return self.own if own else None
 
     def finish(self) -> list[OrderEvidence]:
         """At the shoe's end, once: the evidence that raised an alert, its figures now final."""

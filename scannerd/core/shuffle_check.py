@@ -284,11 +284,13 @@ class ShuffleCheck:
             # Cards left before this one was drawn: what a proper shuffle drew it from.
             total = decks * N - self.counted + 1
             if self.active:
-                crossed += self._judge(x, face, total, decks)
+                self._judge(x, face, total, decks, crossed)
             counts = self.counts
             counts[face] -= 1  # its own order is judged by the cards left before this one
-            crossed += self.order.judge(x, face, rows[x], counts, decks, total)
+            own = self.order.judge(x, face, rows[x], counts, decks, total)
             counts[face] += 1
+            if own is not None:
+                crossed.append(own)
         bit = 1 << face
         for prev in tail:
             rows[prev] |= bit
@@ -320,15 +322,17 @@ class ShuffleCheck:
         self.counts = [seen.get(c, 0) for c in ALL_CARDS] + [0]
         self.counted = sum(seen.values())
 
-    def _judge(self, x: int, y: int, total: int, decks: int) -> list[Comparison]:
-        """Each active comparison's factor for the pair (x, y), y counted, ``total`` cards left before it.
+    def _judge(
+        self, x: int, y: int, total: int, decks: int, crossed: list[Comparison | OrderEvidence]
+    ) -> None:
+        """Each active comparison's factor for the pair (x, y), y counted, ``total`` cards left before it;
+        those it made overwhelming go to ``crossed`` (the card's own list: none made for each card).
 
         A miss multiplies alternative k by the share it leaves to chance, whatever the odds: it is
         counted, and added in when the evidence is looked at. Only a hit needs its chance worked
         out, from the shoe's counts by face.
         """
         counts = self.counts
-        crossed = []
         cleared = False
         for comp, nb in self.active:
             comp.pairs += 1
@@ -363,7 +367,6 @@ class ShuffleCheck:
                 comp.headroom = THRESHOLD - top
         if cleared:
             self.active = [(comp, nb) for comp, nb in self.active if not comp.cleared]
-        return crossed
 
     # ------------------------------------------------------------------ state
 

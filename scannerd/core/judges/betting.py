@@ -34,6 +34,9 @@ class Betting:
         authority: Authority,
     ) -> None:
         self.rules = rules
+        self.auto = (
+            rules.round_control == "auto"
+        )  # read once: each read of a pydantic model is a generic lookup, here at every card
         self.events = events
         self.top = top
         self.shoe_judge = shoe_judge
@@ -100,7 +103,7 @@ class Betting:
         """
         rnd, shoe = self.top.round, self.top.shoe
         if (
-            self.rules.round_control == "auto"
+            self.auto
             and self.rules.betting_time_s is not None
             and self.shoe_judge.link_up
             and self.authority.suspended is None
@@ -119,6 +122,6 @@ class Betting:
     def ends(self) -> float | None:
         """When the betting the table closes itself runs out: a round in betting in auto mode, with a time."""
         rnd = self.top.round
-        if self.rules.round_control != "auto" or rnd is None or rnd.phase != "betting":
+        if not self.auto or rnd is None or rnd.phase != "betting":
             return None
         return rnd.betting_ends

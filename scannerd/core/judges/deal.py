@@ -48,6 +48,7 @@ class Deal:
     ) -> None:
         self.table_id = table_id
         self.rules = rules
+        self.stall_timeout_s = rules.stall_timeout_s  # read once: asked at every card (``stalls_at``)
         self.game = game
         self.events = events
         self.top = top
@@ -290,7 +291,7 @@ class Deal:
     def stalls_at(self, ts: float) -> bool:
         """Whether an input at ``ts`` finds the round stalled."""
         rnd = self._stall_watched()
-        return rnd is not None and ts - rnd.last_activity >= self.rules.stall_timeout_s
+        return rnd is not None and ts - rnd.last_activity >= self.stall_timeout_s
 
     def stall_from(self) -> float | None:
         """The earliest time a stall could be found, or None while none can.
@@ -299,7 +300,7 @@ class Deal:
         can only make one more tick be asked.
         """
         rnd = self._stall_watched()
-        return None if rnd is None else rnd.last_activity + self.rules.stall_timeout_s - _STALL_EARLY_S
+        return None if rnd is None else rnd.last_activity + self.stall_timeout_s - _STALL_EARLY_S
 
     def check_stall(self, ts: float) -> None:
         if self.stalls_at(ts):

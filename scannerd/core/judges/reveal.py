@@ -26,6 +26,9 @@ class Reveal:
         self, rules: HouseRules, game: Game, events: EventBuilder, authority: Authority, top: TableTop
     ) -> None:
         self.rules = rules
+        self.squeeze = (
+            rules.squeeze
+        )  # read once: each read of a pydantic model is a generic lookup, here at every card
         self.game = game
         self.events = events
         self.authority = authority
@@ -36,7 +39,7 @@ class Reveal:
 
     def hold(self, rnd: RoundState, position: str, ts: float) -> None:
         """A card placed at ``position``: a squeezing table's screens hold it face down."""
-        if self.rules.squeeze:
+        if self.squeeze:
             rnd.hidden.append([position, ts])
 
     def next_due(self) -> float | None:

@@ -30,6 +30,10 @@ class ShoeJudge:
     def __init__(self, table_id: str, rules: HouseRules, events: EventBuilder, top: TableTop) -> None:
         self.table_id = table_id
         self.rules = rules
+        self.decks = (
+            rules.decks
+        )  # read once: each read of a pydantic model is a generic lookup, here at every card
+        self.cut_card_remaining = rules.cut_card_remaining
         self.events = events
         self.top = top
         self.shuffle = ShuffleCheck()  # this shoe's order against the last shoes'
@@ -75,7 +79,7 @@ class ShoeJudge:
             return shoe.cards_dealt, None
         seen = shoe.counts.get(card, 0) + 1
         shoe.counts[card] = seen
-        return shoe.cards_dealt, card if seen > self.rules.decks else None
+        return shoe.cards_dealt, card if seen > self.decks else None
 
     def drawn_after_end(self, ts: float, card: str | None, card_no: int | None, foreign: str | None) -> None:
         """A card from a closed shoe is set aside, with one alert: a foreign card outranks every code."""
@@ -117,7 +121,7 @@ class ShoeJudge:
         return True
 
     def foreign_alert(self, ts: float, card: str, round_id: str | None) -> None:
-        text = message("FOREIGN_CARD", card=card, decks=self.rules.decks)
+        text = message("FOREIGN_CARD", card=card, decks=self.decks)
         self.events.alert(ts, "FOREIGN_CARD", text, card, round_id)
 
     def checked(self, ts: float, card: str | None) -> None:
@@ -125,7 +129,7 @@ class ShoeJudge:
         self._unreadable_run(ts, card)
         shoe = self.top.shoe
         if shoe is not None:
-            for comparison in self.shuffle.card(card, shoe.counts, self.rules.decks, shoe.cards_dealt):
+            for comparison in self.shuffle.card(card, shoe.counts, self.decks, shoe.cards_dealt):
                 self._shuffle_alert(ts, comparison)
 
     def _unreadable_run(self, ts: float, card: str | None) -> None:
@@ -146,7 +150,7 @@ class ShoeJudge:
     def virtual_cut_card(self, ts: float) -> bool:
         """A virtual cut card (``cut_card_remaining``) comes out behind the card just drawn once only that
         many are left; True when that changed the shoe (the caller publishes it)."""
-        shoe, remaining = self.top.shoe, self.rules.cut_card_remaining
+        shoe, remaining = self.top.shoe, self.cut_card_remaining
         reached = (
             shoe is not None
             and not shoe.cut_card_seen
@@ -246,7 +250,7 @@ class ShoeJudge:
             status = "dealing"
         return {
             "status": status,
-            "decks": self.rules.decks,
+            "decks": self.decks,
             "cards_dealt": shoe.cards_dealt,
             "cards_remaining": max(self._remaining(shoe), 0),
             "burn_required": shoe.burn_required,
@@ -257,7 +261,7 @@ class ShoeJudge:
         }
 
     def _remaining(self, shoe: ShoeState) -> int:
-        return self.rules.decks * 52 - shoe.cards_dealt
+        return self.decks * 52 - shoe.cards_dealt
 
     # ------------------------------------------------------------------ snapshot
 
