@@ -17,7 +17,7 @@ recording replays to exactly what the table published.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from drivers.events import DeviceButton, DeviceEvent, DeviceHello, DeviceStatus
@@ -79,7 +79,6 @@ class SavedState:
         return replace(self, validator={**self.validator, "next_seq": self.next_seq + count})
 
 
-@dataclass(frozen=True, slots=True)
 class Outcome:
     """What one input makes the table do; the caller does it.
 
@@ -89,14 +88,31 @@ class Outcome:
     button), acknowledged at once. ``judged`` is the input as the validator
     took it, for whoever records inputs; None when the device event concerned
     only the device. ``device`` is the new retained device payload, when it changed.
+
+    Made once and never changed, by nobody but the table. A plain class, not the frozen dataclass
+    it was: every input makes one, and a dataclass keeps the ``__init__`` the dataclasses module
+    writes, interpreted even in the compiled build, with a generic ``object.__setattr__`` for each
+    field when frozen: five times the cost of this one (docs/performance.md).
     """
 
-    events: list[EventData] = field(default_factory=list)
-    judged: ValidatorInput | None = None
-    ack: int | None = None
-    ack_now: int | None = None
-    device: DevicePayload | None = None
-    response: Response | None = None
+    __slots__ = ("ack", "ack_now", "device", "events", "judged", "response")
+
+    def __init__(
+        self,
+        events: list[EventData] | None = None,
+        judged: ValidatorInput | None = None,
+        *,
+        ack: int | None = None,
+        ack_now: int | None = None,
+        device: DevicePayload | None = None,
+        response: Response | None = None,
+    ) -> None:
+        self.events: list[EventData] = [] if events is None else events
+        self.judged = judged
+        self.ack = ack
+        self.ack_now = ack_now
+        self.device = device
+        self.response = response
 
     @property
     def acks(self) -> list[int]:
@@ -158,10 +174,8 @@ class Table:
         Every command but ``get_state`` is an input, refused or not: a replay
         must answer it the same way, so it is recorded either way.
         """
-        response, events = execute(request, self.validator, ts, actor)
-        judged = None
-        if request.command not in READS_ONLY:
-            judged = Command(ts, request.command, request.args, actor)
+        judged = None if request.command in READS_ONLY else Command(ts, request.command, request.args, actor)
+        response, events = _answer(request, self.validator, judged)
         return Outcome(events, judged, response=response)
 
     def command(self, name: str, args: dict[str, Any], ts: float, actor: Actor | None = None) -> Outcome:
@@ -206,10 +220,19 @@ def execute(
     A refused command changes nothing but what its refusal must remember (a wrong PIN counts
     towards a lockout): the events of that, if any, go out with the refusal.
     """
+    command = None if request.command in READS_ONLY else Command(ts, request.command, request.args, actor)
+    return _answer(request, validator, command)
+
+
+def _answer(
+    request: Request, validator: Validator, command: Command | None
+) -> tuple[Response, list[EventData]]:
+    """``execute`` with the request's input already made (None for one that only reads): a table
+    records the input it judged, the same object, made once."""
     events: list[EventData] = []
-    if request.command not in READS_ONLY:
+    if command is not None:
         try:
-            events = validator.handle(Command(ts, request.command, request.args, actor))
+            events = validator.handle(command)
         except CommandRejected as exc:
             return Response(
                 command=request.command, status="error", transaction=request.transaction, error=str(exc)
