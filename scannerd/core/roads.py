@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from scannerd.core.games import GAMES
 from scannerd.core.games.names import Side, Winner
@@ -32,9 +32,13 @@ from scannerd.core.games.names import Side, Winner
 ROWS = 6
 
 
-@dataclass(frozen=True, slots=True)
-class Result:
-    """One completed hand of the shoe."""
+class Result(NamedTuple):
+    """One completed hand of the shoe.
+
+    A named tuple, as ``MarkCell``: immutable as a frozen dataclass, whose ``__init__`` stays
+    interpreted even compiled and sets each field through ``object.__setattr__``, for a third
+    of the cost at every hand.
+    """
 
     winner: Winner
     player_pair: bool = False
@@ -124,8 +128,9 @@ DERIVED: dict[DerivedRoad, int] = {"big_eye_boy": 1, "small_road": 2, "cockroach
 """Each derived road by name, with how many columns back it compares."""
 
 
-@dataclass(frozen=True, slots=True)
-class MarkCell:
+class MarkCell(NamedTuple):
+    """A derived road's mark in its cell; made as each hand places it, so a named tuple (``Result``)."""
+
     col: int
     row: int
     mark: Mark
