@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Final
 
 from drivers.events import DeviceButton, DeviceEvent, DeviceHello, DeviceStatus
 from scannerd.contract.command_catalogue import READS_ONLY
@@ -89,10 +89,11 @@ class Outcome:
     took it, for whoever records inputs; None when the device event concerned
     only the device. ``device`` is the new retained device payload, when it changed.
 
-    Made once and never changed, by nobody but the table. A plain class, not the frozen dataclass
-    it was: every input makes one, and a dataclass keeps the ``__init__`` the dataclasses module
-    writes, interpreted even in the compiled build, with a generic ``object.__setattr__`` for each
-    field when frozen: five times the cost of this one (docs/performance.md).
+    Made once by the table and never changed: its attributes are ``Final``, which mypy holds every
+    caller to and the compiled build enforces, as frozen did. A plain class, not the frozen
+    dataclass it was: every input makes one, and a dataclass keeps the ``__init__`` the dataclasses
+    module writes, interpreted even in the compiled build, with a generic ``object.__setattr__``
+    for each field when frozen: many times the cost of this one (docs/performance.md).
     """
 
     __slots__ = ("ack", "ack_now", "device", "events", "judged", "response")
@@ -107,12 +108,12 @@ class Outcome:
         device: DevicePayload | None = None,
         response: Response | None = None,
     ) -> None:
-        self.events: list[EventData] = [] if events is None else events
-        self.judged = judged
-        self.ack = ack
-        self.ack_now = ack_now
-        self.device = device
-        self.response = response
+        self.events: Final[list[EventData]] = [] if events is None else events
+        self.judged: Final = judged
+        self.ack: Final = ack
+        self.ack_now: Final = ack_now
+        self.device: Final = device
+        self.response: Final = response
 
     @property
     def acks(self) -> list[int]:
