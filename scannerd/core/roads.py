@@ -257,8 +257,8 @@ class Roads:
         for name, offset in DERIVED.items():
             mark = _mark(self.lengths, col, row, offset)
             if mark is not None:
-                at, down = self._placers[name].add(mark)
-                cell_ = MarkCell(at, down, mark)
+                mark_col, mark_row = self._placers[name].add(mark)
+                cell_ = MarkCell(mark_col, mark_row, mark)
                 self.derived[name].append(cell_)
                 self._put(name, cell_.col, cell_.row, mark)
         return said

@@ -175,7 +175,7 @@ class Table:
         Every command but ``get_state`` is an input, refused or not: a replay
         must answer it the same way, so it is recorded either way.
         """
-        judged = None if request.command in READS_ONLY else Command(ts, request.command, request.args, actor)
+        judged = _input_of(request, ts, actor)
         response, events = _answer(request, self.validator, judged)
         return Outcome(events, judged, response=response)
 
@@ -221,8 +221,12 @@ def execute(
     A refused command changes nothing but what its refusal must remember (a wrong PIN counts
     towards a lockout): the events of that, if any, go out with the refusal.
     """
-    command = None if request.command in READS_ONLY else Command(ts, request.command, request.args, actor)
-    return _answer(request, validator, command)
+    return _answer(request, validator, _input_of(request, ts, actor))
+
+
+def _input_of(request: Request, ts: float, actor: Actor | None) -> Command | None:
+    """The input a request is for the validator, None for one that only reads."""
+    return None if request.command in READS_ONLY else Command(ts, request.command, request.args, actor)
 
 
 def _answer(

@@ -34,9 +34,8 @@ class Betting:
         authority: Authority,
     ) -> None:
         self.rules = rules
-        self.auto = (
-            rules.round_control == "auto"
-        )  # read once: each read of a pydantic model is a generic lookup, here at every card
+        # Read once: each read of the rules (a pydantic model) is a generic lookup, here at every card.
+        self.auto = rules.round_control == "auto"
         self.events = events
         self.top = top
         self.shoe_judge = shoe_judge

@@ -26,9 +26,8 @@ class Reveal:
         self, rules: HouseRules, game: Game, events: EventBuilder, authority: Authority, top: TableTop
     ) -> None:
         self.rules = rules
-        self.squeeze = (
-            rules.squeeze
-        )  # read once: each read of a pydantic model is a generic lookup, here at every card
+        # Read once: each read of the rules (a pydantic model) is a generic lookup, here at every card.
+        self.squeeze = rules.squeeze
         self.game = game
         self.events = events
         self.authority = authority

@@ -30,9 +30,8 @@ class ShoeJudge:
     def __init__(self, table_id: str, rules: HouseRules, events: EventBuilder, top: TableTop) -> None:
         self.table_id = table_id
         self.rules = rules
-        self.decks = (
-            rules.decks
-        )  # read once: each read of a pydantic model is a generic lookup, here at every card
+        # Read once: each read of the rules (a pydantic model) is a generic lookup, here at every card.
+        self.decks = rules.decks
         self.cut_card_remaining = rules.cut_card_remaining
         self.events = events
         self.top = top
