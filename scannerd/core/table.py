@@ -200,6 +200,8 @@ class Table:
         the validator's ``acts_from`` none is even asked.
         """
         outcomes: list[Outcome] = []
+        if self._next_tick > until:  # most of a replay's lines: no tick of the grid is passed
+            return outcomes
         due = self.validator.acts_from()
         while self._next_tick <= until:
             if due is not None and self._next_tick >= due and self.validator.acts_at(self._next_tick):

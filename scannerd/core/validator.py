@@ -247,13 +247,13 @@ class Validator:
         A replay steps the tick grid through a quiet table's hours and nights; before this time
         it need not ask. A bound from below, never late.
         """
-        times = (
-            self._deal.stall_from(),
-            self._betting.ends(),
-            self._reveal.next_due(),
-            self._confirmation.next_due(),
-        )
-        return min((t for t in times if t is not None), default=None)
+        earliest = self._deal.stall_from()
+        # A loop, not ``min`` over a generator with a default: asked before every line a replay reads,
+        # and the compiled build makes that a generic call (docs/performance.md).
+        for at in (self._betting.ends(), self._reveal.next_due(), self._confirmation.next_due()):
+            if at is not None and (earliest is None or at < earliest):
+                earliest = at
+        return earliest
 
     # ------------------------------------------------------------------ state
 
