@@ -17,9 +17,6 @@ from drivers.events import DeviceCard, DeviceEvent, DeviceFault
 MAX_TAG = 40  # characters inside [...]
 MAX_GAP = 2  # whitespace allowed between a tag and its <...>
 MAX_BODY = 64  # characters inside <...>
-_SPACE = frozenset(b" \t\r\n")
-_TAG_CHARS = frozenset(range(0x20, 0x7F)) - frozenset(b"[]<>")
-_BODY_CHARS = _TAG_CHARS
 _WARNING = re.compile(r"W0x[0-9A-Fa-f]{1,4}")
 
 _WAIT = -1  # not enough bytes yet to decide
@@ -34,14 +31,28 @@ def parse_card(value: str) -> str | None:
     return normalise(value[:-1], value[-1:]) or normalise(value[1:], value[:1])
 
 
-def _scan(buf: bytearray, start: int, limit: int, close: int, allowed: frozenset[int]) -> int:
-    """Index of ``close`` within ``limit`` bytes if only allowed bytes precede it; else _WAIT or _JUNK."""
+def _is_space(byte: int) -> bool:
+    """Whitespace between frames, or between a tag and its body (compares, as ``_is_text``)."""
+    return byte == 0x20 or byte == 0x09 or byte == 0x0D or byte == 0x0A
+
+
+def _is_text(byte: int) -> bool:
+    """Whether a tag or a body may hold ``byte``: printable ASCII but the brackets that frame them.
+
+    Compares, not a set of allowed bytes: compiled, an int stays native through comparisons,
+    and every byte of every frame is asked (docs/performance.md).
+    """
+    return 0x20 <= byte < 0x7F and byte != 0x5B and byte != 0x5D and byte != 0x3C and byte != 0x3E
+
+
+def _scan(buf: bytearray, start: int, limit: int, close: int) -> int:
+    """Index of ``close`` within ``limit`` bytes if only frame text precedes it; else _WAIT or _JUNK."""
     end = min(len(buf), start + limit + 1)
     for i in range(start, end):
         byte = buf[i]
         if byte == close:
             return i
-        if byte not in allowed:
+        if not _is_text(byte):
             return _JUNK
     return _WAIT if end < start + limit + 1 else _JUNK
 
@@ -62,7 +73,7 @@ class BeetekCodec:
         i, n = 0, len(buf)
         while i < n:
             byte = buf[i]
-            if byte in _SPACE:
+            if _is_space(byte):
                 i += 1
                 continue
             end, tag, body = self._frame(buf, i)
@@ -83,12 +94,12 @@ class BeetekCodec:
         """(index after the frame, tag, body) for a frame at ``i``; or (_WAIT|_JUNK, "", "")."""
         tag = ""
         if buf[i] == ord("["):
-            close = _scan(buf, i + 1, MAX_TAG, ord("]"), _TAG_CHARS)
+            close = _scan(buf, i + 1, MAX_TAG, ord("]"))
             if close < 0:
                 return close, "", ""
             tag = buf[i + 1 : close].decode("ascii")
             lt = close + 1
-            while lt < len(buf) and buf[lt] in _SPACE and lt - close <= MAX_GAP:
+            while lt < len(buf) and _is_space(buf[lt]) and lt - close <= MAX_GAP:
                 lt += 1
             if lt == len(buf):
                 return _WAIT, "", ""
@@ -97,7 +108,7 @@ class BeetekCodec:
             i = lt
         elif buf[i] != ord("<"):
             return _JUNK, "", ""
-        close = _scan(buf, i + 1, MAX_BODY, ord(">"), _BODY_CHARS)
+        close = _scan(buf, i + 1, MAX_BODY, ord(">"))
         if close < 0:
             return close, "", ""
         return close + 1, tag, buf[i + 1 : close].decode("ascii")
