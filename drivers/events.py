@@ -3,14 +3,19 @@
 Events carry no timestamp: codecs are pure, and the reader stamps the time
 at the I/O edge when it hands an event on. Card codes are already in
 ``drivers.cards`` form, so nothing past the codec knows which device spoke.
+
+Never changed once made: ``DeviceCard``, one for every card, holds to that
+through ``Final`` fields rather than ``frozen=True``, for the reason
+``scannerd.core.inputs`` gives.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class DeviceCard:
     """A card left the shoe; ``card`` is None when the device could not read it.
 
@@ -19,9 +24,9 @@ class DeviceCard:
     before, so a crash never loses a card the shoe believes delivered.
     """
 
-    card: str | None
-    burn: bool = False
-    ack: int | None = None
+    card: Final[str | None]
+    burn: Final[bool] = False
+    ack: Final[int | None] = None
 
 
 @dataclass(frozen=True, slots=True)

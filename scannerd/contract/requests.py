@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -43,19 +43,22 @@ class Response(BaseModel):
     )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Request:
     """A well-formed request: ``args`` as the validator's Command takes them.
 
     ``pit_user`` is the broker user a pit's request topic names
     (``{base}/request/<command>/pit/<user>``): the broker lets only that user
     publish there, so it is who acted. None for the game server's topic.
+
+    One for every command: never changed once made, through ``Final`` fields rather than
+    ``frozen=True``, for the reason ``scannerd.core.inputs`` gives.
     """
 
-    command: str
-    transaction: Transaction | None = None
-    args: dict[str, Any] = field(default_factory=dict)
-    pit_user: str | None = None
+    command: Final[str]
+    transaction: Final[Transaction | None] = None
+    args: Final[dict[str, Any]] = field(default_factory=dict)
+    pit_user: Final[str | None] = None
 
 
 class RequestError(ValueError):

@@ -2,24 +2,31 @@
 
 Inputs carry their own timestamp (``ts``, Unix seconds, UTC) so that the
 validator never reads a clock: a live table and a replay of its recording
-produce identical events. They are plain frozen dataclasses, built once per
-card on the hot path; what the validator makes of them is the contract's
+produce identical events. They are plain dataclasses, never changed once
+made; what the validator makes of them is the contract's
 (``scannerd/contract/events.py``).
+
+The two made for every card and every command (``CardDrawn``, ``Command``)
+hold to that through ``Final`` fields, which mypy holds every caller to,
+rather than ``frozen=True``: a frozen dataclass's generated ``__init__`` sets
+each field through ``object.__setattr__``, three times the cost of the
+plain one (docs/performance.md, "Fewer objects a card"). ``unsafe_hash``
+keeps them hashable as frozen did.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class CardDrawn:
     """A physical card left the shoe. ``card`` is None when it could not be read."""
 
-    ts: float
-    card: str | None
-    device_burn: bool = False  # the device itself marked the card as a burn
+    ts: Final[float]
+    card: Final[str | None]
+    device_burn: Final[bool] = False  # the device itself marked the card as a burn
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,15 +122,15 @@ class Actor:
         return {k: v for k, v in asdict(self).items() if v is not None}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, unsafe_hash=True)
 class Command:
     """A game-server (or dealer-display, or pit) command; ``actor`` is None in recordings made before
     actions carried who took them."""
 
-    ts: float
-    name: str  # one of the commands the validator judges (``command_catalogue.JUDGED``)
-    args: dict[str, Any] = field(default_factory=dict)
-    actor: Actor | None = None
+    ts: Final[float]
+    name: Final[str]  # one of the commands the validator judges (``command_catalogue.JUDGED``)
+    args: Final[dict[str, Any]] = field(default_factory=dict)
+    actor: Final[Actor | None] = None
 
 
 @dataclass(frozen=True, slots=True)
