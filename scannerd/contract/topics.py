@@ -13,6 +13,7 @@ import orjson
 from pydantic import BaseModel
 
 from scannerd.contract.events import Event, EventData
+from scannerd.contract.requests import Response
 
 DEFAULT_PREFIX = "casino/tables"
 """Where the tables' topics live unless ``[mqtt] prefix`` says otherwise, for both ends of the contract."""
@@ -60,6 +61,20 @@ order they were built in (docs/performance.md has the measurements). orjson
 itself, not a function around it: every event pays for a call, and the
 replay of a day makes tens of thousands.
 """
+
+
+def encode_response(response: Response) -> bytes:
+    """An answer in the bytes ``encode`` gives it, written by orjson as an event is.
+
+    A model's ``__dict__`` holds its fields in the model's order, and an answer's data is the
+    table's state, plain data as the events are: the same bytes for a fifth of the cost, paid by
+    every command a replay answers. What orjson will not take (an integer past 64 bits) goes to
+    the model's own serializer.
+    """
+    try:
+        return orjson.dumps(response.__dict__)
+    except orjson.JSONEncodeError:
+        return encode(response)
 
 
 class Topics:

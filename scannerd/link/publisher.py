@@ -55,7 +55,7 @@ from scannerd.contract.payloads import (
 )
 from scannerd.contract.requests import Response
 from scannerd.contract.table_state import SuspensionView
-from scannerd.contract.topics import Message, Topics, encode
+from scannerd.contract.topics import Message, Topics, encode, encode_response
 from scannerd.link.broker_ring import BrokerRing
 from scannerd.link.mqtt_link import LinkReport, failure_reason
 from scannerd.link.mqtt_settings import MqttSettings
@@ -347,11 +347,11 @@ class Publisher:
 
     def send_answer(self, response: Response) -> mqtt.MQTTMessageInfo:
         """An answer at QoS 1. Answers are not durable: a caller that misses one asks get_state."""
-        return self._publish_model(self.topics.response(response.command), response, retain=False)
+        return self._client.publish(self.topics.response(response.command), encode_response(response), qos=1)
 
     def send_answer_now(self, response: Response) -> mqtt.MQTTMessageInfo:
         """An answer at QoS 0: nothing waits for its acknowledgement (a busy table's refusal)."""
-        return self._client.publish(self.topics.response(response.command), encode(response))
+        return self._client.publish(self.topics.response(response.command), encode_response(response))
 
     @property
     def connection(self) -> int:

@@ -29,7 +29,7 @@ from drivers.events import DeviceEvent, LinkDown, LinkUp
 from drivers.registry import get_driver_class
 from scannerd.contract.events import EventData, GameIdentity
 from scannerd.contract.requests import Response
-from scannerd.contract.topics import DEFAULT_PREFIX, Topics, encode, encode_data
+from scannerd.contract.topics import DEFAULT_PREFIX, Topics, encode_data, encode_response
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import Actor, Anchored, ConfigChanged, Fault, FaultCleared, Restarted
 from scannerd.core.table import Outcome, SavedState, Table
@@ -154,7 +154,7 @@ class Replayer:
         # The daemon stores a command's events before it answers.
         return [
             *self._published(ts, outcome),
-            Published(ts, self.topics.response(name), encode(response), response),
+            Published(ts, self.topics.response(name), encode_response(response), response),
         ]
 
 

@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 
 from scannerd.contract.alert_catalogue import FAULT_CODES
 from scannerd.contract.events import DealerData, EventData, RoundData
+from scannerd.contract.requests import Response
 from scannerd.contract.table_state import TableState
-from scannerd.contract.topics import encode, encode_data
+from scannerd.contract.topics import encode, encode_data, encode_response
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import Actor, Anchored, ClockStepped, Command, Fault, Restarted, ValidatorInput
 from scannerd.core.validator import CommandRejected, Validator
@@ -52,11 +53,30 @@ def assert_all_as_the_models(events: list[EventData]) -> None:
 
 @pytest.mark.parametrize("recording", recordings(), ids=lambda p: p.name)
 def test_every_golden_session_publishes_the_models_bytes(recording: Path) -> None:
-    published = [m for m in replay(recording) if isinstance(m.source, EventData)]
+    messages = list(replay(recording))
+    published = [m for m in messages if isinstance(m.source, EventData)]
     assert published
     for message in published:
         assert message.topic.endswith("/" + message.source["kind"])
         assert_as_the_model(message.source, message.payload)
+    # The answers too, written by orjson from the model's fields.
+    answers = [m for m in messages if isinstance(m.source, Response)]
+    assert all(encode(m.source) == m.payload for m in answers)
+
+
+@pytest.mark.parametrize(
+    "response",
+    [
+        Response(command="get_state", status="ok", transaction=2**70, data={"seq": 1}),
+        Response(command="get_state", status="ok", data={"shoe": {1: "a key no JSON object has"}}),
+        Response(command="betting_open", status="error", transaction="t-1", error="shoe S1 is finished"),
+        Response(command="get_state", status="ok", data={"x": [1e16, -0.0, float("nan"), "\u2028\x00"]}),
+    ],
+    ids=["long-transaction", "int-key", "refusal", "floats-and-escapes"],
+)
+def test_an_answer_is_the_models_bytes_whatever_orjson_takes(response: Response) -> None:
+    """What orjson refuses (an integer past 64 bits, a key that is no string) is the model's to write."""
+    assert encode_response(response) == encode(response)
 
 
 # The inputs of a table, as tests/core/test_validator_properties.py generates them, and what those leave
