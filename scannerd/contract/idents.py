@@ -46,6 +46,10 @@ def check_table_id(value: str) -> str:
 
 def check_plain_text(value: str) -> str:
     """``value`` if every character in it is one a person can see (or a plain space)."""
+    if value.isascii() and value.isprintable():
+        # Nearly every id: in ASCII the hidden characters are the controls, exactly what
+        # ``isprintable`` refuses, and this asks no character's category (each id of each command).
+        return value
     for char in value:
         if unicodedata.category(char) in _HIDDEN:
             name = unicodedata.name(char, "a control or formatting character")

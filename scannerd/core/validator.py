@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
+from itertools import islice
 from typing import Any
 
 from scannerd.contract.events import AlertData, EventData
@@ -83,6 +84,18 @@ SAVED = (
 every recording's header hold it, and a state saved again keeps its bytes."""
 
 
+def _state_head(table_id: str, rules: HouseRules) -> dict[str, Any]:
+    """What every state the table answers with begins with: fixed by the rules, so made once."""
+    head: dict[str, Any] = {"table_id": table_id}
+    if rules.game is not None:  # a table from before games were chosen answers as it did
+        head["game"] = rules.game
+    if rules.game is not None and rules.commission != "standard":
+        head["commission"] = rules.commission
+    if rules.squeeze:
+        head["squeeze"] = True
+    return head
+
+
 class Validator:
     """Judges one table's deal as it happens."""
 
@@ -104,6 +117,7 @@ class Validator:
         self._confirmation = confirmation = Confirmation(rules, game, events, top, deal, authority)
         self._sensors = ShoeSensors(events, top, deal, alerts)
         self._recall = Recall()  # the last hands, folded from the events as they are published
+        self._state_head = _state_head(table_id, rules)
         # Each judge names the commands it judges, so a command enters one judge's file; together
         # they are the catalogue's commands, each once (tests/core/test_judges_shape.py).
         judges: tuple[Judge, ...] = (deal, betting, alerts, reveal, authority, deck_check, confirmation)
@@ -265,24 +279,20 @@ class Validator:
         answer carries (docs/mqtt.md), so a shoe's answers do not grow with it, nor a table's
         with the alerts nobody acknowledges.
         """
-        rules = self._rules
-        alerts = list(self.open_alerts.values())  # oldest first
-        state: dict[str, Any] = {"table_id": self.table_id}
-        if rules.game is not None:  # a table from before games were chosen answers as it did
-            state["game"] = rules.game
-        if rules.game is not None and rules.commission != "standard":
-            state["commission"] = rules.commission
-        if rules.squeeze:
-            state["squeeze"] = True
-        state |= {
+        open_alerts = self.open_alerts  # oldest first
+        if results or len(open_alerts) <= ALERTS_ANSWERED:
+            shown = list(open_alerts.values())
+        else:  # the newest, without copying every one a table where nobody acknowledges holds
+            shown = list(islice(reversed(open_alerts.values()), ALERTS_ANSWERED))[::-1]
+        state = self._state_head | {
             "seq": self.next_seq - 1,
             "link_up": self.link_up,
             "shoe": self._shoe_judge.view(),
             "round": self._deal.round_view(),
-            "alerts": [dict(a) for a in (alerts if results else alerts[-ALERTS_ANSWERED:])],
+            "alerts": [dict(a) for a in shown],
         }
-        if len(state["alerts"]) < len(alerts):  # some left out: how many are open
-            state["alerts_open"] = len(alerts)
+        if len(shown) < len(open_alerts):  # some left out: how many are open
+            state["alerts_open"] = len(open_alerts)
         counting = self._deck_check.view()
         if counting is not None:  # present only while the shoe is counted
             state["deck_check"] = counting

@@ -56,6 +56,8 @@ class EventBuilder:
         self.out: list[EventData] = []
         self.suspending: dict[str, Any] | None = None
         self.identity = rules.identity()  # stated on each complete round
+        self.squeeze = rules.squeeze  # read once: asked at every round event
+        self.times_kept = rules.game is not None  # a table from before games were chosen keeps none
         self.running: dict[str, Any] | None = None  # what judges, as a start said it (``run_under``)
 
     def begin(self) -> list[EventData]:
@@ -194,9 +196,9 @@ class EventBuilder:
             event["betting_ends_ts"] = float(rnd.betting_ends)  # type: ignore[arg-type]
         if rnd.dealer_id is not None:
             event["dealer_id"] = rnd.dealer_id
-        if self.rules.squeeze:
+        if self.squeeze:
             event["squeeze"] = True
-        if self.rules.game is not None and rnd.phase in ("complete", "void"):
+        if self.times_kept and rnd.phase in ("complete", "void"):
             event["times"] = Data(rnd.times(ts))
         if complete and self.identity is not None:
             event["facts"] = Data(game.facts(p, b))
