@@ -63,6 +63,8 @@ class DeviceView:
 
     def apply(self, ts: float, event: DeviceEvent) -> DevicePayload | None:
         self._heartbeat = ts
+        if isinstance(event, DeviceCard):  # nearly every event, and only ever a heartbeat
+            return None
         update: dict[str, object] = {}
         if isinstance(event, LinkUp):
             update = {"link": "up", "detail": event.detail}
@@ -74,8 +76,10 @@ class DeviceView:
             update = {"lid_open": event.lid_open, "jam": event.jam, "sensor_dirty": event.sensor_dirty}
         elif isinstance(event, DeviceFault):
             update = {"detail": f"{event.code} {event.text}".strip()}
+        if not update:
+            return None  # a cut card, a button: the shoe is alive, and that is all
         shown = self._shown
         if all(getattr(shown, key) == value for key, value in update.items()):
-            return None  # a card, a cut card (the shoe is alive), or nothing new
+            return None  # nothing new
         self._shown = shown.model_copy(update={**update, "last_heartbeat": ts})
         return self._shown

@@ -170,26 +170,30 @@ class EventBuilder:
         p_total, b_total = game.total(p), game.total(b)
         complete = rnd.phase == "complete"
         baccarat = complete and game.calls_naturals
+        natural = len(p) == 2 and len(b) == 2 and (p_total >= 8 or b_total >= 8)
+        # Made from a dict display, not keywords: the sides' keys are the game's, and a call with
+        # ``**`` is a generic one in the compiled build (docs/performance.md). Three a hand.
         event = RoundData(
-            seq=self.next_seq,
-            ts=float(ts),
-            table_id=self.table_id,
-            shoe_id=self._shoe_id(),
-            kind="round",
-            round_id=rnd.round_id,
-            phase=rnd.phase,
-            hand_no=rnd.hand_no,
-            last_hand=rnd.last_hand,
-            **{  # copies: the round's hands grow after this event
-                game.sides[0]: Data(cards=p.copy(), total=p_total),
-                game.sides[1]: Data(cards=b.copy(), total=b_total),
-            },
-            winner=game.winner(p_total, b_total) if complete else None,
-            natural=len(p) == 2 and len(b) == 2 and (p_total >= 8 or b_total >= 8) if baccarat else None,
-            player_pair=p[0][0] == p[1][0] if baccarat else None,
-            banker_pair=b[0][0] == b[1][0] if baccarat else None,
-            reason=reason,
-            detail=detail,
+            {
+                "seq": self.next_seq,
+                "ts": float(ts),
+                "table_id": self.table_id,
+                "shoe_id": self._shoe_id(),
+                "kind": "round",
+                "round_id": rnd.round_id,
+                "phase": rnd.phase,
+                "hand_no": rnd.hand_no,
+                "last_hand": rnd.last_hand,
+                # copies: the round's hands grow after this event
+                game.sides[0]: Data({"cards": p.copy(), "total": p_total}),
+                game.sides[1]: Data({"cards": b.copy(), "total": b_total}),
+                "winner": game.winner(p_total, b_total) if complete else None,
+                "natural": natural if baccarat else None,
+                "player_pair": p[0][0] == p[1][0] if baccarat else None,
+                "banker_pair": b[0][0] == b[1][0] if baccarat else None,
+                "reason": reason,
+                "detail": detail,
+            }
         )
         if rnd.betting_time is not None:
             event["betting_time_s"] = float(rnd.betting_time)
@@ -215,12 +219,14 @@ class EventBuilder:
     def shoe(self, ts: float, figures: dict[str, Any], acted: Acted | None = None) -> None:
         """The shoe's event: its figures as ``get_state`` shows them (``ShoeJudge.view``)."""
         event = ShoeData(
-            seq=self.next_seq,
-            ts=float(ts),
-            table_id=self.table_id,
-            shoe_id=self._shoe_id(),
-            kind="shoe",
-            **figures,
+            {
+                "seq": self.next_seq,
+                "ts": float(ts),
+                "table_id": self.table_id,
+                "shoe_id": self._shoe_id(),
+                "kind": "shoe",
+                **figures,
+            }
         )
         if "identity" in figures:
             event["identity"] = Data(figures["identity"])
