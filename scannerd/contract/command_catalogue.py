@@ -33,14 +33,27 @@ class RequestBase(BaseModel):
     def _one_clear_message(cls, value: Any) -> Any:
         if value is None or usable_transaction(value):
             return value
+        if isinstance(value, str) and len(value) <= 128:
+            raise ValueError(
+                "must be text: half of a UTF-16 surrogate pair is not, and no answer could carry it"
+            )
         raise ValueError("must be a string of at most 128 characters or an integer")
 
 
 def usable_transaction(value: Any) -> bool:
-    """Whether a request's ``transaction`` can be echoed: one the response model takes."""
+    """Whether a request's ``transaction`` can be echoed: one the response model takes, and an answer can
+    be written with (JSON's ``"\\ud800"`` reads as a string no UTF-8 encoder writes)."""
     if isinstance(value, str):
-        return len(value) <= 128
+        return len(value) <= 128 and _is_utf8_text(value)
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_utf8_text(value: str) -> bool:
+    try:
+        value.encode()
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True
 
 
 class NewShoeRequest(RequestBase):

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from scannerd.contract.requests import MAX_REQUEST_BYTES, Request, RequestError, Response, parse_request
+from scannerd.contract.topics import encode_response
 from scannerd.core.house import HouseRules
 from scannerd.core.inputs import CardDrawn
 from scannerd.core.table import execute
@@ -83,6 +84,23 @@ def test_a_number_too_long_to_convert_is_said_in_plain_words() -> None:
     text = str(refused("ack_alert", b'{"alert_id": ' + b"9" * 5000 + b"}"))
     assert text == "malformed JSON: a number has more than 4300 digits"
     assert str(refused("new_shoe", b"[" * 5000 + b"]" * 5000)) == "malformed JSON: nested too deeply"
+
+
+def test_a_transaction_no_answer_could_carry_is_refused_with_an_answer_that_can_be_sent() -> None:
+    """JSON may spell half a surrogate pair (``\\ud800``); echoed, no answer could be written and the
+    game server would hear nothing. Refused instead, without it, by the model and the fast path alike."""
+    for command, payload in (
+        ("get_state", b'{"transaction": "t\\ud800"}'),
+        ("betting_close", b'{"transaction": "\\udfff"}'),
+    ):
+        err = refused(command, payload)
+        said = (
+            "transaction: must be text: half of a UTF-16 surrogate pair is not, and no answer could carry it"
+        )
+        assert str(err) == f"invalid request: {said}"
+        assert err.transaction is None
+        assert json.loads(encode_response(err.response()))["error"] == str(err)
+    assert parse_request("get_state", b'{"transaction": "t\\ud83c\\udca1"}').transaction == "t\U0001f0a1"
 
 
 def test_the_transaction_is_echoed_even_when_the_request_is_refused() -> None:
