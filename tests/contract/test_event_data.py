@@ -79,6 +79,17 @@ def test_an_answer_is_the_models_bytes_whatever_orjson_takes(response: Response)
     assert encode_response(response) == encode(response)
 
 
+def test_the_answer_model_writes_its_fields_as_they_are() -> None:
+    """What ``encode_response`` relies on to write an answer from its fields: nothing added, left out
+    or written otherwise by the model's serializer. A change here must change it too."""
+    assert Response.model_config.get("extra") == "forbid"
+    assert not Response.model_computed_fields
+    assert all(f.exclude is None and f.exclude_if is None for f in Response.model_fields.values())
+    assert not Response.__pydantic_decorators__.field_serializers
+    assert not Response.__pydantic_decorators__.model_serializers
+    assert not any(key.startswith("ser_json") for key in Response.model_config)
+
+
 # The inputs of a table, as tests/core/test_validator_properties.py generates them, and what those leave
 # out: betting times (whole seconds too, which the model turns into floats), dealers, operator voids
 # with any text, acknowledgements, faults, restarts, steps of the clock, and who took each action:
