@@ -10,7 +10,7 @@ The two made for every card and every command (``CardDrawn``, ``Command``)
 hold to that through ``Final`` fields, which mypy holds every caller to,
 rather than ``frozen=True``: a frozen dataclass's generated ``__init__`` sets
 each field through ``object.__setattr__``, three times the cost of the
-plain one (docs/performance.md, "Fewer objects a card"). ``unsafe_hash``
+plain one (docs/performance.md, "Around the judging"). ``unsafe_hash``
 keeps them hashable as frozen did.
 """
 
