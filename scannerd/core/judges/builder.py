@@ -56,8 +56,9 @@ class EventBuilder:
         self.out: list[EventData] = []
         self.suspending: dict[str, Any] | None = None
         self.identity = rules.identity()  # stated on each complete round
-        self.squeeze = rules.squeeze  # read once: asked at every round event
-        self.times_kept = rules.game is not None  # a table from before games were chosen keeps none
+        # Read once, here for every judge that asks (each read of the rules, a pydantic model, is a
+        # generic lookup compiled): a squeezing table holds cards face down.
+        self.squeeze = rules.squeeze
         self.running: dict[str, Any] | None = None  # what judges, as a start said it (``run_under``)
 
     def begin(self) -> list[EventData]:
@@ -202,7 +203,7 @@ class EventBuilder:
             event["dealer_id"] = rnd.dealer_id
         if self.squeeze:
             event["squeeze"] = True
-        if self.times_kept and rnd.phase in ("complete", "void"):
+        if self.identity is not None and rnd.phase in ("complete", "void"):  # a table that chose its game
             event["times"] = Data(rnd.times(ts))
         if complete and self.identity is not None:
             event["facts"] = Data(game.facts(p, b))

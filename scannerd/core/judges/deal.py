@@ -49,8 +49,6 @@ class Deal:
         self.table_id = table_id
         self.rules = rules
         self.stall_timeout_s = rules.stall_timeout_s  # read once: asked at every card (``stalls_at``)
-        self.squeeze = rules.squeeze  # and these at every answer (``round_view``)
-        self.facts_shown = rules.game is not None
         self.game = game
         self.events = events
         self.top = top
@@ -420,9 +418,9 @@ class Deal:
             view["betting_ends_ts"] = float(rnd.betting_ends)
         if rnd.dealer_id is not None:
             view["dealer_id"] = rnd.dealer_id
-        if self.squeeze:
+        if self.events.squeeze:
             view["hidden"] = [position for position, _ in rnd.hidden]
-        if rnd.phase == "complete" and self.facts_shown:  # as its complete event says
+        if rnd.phase == "complete" and self.events.identity is not None:  # as its complete event says
             view["facts"] = game.facts(rnd.player, rnd.banker)
         return view
 

@@ -26,8 +26,6 @@ class Reveal:
         self, rules: HouseRules, game: Game, events: EventBuilder, authority: Authority, top: TableTop
     ) -> None:
         self.rules = rules
-        # Read once: each read of the rules (a pydantic model) is a generic lookup, here at every card.
-        self.squeeze = rules.squeeze
         self.game = game
         self.events = events
         self.authority = authority
@@ -38,7 +36,7 @@ class Reveal:
 
     def hold(self, rnd: RoundState, position: str, ts: float) -> None:
         """A card placed at ``position``: a squeezing table's screens hold it face down."""
-        if self.squeeze:
+        if self.events.squeeze:
             rnd.hidden.append([position, ts])
 
     def next_due(self) -> float | None:
@@ -66,7 +64,7 @@ class Reveal:
 
     def reveal(self, ts: float, args: dict[str, Any], actor: Actor | None) -> None:
         rnd = self.top.round
-        if not self.rules.squeeze:
+        if not self.events.squeeze:
             raise CommandRejected("this table does not squeeze: every card shows as it is drawn")
         if rnd is None or not rnd.hidden:
             raise CommandRejected("no card is held back")
