@@ -134,7 +134,15 @@ def _run_daemon(config: str, out: Path, no_store: bool) -> None:
 
 
 def _keep_nothing(outbox: Any) -> None:
-    """The outbox's row ids and counts, without SQLite: rows exist only in paho's hands."""
+    """The outbox's rows kept in memory, without SQLite: nothing reaches the disk.
+
+    The publisher reads waiting rows back (``pending``) once paho's in-flight window is full, as it
+    is when a loaded broker acknowledges slowly: rows that were kept nowhere were never sent then.
+    """
+    from scannerd.store.outbox import Stored
+
+    def kept(self: Any) -> dict[int, Any]:
+        return self.__dict__.setdefault("_in_memory", {})
 
     def write_rows(self: Any, batch: Any) -> list[int]:
         ids = list(range(self._last_id + 1, self._last_id + 1 + len(batch.messages)))
@@ -142,15 +150,22 @@ def _keep_nothing(outbox: Any) -> None:
         self._bytes += batch.size
         if ids:
             self._last_id = ids[-1]
+        kept(self).update(zip(ids, batch.messages, strict=True))  # the caller holds the lock
         return ids
 
     def forget(self: Any, ids: Any) -> None:
-        n = len(list(ids))
         with self._lock:
-            self._count -= n
+            rows = kept(self)
+            self._count -= sum(rows.pop(i, None) is not None for i in ids)
+
+    def pending(self: Any, limit: int = 100, after_id: int = 0) -> list[Stored]:
+        with self._lock:  # in id order: the order they were written
+            waiting = [Stored(i, m) for i, m in kept(self).items() if i > after_id]
+        return waiting[:limit]
 
     outbox._write = write_rows
     outbox.remove = forget
+    outbox.pending = pending
 
 
 def _run_bare(port: str, host: str, broker_port: str, topic: str, out: Path) -> None:
